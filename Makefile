@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0
+# sluice: build everything into build/ (git-ignored).
+
+OUTPUT     := build
+CLANG      ?= clang
+CC         ?= gcc
+BPFTOOL    ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
+ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine)
+
+# Debian packages the build, the tests and the demo need.
+DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
+		linux-libc-dev iproute2 jq util-linux
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
+	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)
+CFLAGS     ?= -O2 -g
+CFLAGS     += -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
+LDLIBS     := -lbpf -lelf -lz -lpthread
+
+USER_LIB   := args policy state output
+USER_CMDS  := main cmd_attach cmd_set cmd_detach cmd_status cmd_stats
+LIB_OBJS   := $(USER_LIB:%=$(OUTPUT)/user/%.o)
+CMD_OBJS   := $(USER_CMDS:%=$(OUTPUT)/user/%.o)
+
+# BPF objects: the datapath, its test-clock twin, and the tools' programs.
+BPF_OBJS   := sluice sluice_test flood bench
+SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
+
+TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench
+TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-datapath
+
+.DELETE_ON_ERROR:
+.PHONY: all deps test demo bench clean
+
+all: $(OUTPUT)/sluice $(TOOLS) $(TESTS)
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	fi
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tools $(OUTPUT)/tests:
+	@mkdir -p $@
+
+$(OUTPUT)/sluice.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/sluice_test.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -DSLUICE_TEST_CLOCK -c $< -o $@
+
+$(OUTPUT)/%.bpf.o: tools/%.bpf.c include/*.h | $(OUTPUT)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $* > $@
+
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h | $(OUTPUT)/user
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tools/%.o: tools/%.c $(SKELETONS) | $(OUTPUT)/tools
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/%.o: tests/*/%.c $(OUTPUT)/sluice.skel.h $(OUTPUT)/sluice_test.skel.h \
+		| $(OUTPUT)/tests
+	$(CC) $(CFLAGS) -Itests -c $< -o $@
+
+$(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/sluice-flood: $(OUTPUT)/tools/flood.o
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \
+		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/datapath_main.o \
+		$(OUTPUT)/tests/frames.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# Root is needed: BPF_PROG_TEST_RUN, veth pairs and namespaces.
+test: all
+	tests/run.sh
+
+demo: deps all
+	tools/demo.sh
+
+bench: all
+	$(OUTPUT)/sluice-bench
+
+clean:
+	rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/*/*.d)

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sluice status: which interfaces are limited, how, and in which mode. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "args.h"
+#include "commands.h"
+#include "output.h"
+#include "state.h"
+
+static const char status_usage[] =
+	"Usage: sluice status [IFACE] [--json]\n"
+	"\n"
+	"List the interfaces sluice is attached to, with mode and settings. State left\n"
+	"behind by an interface that disappeared is shown as stale; 'sluice detach'\n"
+	"removes it.\n";
+
+enum { OPT_JSON = 256 };
+
+static const struct option status_options[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+#define MAX_ATTACHED 256
+
+struct iface_status {
+	const char *ifname;
+	const char *mode;
+	const char *health; /* "ok", or why the state is stale */
+	unsigned int prog_id;
+	unsigned int max_sources;
+	struct sluice_config cfg;
+	char rate[32];
+};
+
+static int status_collect(const char *ifname, struct iface_status *is)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	unsigned int ifindex, link_ifindex;
+	struct rate rate;
+	struct state st;
+	int err;
+
+	memset(is, 0, sizeof(*is));
+	is->ifname = ifname;
+	err = state_open(ifname, &st);
+	if (err)
+		return err;
+	err = config_read(st.config_fd, &is->cfg);
+	if (!err && bpf_obj_get_info_by_fd(st.buckets_fd, &info, &len))
+		err = -errno;
+	is->max_sources = info.max_entries;
+	is->prog_id = link_prog_id(st.link_fd, &link_ifindex);
+	state_close(&st);
+	if (err)
+		return err;
+
+	ifindex = if_nametoindex(ifname);
+	is->mode = xdp_mode_name((int)ifindex);
+	if (!ifindex)
+		is->health = "stale: interface is gone";
+	else if (!is->prog_id || link_ifindex != ifindex)
+		is->health = "stale: program is not attached";
+	else
+		is->health = "ok";
+	rate.packets = is->cfg.rate_packets;
+	rate.period_ns = is->cfg.rate_period_ns;
+	format_rate(is->rate, sizeof(is->rate), &rate);
+	return 0;
+}
+
+static void status_json_one(struct json *j, const struct iface_status *is)
+{
+	json_object_begin(j, NULL);
+	json_string(j, "interface", is->ifname);
+	json_string(j, "state", is->health);
+	json_string(j, "mode", is->mode);
+	json_u64(j, "prog_id", is->prog_id);
+	json_string(j, "rate", is->rate);
+	json_u64(j, "rate_packets", is->cfg.rate_packets);
+	json_u64(j, "rate_period_ns", is->cfg.rate_period_ns);
+	json_u64(j, "burst", is->cfg.burst);
+	json_string(j, "action", action_name(is->cfg.action));
+	json_u64(j, "ipv4_prefix", is->cfg.ipv4_prefix);
+	json_u64(j, "ipv6_prefix", is->cfg.ipv6_prefix);
+	json_u64(j, "max_sources", is->max_sources);
+	json_u64(j, "generation", is->cfg.generation);
+	json_object_end(j);
+}
+
+static void status_human_one(const struct iface_status *is)
+{
+	printf("%-15s %-8s %-6u %-10s %-10llu %-8s /%-4u /%-4u %-11u %s\n", is->ifname, is->mode,
+	       is->prog_id, is->rate, (unsigned long long)is->cfg.burst,
+	       action_name(is->cfg.action), is->cfg.ipv4_prefix, is->cfg.ipv6_prefix,
+	       is->max_sources, is->health);
+}
+
+static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
+{
+	struct iface_status is;
+	struct json j;
+	int i, err, ret = EXIT_OK;
+
+	if (json) {
+		json_init(&j, stdout);
+		json_array_begin(&j, NULL);
+	} else {
+		printf("%-15s %-8s %-6s %-10s %-10s %-8s %-5s %-5s %-11s %s\n", "INTERFACE", "MODE",
+		       "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6", "MAX-SOURCES", "STATE");
+	}
+	for (i = 0; i < n; i++) {
+		err = status_collect(names[i], &is);
+		if (err) {
+			ret = fail_runtime("status", err, "cannot read the state of %s", names[i]);
+			continue;
+		}
+		if (json)
+			status_json_one(&j, &is);
+		else
+			status_human_one(&is);
+	}
+	if (json) {
+		json_array_end(&j);
+		json_finish(&j);
+	}
+	return ret;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static char names[MAX_ATTACHED][IF_NAMESIZE];
+	bool json = false;
+	int opt, n, ret;
+
+	while ((opt = cli_next_option("status", argc, argv, status_options)) != -1) {
+		if (opt == 'h') {
+			fputs(status_usage, stdout);
+			return EXIT_OK;
+		}
+		if (opt != OPT_JSON)
+			return EXIT_BAD_INPUT;
+		json = true;
+	}
+	if (optind + 1 < argc)
+		return fail_input("status", "unexpected argument '%s'", argv[optind + 1]);
+	ret = require_root("status");
+	if (ret)
+		return ret;
+
+	if (optind < argc) {
+		if (!state_exists(argv[optind]))
+			return fail_input("status", "%s is not attached", argv[optind]);
+		snprintf(names[0], IF_NAMESIZE, "%s", argv[optind]);
+		n = 1;
+	} else {
+		n = state_list(names, MAX_ATTACHED);
+		if (n < 0)
+			return fail_runtime("status", n, "cannot list %s", SLUICE_PIN_ROOT);
+	}
+	return status_print(names, n, json);
+}

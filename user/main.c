@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The sluice command table and dispatch, nothing else. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "args.h"
+#include "commands.h"
+
+#ifndef SLUICE_VERSION
+#define SLUICE_VERSION "0.1.0"
+#endif
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "attach", cmd_attach, "start limiting every source on an interface" },
+	{ "set", cmd_set, "change rate, burst or action live" },
+	{ "detach", cmd_detach, "stop limiting and remove all state" },
+	{ "status", cmd_status, "list attached interfaces and their settings" },
+	{ "stats", cmd_stats, "print the counters of an interface" },
+	{ NULL, NULL, NULL },
+};
+
+static void usage(FILE *out)
+{
+	const struct command *c;
+
+	fprintf(out, "Usage: sluice COMMAND [ARGS]   (sluice COMMAND --help for details)\n\n"
+		     "A per-source packet rate limiter in XDP.\n\nCommands:\n");
+	for (c = commands; c->name; c++)
+		fprintf(out, "  %-8s %s\n", c->name, c->summary);
+	fprintf(out, "\nExit status: 0 success, 1 system failure, 2 bad input.\n");
+}
+
+/* libbpf's warnings, unless SLUICE_DEBUG asks for everything. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || (level == LIBBPF_INFO && !getenv("SLUICE_DEBUG")))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_BAD_INPUT;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("sluice %s (libbpf %s)\n", SLUICE_VERSION, libbpf_version_string());
+		return EXIT_OK;
+	}
+	libbpf_set_print(libbpf_print);
+	for (c = commands; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->run(argc - 1, argv + 1);
+	fprintf(stderr, "sluice: unknown command '%s' (see 'sluice --help')\n", argv[1]);
+	return EXIT_BAD_INPUT;
+}

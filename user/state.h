@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The pinned state under SLUICE_PIN_ROOT/<ifname>/: creating, opening,
+ * locking, reading and removing it. Every command goes through here.
+ */
+#ifndef SLUICE_STATE_H
+#define SLUICE_STATE_H
+
+#include <limits.h>
+#include <net/if.h>
+#include "sluice.h"
+
+struct state {
+	char ifname[IF_NAMESIZE];
+	char dir[PATH_MAX];
+	int link_fd;
+	int config_fd;
+	int stats_fd;
+	int buckets_fd;
+};
+
+/* Mounts bpffs on /sys/fs/bpf when nothing is mounted there. */
+int bpffs_ensure(void);
+/* Serialises commands that change pinned state; returns a fd to unlock. */
+int state_lock(void);
+void state_unlock(int lock_fd);
+
+int state_path(const char *ifname, const char *name, char *buf, size_t len);
+int state_exists(const char *ifname);
+/* -ENOENT when the interface has no sluice state. */
+int state_open(const char *ifname, struct state *st);
+void state_close(struct state *st);
+/* Removes every pin and the directory; missing pins are fine. */
+int state_remove(const char *ifname);
+/* Names of every interface with pinned state; returns the count. */
+int state_list(char (*names)[IF_NAMESIZE], int max);
+
+int config_read(int config_fd, struct sluice_config *cfg);
+/* Publishes cfg in one step, with the next generation number. */
+int config_write(int config_fd, struct sluice_config *cfg);
+/* Sums the per-CPU counters. */
+int stats_read(int stats_fd, struct sluice_stats *sum);
+
+/* "native", "generic" or "none" for what is attached to ifindex. */
+const char *xdp_mode_name(int ifindex);
+/* Program id of the pinned link, 0 when unknown. */
+unsigned int link_prog_id(int link_fd, unsigned int *ifindex);
+
+#endif /* SLUICE_STATE_H */
