@@ -62,11 +62,22 @@ $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h | $(OUTPUT)/user
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tools/%.o: tools/%.c $(SKELETONS) | $(OUTPUT)/tools
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
 
-$(OUTPUT)/tests/%.o: tests/*/%.c $(OUTPUT)/sluice.skel.h $(OUTPUT)/sluice_test.skel.h \
-		| $(OUTPUT)/tests
-	$(CC) $(CFLAGS) -Itests -c $< -o $@
+TEST_LIB   := $(OUTPUT)/tests/harness.o $(OUTPUT)/tests/frames.o $(OUTPUT)/tests/fixture.o
+
+TEST_SKELS := $(OUTPUT)/sluice.skel.h $(OUTPUT)/sluice_test.skel.h
+# Case tables leave trailing fields of error cases unset on purpose.
+TEST_CFLAGS := $(CFLAGS) -Itests/lib -Wno-missing-field-initializers
+
+$(OUTPUT)/tests/%.o: tests/unit/%.c $(TEST_SKELS) | $(OUTPUT)/tests
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/%.o: tests/datapath/%.c $(TEST_SKELS) | $(OUTPUT)/tests
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
@@ -77,15 +88,15 @@ $(OUTPUT)/sluice-flood: $(OUTPUT)/tools/flood.o
 $(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(LIB_OBJS)
+$(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(LIB_OBJS)
+$(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/harness.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/datapath_main.o \
-		$(OUTPUT)/tests/frames.o $(LIB_OBJS)
+		$(TEST_LIB) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # Root is needed: BPF_PROG_TEST_RUN, veth pairs and namespaces.

@@ -5,14 +5,13 @@
 
 #include "stats.h"
 
-static __always_inline int act_over_limit(const struct sluice_config *cfg,
-					  struct sluice_stats *st, __u64 bytes)
+static __always_inline int act_over_limit(struct xdp_md *ctx, __u32 action)
 {
-	if (cfg->action == SLUICE_ACTION_DRY_RUN) {
-		stats_count(st, SLUICE_CNT_WOULD_DROP, bytes);
+	if (action == SLUICE_ACTION_DRY_RUN) {
+		stats_count(ctx, SLUICE_CNT_WOULD_DROP);
 		return XDP_PASS;
 	}
-	stats_count(st, SLUICE_CNT_DROPPED, bytes);
+	stats_count(ctx, SLUICE_CNT_DROPPED);
 	return XDP_DROP;
 }
 

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Meter time: nanoseconds << SLUICE_TIME_SHIFT. A test build
- * (-DSLUICE_TEST_CLOCK) reads time from a global the test sets, so meter
- * tests are exact and independent of the wall clock.
+ * Two clocks. Meter time is nanoseconds << SLUICE_TIME_SHIFT from
+ * bpf_ktime_get_ns(), the largest single cost of the datapath. Jiffies cost
+ * one load (the verifier inlines bpf_jiffies64) but tick only every 4 ms:
+ * the over-limit cache uses them only to say "certainly not yet". A test
+ * build (-DSLUICE_TEST_CLOCK) reads both from globals the test sets, so
+ * meter tests are exact and repeatable.
  */
 #ifndef SLUICE_BPF_CLOCK_H
 #define SLUICE_BPF_CLOCK_H
@@ -12,27 +15,44 @@
 
 #ifdef SLUICE_TEST_CLOCK
 volatile __u64 test_now_ns;
+volatile __u64 test_jiffies;
 
-static __always_inline __u64 clock_precise(void)
+static __always_inline __u64 clock_now(void)
 {
 	return test_now_ns << SLUICE_TIME_SHIFT;
 }
 
-static __always_inline __u64 clock_coarse(void)
+static __always_inline __u64 clock_jiffies(void)
 {
-	return test_now_ns << SLUICE_TIME_SHIFT;
+	return test_jiffies;
 }
 #else
-static __always_inline __u64 clock_precise(void)
+static __always_inline __u64 clock_now(void)
 {
 	return bpf_ktime_get_ns() << SLUICE_TIME_SHIFT;
 }
 
-/* Half the cost of the precise clock, but up to one tick (4 ms) behind. */
-static __always_inline __u64 clock_coarse(void)
+static __always_inline __u64 clock_jiffies(void)
 {
-	return bpf_ktime_get_coarse_ns() << SLUICE_TIME_SHIFT;
+	return bpf_jiffies64();
 }
 #endif
+
+/*
+ * A jiffy before which `wait` meter time from now certainly has not passed.
+ * The jiffy read now began at or before now, and the counter may lag the
+ * clock by up to a tick: so `wait` holds at least until jiffy
+ * now + floor(wait / tick) - 1. The floor comes from a reciprocal userspace
+ * computed (no division). Returns 0 when the wait is too short to tell.
+ */
+static __always_inline __u64 clock_jiffy_before(__u64 wait, __u64 jiffy_recip)
+{
+	__u64 ticks;
+
+	if (wait > SLUICE_JIFFY_WAIT_MAX)
+		wait = SLUICE_JIFFY_WAIT_MAX;
+	ticks = (wait * jiffy_recip) >> SLUICE_JIFFY_RECIP_SHIFT;
+	return ticks > 1 ? clock_jiffies() + ticks - 1 : 0;
+}
 
 #endif /* SLUICE_BPF_CLOCK_H */

@@ -44,15 +44,28 @@ struct {
 } stats SEC(".maps");
 
 /*
- * Per-CPU negative cache: the last over-limit key and the moment it can
- * conform again. Exact because a TAT never decreases; the generation ties
- * it to one configuration.
+ * The generation of the newest configuration, raised by userspace before
+ * it swaps the configuration in. A global costs one load, where a map
+ * lookup would cost several: the over-limit cache checks it per packet.
+ */
+__u64 config_generation SEC(".data.generation");
+
+/*
+ * Per-CPU negative cache: the last over-limit source (exactly as it came,
+ * so rules and prefixes need no second look), the action for it, the
+ * moment it may conform again, and a jiffy before which it certainly
+ * cannot (0: unknown). A TAT never decreases, so the moment only comes
+ * later than remembered; the generation ties the entry to one configuration.
  */
 struct hot_entry {
-	struct sluice_key key;
-	__u32 pad;
+	__u32 src[4];
+	__u8 family;
+	__u8 action;
+	__u16 pad;
+	__u32 pad2;
 	__u64 generation;
 	__u64 admissible_at;
+	__u64 admissible_jiffy;
 };
 
 struct {

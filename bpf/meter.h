@@ -2,7 +2,8 @@
 /*
  * Per-key GCRA, exact across CPUs: one TAT per key, advanced by
  * compare-and-swap, so every CPU meters the same bucket. A per-CPU negative
- * cache answers repeated over-limit packets without touching the hash map.
+ * cache answers repeated over-limit packets without the configuration, the
+ * hash map or the clock.
  */
 #ifndef SLUICE_BPF_METER_H
 #define SLUICE_BPF_METER_H
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include "gcra.h"
 #include "clock.h"
+#include "parse.h"
 #include "stats.h"
 
 /* A TAT contended this often in a row is judged over the limit. */
@@ -20,13 +22,6 @@ enum meter_verdict {
 	METER_OVER,
 };
 
-static __always_inline int key_equal(const struct sluice_key *a, const struct sluice_key *b)
-{
-	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
-
-	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
-}
-
 static __always_inline struct hot_entry *hot_get(void)
 {
 	__u32 zero = 0;
@@ -34,25 +29,58 @@ static __always_inline struct hot_entry *hot_get(void)
 	return bpf_map_lookup_elem(&hot, &zero);
 }
 
-static __always_inline void hot_remember(struct hot_entry *h, const struct sluice_key *key,
-					 const struct sluice_config *cfg, __u64 tat)
+/* The cached entry is about this packet's source, under the live configuration. */
+static __always_inline int hot_matches(const struct hot_entry *h, const struct packet *pkt)
 {
-	h->key = *key;
-	h->generation = cfg->generation;
-	h->admissible_at = gcra_admissible_at(tat, cfg->tolerance);
+	return h->generation == config_generation && h->family == pkt->family &&
+	       h->src[0] == pkt->addr[0] && h->src[1] == pkt->addr[1] &&
+	       h->src[2] == pkt->addr[2] && h->src[3] == pkt->addr[3];
 }
 
-/* Finds the key's bucket, creating a full one on first sight. */
-static __always_inline struct sluice_bucket *bucket_get(const struct sluice_key *key,
-							const struct sluice_config *cfg,
-							__u64 now, struct sluice_stats *st,
-							__u64 bytes, int *created)
+/*
+ * The fast path: is this a repeat offender, still over its limit? Jiffies
+ * answer most such packets with one load; only near the moment the source
+ * may conform again does it take the precise clock, which it hands on in
+ * *now (0 when not read) for the full decision.
+ */
+static __always_inline int hot_still_over(const struct hot_entry *h, const struct packet *pkt,
+					  __u64 *now)
+{
+	*now = 0;
+	if (!h || !hot_matches(h, pkt))
+		return 0;
+	if (clock_jiffies() < h->admissible_jiffy)
+		return 1;
+	*now = clock_now();
+	return *now < h->admissible_at;
+}
+
+/* Remembers an over-limit source until the moment it may conform again. */
+static __always_inline void hot_remember(struct hot_entry *h, const struct packet *pkt,
+					 const struct sluice_config *cfg, __u64 tat, __u64 now)
+{
+	__u64 admissible_at = gcra_admissible_at(tat, cfg->tolerance);
+
+	h->src[0] = pkt->addr[0];
+	h->src[1] = pkt->addr[1];
+	h->src[2] = pkt->addr[2];
+	h->src[3] = pkt->addr[3];
+	h->family = pkt->family;
+	h->action = (__u8)cfg->action;
+	h->generation = cfg->generation;
+	h->admissible_at = admissible_at;
+	h->admissible_jiffy = clock_jiffy_before(admissible_at - now, cfg->jiffy_recip);
+}
+
+/* Finds the key's bucket, or creates it full and returns NULL (the packet conforms). */
+static __always_inline struct sluice_bucket *bucket_get(struct xdp_md *ctx,
+							const struct sluice_key *key,
+							const struct sluice_config *cfg, __u64 now)
 {
 	struct sluice_bucket fresh = { .tat = now + cfg->interval };
 	struct sluice_bucket *b;
 	long err;
 
-	*created = 0;
 	b = bpf_map_lookup_elem(&buckets, key);
 	if (b)
 		return b;
@@ -60,21 +88,19 @@ static __always_inline struct sluice_bucket *bucket_get(const struct sluice_key 
 	/* A new source starts full; its first packet is the one we meter. */
 	err = bpf_map_update_elem(&buckets, key, &fresh, BPF_NOEXIST);
 	if (!err) {
-		stats_count(st, SLUICE_CNT_NEW_SOURCE, bytes);
-		*created = 1;
+		stats_count(ctx, SLUICE_CNT_NEW_SOURCE);
 		return NULL;
 	}
 	/* Another CPU inserted it first: meter against theirs. */
 	if (err == -EEXIST)
 		b = bpf_map_lookup_elem(&buckets, key);
 	if (!b)
-		stats_count(st, SLUICE_CNT_INSERT_FAILED, bytes);
+		stats_count(ctx, SLUICE_CNT_INSERT_FAILED);
 	return b;
 }
 
-static __always_inline int meter_bucket(struct sluice_bucket *b, const struct sluice_key *key,
-					const struct sluice_config *cfg, __u64 now,
-					struct hot_entry *h)
+static __always_inline int meter_bucket(struct sluice_bucket *b, const struct sluice_config *cfg,
+					__u64 now, __u64 *over_tat)
 {
 	__u64 tat, next;
 	int i;
@@ -82,40 +108,36 @@ static __always_inline int meter_bucket(struct sluice_bucket *b, const struct sl
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)&b->tat;
 		if (!gcra_conforms(tat, now, cfg->interval, cfg->tolerance, &next)) {
-			hot_remember(h, key, cfg, tat);
+			*over_tat = tat;
 			return METER_OVER;
 		}
 		if (__sync_val_compare_and_swap(&b->tat, tat, next) == tat)
 			return METER_CONFORMS;
 	}
 	/* Never admit what we could not account for. */
+	*over_tat = 0;
 	return METER_OVER;
 }
 
-static __always_inline int meter_packet(const struct sluice_key *key,
-					const struct sluice_config *cfg,
-					struct sluice_stats *st, __u64 bytes)
+/* The full decision, once the fast path could not answer; now may be 0 (unread). */
+static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet *pkt,
+					const struct sluice_key *key,
+					const struct sluice_config *cfg, struct hot_entry *h,
+					__u64 now)
 {
 	struct sluice_bucket *b;
-	struct hot_entry *h;
-	int hot_hit, created;
-	__u64 now;
+	__u64 tat;
 
-	h = hot_get();
-	if (!h)
-		return METER_CONFORMS;
-	hot_hit = h->generation == cfg->generation && key_equal(&h->key, key);
-	if (hot_hit && cfg->coarse_clock_ok && clock_coarse() < h->admissible_at)
-		return METER_OVER;
-
-	now = clock_precise();
-	if (hot_hit && now < h->admissible_at)
-		return METER_OVER;
-
-	b = bucket_get(key, cfg, now, st, bytes, &created);
+	if (!now)
+		now = clock_now();
+	b = bucket_get(ctx, key, cfg, now);
 	if (!b)
 		return METER_CONFORMS; /* created full, or failed open (counted) */
-	return meter_bucket(b, key, cfg, now, h);
+	if (meter_bucket(b, cfg, now, &tat) == METER_CONFORMS)
+		return METER_CONFORMS;
+	if (h && tat)
+		hot_remember(h, pkt, cfg, tat, now);
+	return METER_OVER;
 }
 
 #endif /* SLUICE_BPF_METER_H */

@@ -19,6 +19,7 @@
 #define SLUICE_MAP_CONFIG	 "config"
 #define SLUICE_MAP_STATS	 "stats"
 #define SLUICE_MAP_HOT	 "hot"
+#define SLUICE_MAP_GENERATION "generation"
 
 /*
  * Meter time is nanoseconds scaled by 2^SLUICE_TIME_SHIFT, so an emission
@@ -79,15 +80,18 @@ struct sluice_config {
 	/* Prefix masks in network byte order, precomputed in userspace. */
 	__u32 ipv4_mask;
 	__u32 ipv6_mask[4];
-	/*
-	 * Non-zero when the over-limit cache may judge by the coarse (one
-	 * tick) clock: only when the tolerance absorbs a tick of lateness, so
-	 * the long-run pass count stays exact. Zero: always the precise clock.
-	 */
-	__u32 coarse_clock_ok;
 	__u32 flags; /* SLUICE_CFG_* */
-	__u32 reserved;
+	/*
+	 * Jiffies per meter-time unit << SLUICE_JIFFY_RECIP_SHIFT, rounded
+	 * down: lets the over-limit cache turn a wait into whole jiffies
+	 * without dividing. Zero disables the jiffy check.
+	 */
+	__u64 jiffy_recip;
 };
+
+#define SLUICE_JIFFY_RECIP_SHIFT 48
+/* Waits longer than this (about 68 s) are cached as this long. */
+#define SLUICE_JIFFY_WAIT_MAX (1ULL << 40)
 
 /* The burst was typed by the operator, not derived from the rate. */
 #define SLUICE_CFG_BURST_EXPLICIT (1U << 0)

@@ -152,6 +152,7 @@ enum {
 	OPT_HELP,
 };
 
+/* clang-format off */
 static const struct option long_opts[] = {
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "bind", required_argument, NULL, OPT_BIND },
@@ -160,6 +161,7 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, OPT_HELP },
 	{}
 };
+/* clang-format on */
 
 static int apply_opt(struct sink_opts *o, int opt, const char *arg, const char *name)
 {
@@ -405,7 +407,7 @@ static int wait_ms(const struct sink_opts *o, __u64 deadline, __u64 last_rx)
 
 static int sink(int fd, const struct sink_opts *o, struct src_table *t, struct sink_stats *st)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
 	__u64 deadline = 0, last_rx = 0;
 	struct rx_batch *b;
 	int n, ms, err = 0;
@@ -455,8 +457,8 @@ static __u32 final_drops(int fd, __u32 seen)
 
 int main(int argc, char **argv)
 {
-	struct sink_opts o = { .bind = { htonl(INADDR_ANY) } };
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sink_opts o = {.bind = {htonl(INADDR_ANY)}};
+	struct sigaction sa = {.sa_handler = on_signal};
 	struct src_table t = {};
 	struct sink_stats st = {};
 	int fd, err;
@@ -488,7 +490,8 @@ int main(int argc, char **argv)
 	printf("total %llu packets from %u sources, %u socket drops\n",
 	       (unsigned long long)st.packets, t.used, st.drops);
 	if (t.overflow)
-		fprintf(stderr, PROG ": warning: %llu packets came from sources beyond the first %u\n",
+		fprintf(stderr,
+			PROG ": warning: %llu packets came from sources beyond the first %u\n",
 			(unsigned long long)t.overflow, MAX_SOURCES);
 out:
 	free(t.slots);

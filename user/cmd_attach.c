@@ -104,16 +104,24 @@ static int attach_parse(int argc, char **argv, struct attach_opts *o)
 
 static int pin_maps(struct sluice *skel, const char *ifname)
 {
-	struct bpf_map *maps[] = { skel->maps.buckets, skel->maps.config, skel->maps.stats,
-				   skel->maps.hot };
+	const struct {
+		struct bpf_map *map;
+		const char *name;
+	} pins[] = {
+		{ skel->maps.buckets, SLUICE_MAP_BUCKETS },
+		{ skel->maps.config, SLUICE_MAP_CONFIG },
+		{ skel->maps.stats, SLUICE_MAP_STATS },
+		{ skel->maps.hot, SLUICE_MAP_HOT },
+		{ skel->maps.data_generation, SLUICE_MAP_GENERATION },
+	};
 	char path[PATH_MAX];
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		err = state_path(ifname, bpf_map__name(maps[i]), path, sizeof(path));
+	for (i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
+		err = state_path(ifname, pins[i].name, path, sizeof(path));
 		if (!err)
-			err = bpf_map__pin(maps[i], path);
+			err = bpf_map__pin(pins[i].map, path);
 		if (err)
 			return err;
 	}
@@ -164,7 +172,8 @@ static int attach_load(struct sluice **skel, const struct attach_opts *o,
 	if (!err)
 		err = sluice__load(*skel);
 	if (!err)
-		err = config_write(bpf_map__fd((*skel)->maps.config), cfg);
+		err = config_write(bpf_map__fd((*skel)->maps.config),
+				   bpf_map__fd((*skel)->maps.data_generation), cfg);
 	return err;
 }
 

@@ -122,7 +122,7 @@ int cmd_set(int argc, char **argv)
 		ret = fail_input("set", "%s", why);
 		goto out;
 	}
-	err = config_write(st.config_fd, &cfg);
+	err = config_write(st.config_fd, st.generation_fd, &cfg);
 	if (err) {
 		ret = fail_runtime("set", err, "cannot write the configuration of %s", o.ifname);
 		goto out;

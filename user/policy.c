@@ -37,8 +37,7 @@ static void masks_build(struct sluice_config *cfg)
 	}
 }
 
-/* Nanoseconds per tick of bpf_ktime_get_coarse_ns(). */
-static uint64_t coarse_tick_ns(void)
+uint64_t jiffy_ns(void)
 {
 	struct timespec res;
 
@@ -82,10 +81,9 @@ int config_build(struct sluice_config *cfg, const struct settings *s, const char
 	cfg->ipv6_prefix = s->ipv6_prefix;
 	masks_build(cfg);
 
-	/* Two ticks of slack: a late admission then never loses credit. */
-	tick = coarse_tick_ns();
-	cfg->coarse_clock_ok = tick < NSEC_PER_SEC &&
-			       cfg->tolerance >= (2 * tick) << SLUICE_TIME_SHIFT;
+	tick = jiffy_ns() << SLUICE_TIME_SHIFT;
+	if (tick < (NSEC_PER_SEC << SLUICE_TIME_SHIFT))
+		cfg->jiffy_recip = (1ULL << SLUICE_JIFFY_RECIP_SHIFT) / tick;
 	return 0;
 }
 

@@ -16,6 +16,8 @@ struct settings {
 };
 
 void settings_default(struct settings *s);
+/* Nanoseconds per jiffy, the resolution of the coarse clock. */
+uint64_t jiffy_ns(void);
 /* Validates and precomputes everything the fast path needs. */
 int config_build(struct sluice_config *cfg, const struct settings *s, const char **why);
 /* The settings a configuration was built from (for `set` and `status`). */

@@ -19,7 +19,8 @@
 #define BPFFS_ROOT "/sys/fs/bpf"
 
 static const char *const pin_names[] = {
-	SLUICE_PIN_LINK, SLUICE_MAP_BUCKETS, SLUICE_MAP_CONFIG, SLUICE_MAP_STATS, SLUICE_MAP_HOT,
+	SLUICE_PIN_LINK,  SLUICE_MAP_BUCKETS, SLUICE_MAP_CONFIG,
+	SLUICE_MAP_STATS, SLUICE_MAP_HOT,     SLUICE_MAP_GENERATION,
 };
 
 int bpffs_ensure(void)
@@ -95,7 +96,7 @@ int state_open(const char *ifname, struct state *st)
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	st->link_fd = st->config_fd = st->stats_fd = st->buckets_fd = -1;
+	st->link_fd = st->config_fd = st->stats_fd = st->buckets_fd = st->generation_fd = -1;
 	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
 	err = state_path(ifname, NULL, st->dir, sizeof(st->dir));
 	if (err)
@@ -107,17 +108,21 @@ int state_open(const char *ifname, struct state *st)
 	st->config_fd = pin_open(ifname, SLUICE_MAP_CONFIG);
 	st->stats_fd = pin_open(ifname, SLUICE_MAP_STATS);
 	st->buckets_fd = pin_open(ifname, SLUICE_MAP_BUCKETS);
-	if (st->config_fd < 0 || st->stats_fd < 0 || st->buckets_fd < 0) {
-		err = st->config_fd < 0 ? st->config_fd : st->stats_fd < 0 ? st->stats_fd : st->buckets_fd;
+	st->generation_fd = pin_open(ifname, SLUICE_MAP_GENERATION);
+	err = st->config_fd < 0	    ? st->config_fd :
+	      st->stats_fd < 0	    ? st->stats_fd :
+	      st->buckets_fd < 0    ? st->buckets_fd :
+	      st->generation_fd < 0 ? st->generation_fd :
+				      0;
+	if (err)
 		state_close(st);
-		return err;
-	}
-	return 0;
+	return err;
 }
 
 void state_close(struct state *st)
 {
-	int *fds[] = { &st->link_fd, &st->config_fd, &st->stats_fd, &st->buckets_fd };
+	int *fds[] = { &st->link_fd, &st->config_fd, &st->stats_fd, &st->buckets_fd,
+		       &st->generation_fd };
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -196,7 +201,7 @@ int config_read(int config_fd, struct sluice_config *cfg)
 	return err;
 }
 
-int config_write(int config_fd, struct sluice_config *cfg)
+int config_write(int config_fd, int generation_fd, struct sluice_config *cfg)
 {
 	struct sluice_config old = {};
 	__u32 zero = 0;
@@ -206,6 +211,8 @@ int config_write(int config_fd, struct sluice_config *cfg)
 	if (err)
 		return err;
 	cfg->generation = old.generation + 1;
+	if (bpf_map_update_elem(generation_fd, &zero, &cfg->generation, BPF_ANY))
+		return -errno;
 
 	/* Fill a fresh slot completely, then swap it in with one update. */
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sluice_config", sizeof(__u32), sizeof(*cfg), 1,

@@ -17,6 +17,7 @@ struct state {
 	int config_fd;
 	int stats_fd;
 	int buckets_fd;
+	int generation_fd;
 };
 
 /* Mounts bpffs on /sys/fs/bpf when nothing is mounted there. */
@@ -36,8 +37,12 @@ int state_remove(const char *ifname);
 int state_list(char (*names)[IF_NAMESIZE], int max);
 
 int config_read(int config_fd, struct sluice_config *cfg);
-/* Publishes cfg in one step, with the next generation number. */
-int config_write(int config_fd, struct sluice_config *cfg);
+/*
+ * Publishes cfg in one step, with the next generation number: raises the
+ * generation first (retiring every cached over-limit decision), then swaps
+ * the fully written configuration in.
+ */
+int config_write(int config_fd, int generation_fd, struct sluice_config *cfg);
 /* Sums the per-CPU counters. */
 int stats_read(int stats_fd, struct sluice_stats *sum);
 

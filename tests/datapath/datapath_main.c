@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Runs every datapath suite; needs root for BPF_PROG_TEST_RUN. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "harness.h"
+#include "suites.h"
+
+int main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : NULL;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test-datapath: must run as root (BPF_PROG_TEST_RUN)\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!only || !strcmp(only, "parse"))
+		suite_parse();
+	if (!only || !strcmp(only, "meter"))
+		suite_meter();
+	if (!only || !strcmp(only, "concurrency"))
+		suite_concurrency();
+	return harness_finish();
+}

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The BPF_PROG_TEST_RUN suites, run in order by datapath_main.c. */
+#ifndef SLUICE_TEST_SUITES_H
+#define SLUICE_TEST_SUITES_H
+
+void suite_parse(void);
+void suite_meter(void);
+void suite_concurrency(void);
+
+#endif /* SLUICE_TEST_SUITES_H */

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The meter under a clock the test controls. For several rate and burst
+ * pairs, an arrival pattern is replayed through the XDP program and through
+ * a plain token bucket written here in exact integer arithmetic; the number
+ * of packets passed must agree to the packet.
+ */
+#include <linux/bpf.h>
+#include <stdio.h>
+#include "fixture.h"
+#include "frames.h"
+#include "harness.h"
+#include "suites.h"
+
+/*
+ * Reference token bucket, in units of 1/(packets) ns so every quantity is
+ * an integer: a packet costs period_ns units, time refills `packets` units
+ * per ns, and the bucket holds burst packets.
+ */
+struct reference {
+	__uint128_t level, cap, cost, refill_per_ns;
+	uint64_t last_ns;
+};
+
+static void reference_init(struct reference *r, const struct settings *s, uint64_t burst,
+			   uint64_t start_ns)
+{
+	r->cost = s->rate.period_ns;
+	r->refill_per_ns = s->rate.packets;
+	r->cap = (__uint128_t)burst * r->cost;
+	r->level = r->cap; /* a new source starts full */
+	r->last_ns = start_ns;
+}
+
+static int reference_admit(struct reference *r, uint64_t now_ns)
+{
+	r->level += (__uint128_t)(now_ns - r->last_ns) * r->refill_per_ns;
+	if (r->level > r->cap)
+		r->level = r->cap;
+	r->last_ns = now_ns;
+	if (r->level < r->cost)
+		return 0;
+	r->level -= r->cost;
+	return 1;
+}
+
+struct meter_case {
+	const char *name;
+	uint64_t packets, period_ns, burst; /* burst 0: the default */
+	uint64_t gap_ns;		     /* between arrivals */
+	uint64_t arrivals;
+	uint64_t idle_every, idle_ns; /* a pause after every idle_every arrivals */
+};
+
+static const struct meter_case meter_cases[] = {
+	{ "10/s burst 5, 1 ms apart for 10 s", 10, NSEC_PER_SEC, 5, 1000000, 10000 },
+	{ "1000/s default burst, 100 us apart", 1000, NSEC_PER_SEC, 0, 100000, 50000 },
+	{ "3/s burst 1 (inexact interval)", 3, NSEC_PER_SEC, 1, 7000000, 3000 },
+	{ "30/m burst 2, idle gaps refill", 30, 60 * NSEC_PER_SEC, 2, 50000000, 2000, 100,
+	  9000000000ULL },
+	{ "2/h burst 3", 2, 3600 * NSEC_PER_SEC, 3, 60 * NSEC_PER_SEC, 600 },
+	{ "1M/s burst 100, 250 ns apart", 1000000, NSEC_PER_SEC, 100, 250, 200000 },
+	{ "7k/s burst 50, bursts and pauses", 7000, NSEC_PER_SEC, 50, 10000, 40000, 500,
+	  20000000 },
+};
+
+static void run_meter_case(const struct meter_case *c)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.7", .payload = 18 };
+	uint64_t i, now = 1000 * NSEC_PER_SEC, got = 0, want = 0;
+	struct sluice_config cfg;
+	struct reference ref;
+	struct fixture fx;
+	struct settings s;
+	const char *why;
+	struct frame f;
+
+	settings_default(&s);
+	s.rate.packets = c->packets;
+	s.rate.period_ns = c->period_ns;
+	s.burst = c->burst;
+	frame_build(&f, &spec);
+	if (config_build(&cfg, &s, &why) || fixture_open_test_clock(&fx, &s, 64)) {
+		check(false, c->name, "cannot load");
+		return;
+	}
+	reference_init(&ref, &s, cfg.burst, now);
+	for (i = 0; i < c->arrivals; i++) {
+		fixture_set_clock(&fx, now);
+		got += fixture_run(&fx, f.data, f.len, 1) == XDP_PASS;
+		want += reference_admit(&ref, now);
+		now += c->gap_ns;
+		if (c->idle_every && (i + 1) % c->idle_every == 0)
+			now += c->idle_ns;
+	}
+	check(got == want && got > cfg.burst, c->name, "passed %llu, reference %llu",
+	      (unsigned long long)got, (unsigned long long)want);
+	fixture_close(&fx);
+}
+
+/* A flood of n packets at one instant passes exactly the burst. */
+static void case_burst_at_one_instant(void)
+{
+	struct frame_spec spec = { .family = 6, .src = "2001:db8::77", .payload = 18 };
+	struct sluice_stats st = {};
+	struct fixture fx;
+	struct settings s;
+	struct frame f;
+
+	settings_per_second(&s, 100, 37);
+	frame_build(&f, &spec);
+	if (fixture_open_test_clock(&fx, &s, 64)) {
+		check(false, "burst at one instant", "cannot load");
+		return;
+	}
+	fixture_set_clock(&fx, 5 * NSEC_PER_SEC);
+	fixture_run(&fx, f.data, f.len, 1000);
+	fixture_stats(&fx, &st);
+	check(st.c[SLUICE_CNT_PASSED].packets == 37 && st.c[SLUICE_CNT_DROPPED].packets == 963,
+	      "burst of 37 at one instant passes 37", "passed %llu dropped %llu",
+	      (unsigned long long)st.c[SLUICE_CNT_PASSED].packets,
+	      (unsigned long long)st.c[SLUICE_CNT_DROPPED].packets);
+	fixture_close(&fx);
+}
+
+/*
+ * `set` keeps bucket state, and a raised burst takes effect at once even
+ * for a key the per-CPU over-limit cache remembers.
+ */
+static void case_set_keeps_state(void)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.8", .payload = 18 };
+	int before, cached, after_raise, after_burst;
+	struct fixture fx;
+	struct settings s;
+	struct frame f;
+
+	settings_per_second(&s, 1, 1);
+	frame_build(&f, &spec);
+	if (fixture_open_test_clock(&fx, &s, 64)) {
+		check(false, "set keeps bucket state", "cannot load");
+		return;
+	}
+	fixture_set_clock(&fx, 10 * NSEC_PER_SEC);
+	before = fixture_run(&fx, f.data, f.len, 1);
+	cached = fixture_run(&fx, f.data, f.len, 1);
+	/* Same rate, larger burst: the bucket (TAT one second ahead) now conforms. */
+	settings_per_second(&s, 1, 3);
+	fixture_configure(&fx, &s);
+	after_raise = fixture_run(&fx, f.data, f.len, 1);
+	after_burst = fixture_run(&fx, f.data, f.len, 1);
+	check(before == XDP_PASS && cached == XDP_DROP && after_raise == XDP_PASS &&
+		      after_burst == XDP_PASS && fixture_run(&fx, f.data, f.len, 1) == XDP_DROP &&
+		      fixture_bucket_count(&fx) == 1,
+	      "set keeps bucket state and invalidates the over-limit cache",
+	      "verdicts %d %d %d %d", before, cached, after_raise, after_burst);
+	fixture_close(&fx);
+}
+
+void suite_meter(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(meter_cases) / sizeof(meter_cases[0]); i++)
+		run_meter_case(&meter_cases[i]);
+	case_burst_at_one_instant();
+	case_set_keeps_state();
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sluice.skel.h"
+#include "sluice_test.skel.h"
+#include "fixture.h"
+#include "state.h"
+
+void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
+{
+	settings_default(s);
+	s->rate.packets = packets;
+	s->rate.period_ns = NSEC_PER_SEC;
+	s->burst = burst;
+}
+
+int fixture_configure(struct fixture *fx, const struct settings *s)
+{
+	struct sluice_config cfg;
+	const char *why;
+
+	if (config_build(&cfg, s, &why))
+		return -EINVAL;
+	return config_write(fx->config_fd, fx->generation_fd, &cfg);
+}
+
+/* Both builds share their map and program names, so the rest is common. */
+static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj,
+			       const struct settings *s)
+{
+	fx->prog_fd = bpf_program__fd(bpf_object__find_program_by_name(obj, "sluice_xdp"));
+	fx->config_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_CONFIG);
+	fx->stats_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_STATS);
+	fx->buckets_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_BUCKETS);
+	fx->generation_fd = bpf_object__find_map_fd_by_name(obj, ".data.generation");
+	return fixture_configure(fx, s);
+}
+
+int fixture_open_test_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources)
+{
+	int err;
+
+	memset(fx, 0, sizeof(*fx));
+	fx->test = sluice_test__open();
+	if (!fx->test)
+		return -errno;
+	err = bpf_map__set_max_entries(fx->test->maps.buckets, max_sources);
+	if (!err)
+		err = sluice_test__load(fx->test);
+	if (!err)
+		err = fixture_finish_open(fx, fx->test->obj, s);
+	if (err)
+		fixture_close(fx);
+	return err;
+}
+
+int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources)
+{
+	int err;
+
+	memset(fx, 0, sizeof(*fx));
+	fx->real = sluice__open();
+	if (!fx->real)
+		return -errno;
+	err = bpf_map__set_max_entries(fx->real->maps.buckets, max_sources);
+	if (!err)
+		err = sluice__load(fx->real);
+	if (!err)
+		err = fixture_finish_open(fx, fx->real->obj, s);
+	if (err)
+		fixture_close(fx);
+	return err;
+}
+
+void fixture_close(struct fixture *fx)
+{
+	sluice_test__destroy(fx->test);
+	sluice__destroy(fx->real);
+	memset(fx, 0, sizeof(*fx));
+}
+
+void fixture_set_clock(struct fixture *fx, uint64_t now_ns)
+{
+	/* Jiffies tick as the kernel's do, in step with the test's time. */
+	fx->test->bss->test_jiffies = now_ns / jiffy_ns();
+	fx->test->bss->test_now_ns = now_ns;
+}
+
+int fixture_run(struct fixture *fx, const void *data, size_t len, uint32_t repeat)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = data, .data_size_in = (__u32)len,
+		    .repeat = repeat);
+
+	if (bpf_prog_test_run_opts(fx->prog_fd, &opts))
+		return -errno;
+	return (int)opts.retval;
+}
+
+int fixture_stats(struct fixture *fx, struct sluice_stats *sum)
+{
+	return stats_read(fx->stats_fd, sum);
+}
+
+int fixture_bucket_count(struct fixture *fx)
+{
+	struct sluice_key key, next;
+	void *prev = NULL;
+	int n = 0;
+
+	while (!bpf_map_get_next_key(fx->buckets_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		n++;
+	}
+	return n;
+}
+
+int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key)
+{
+	struct sluice_bucket b;
+
+	return !bpf_map_lookup_elem(fx->buckets_fd, key, &b);
+}

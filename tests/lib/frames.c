@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include "frames.h"
+
+static uint16_t ip_checksum(const void *hdr, size_t len)
+{
+	const uint16_t *w = hdr;
+	uint32_t sum = 0;
+
+	for (; len > 1; len -= 2)
+		sum += *w++;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+size_t frame_l3_offset(const struct frame_spec *spec)
+{
+	size_t off = sizeof(struct ethhdr);
+	int i;
+
+	for (i = 0; i < 3 && spec->vlan_tpids[i]; i++)
+		off += 4;
+	return off;
+}
+
+static size_t put_ipv4(uint8_t *p, const struct frame_spec *spec)
+{
+	struct iphdr *iph = (struct iphdr *)p;
+	size_t l4 = sizeof(struct udphdr) + spec->payload;
+
+	memset(iph, 0, sizeof(*iph));
+	iph->version = 4;
+	iph->ihl = 5;
+	iph->ttl = 64;
+	iph->protocol = IPPROTO_UDP;
+	iph->tot_len = htons((uint16_t)(sizeof(*iph) + l4));
+	inet_pton(AF_INET, spec->src, &iph->saddr);
+	inet_pton(AF_INET, "192.0.2.1", &iph->daddr);
+	iph->check = ip_checksum(iph, sizeof(*iph));
+	return sizeof(*iph);
+}
+
+static size_t put_ipv6(uint8_t *p, const struct frame_spec *spec)
+{
+	struct ipv6hdr *ip6h = (struct ipv6hdr *)p;
+
+	memset(ip6h, 0, sizeof(*ip6h));
+	ip6h->version = 6;
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = 64;
+	ip6h->payload_len = htons((uint16_t)(sizeof(struct udphdr) + spec->payload));
+	inet_pton(AF_INET6, spec->src, &ip6h->saddr);
+	inet_pton(AF_INET6, "2001:db8::1", &ip6h->daddr);
+	return sizeof(*ip6h);
+}
+
+int frame_build(struct frame *f, const struct frame_spec *spec)
+{
+	struct ethhdr *eth = (struct ethhdr *)f->data;
+	uint16_t proto = spec->family == 4 ? ETH_P_IP : spec->family == 6 ? ETH_P_IPV6 :
+									    spec->ethertype;
+	size_t off = sizeof(*eth);
+	struct udphdr *udp;
+	int i;
+
+	if (frame_l3_offset(spec) + 40 + 8 + spec->payload > FRAME_MAX)
+		return -EINVAL;
+	memset(f, 0, sizeof(*f));
+	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
+	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
+	eth->h_proto = htons(spec->vlan_tpids[0] ? spec->vlan_tpids[0] : proto);
+	for (i = 0; i < 3 && spec->vlan_tpids[i]; i++) {
+		uint16_t next = i + 1 < 3 && spec->vlan_tpids[i + 1] ? spec->vlan_tpids[i + 1] :
+								       proto;
+		uint16_t tag[2] = { htons((uint16_t)(100 + i)), htons(next) };
+
+		memcpy(f->data + off, tag, sizeof(tag));
+		off += sizeof(tag);
+	}
+	if (spec->family == 4)
+		off += put_ipv4(f->data + off, spec);
+	else if (spec->family == 6)
+		off += put_ipv6(f->data + off, spec);
+	else {
+		f->len = off + 46;
+		return 0;
+	}
+	udp = (struct udphdr *)(f->data + off);
+	udp->source = htons(40000);
+	udp->dest = htons(9000);
+	udp->len = htons((uint16_t)(sizeof(*udp) + spec->payload));
+	f->len = off + sizeof(*udp) + spec->payload;
+	return 0;
+}
