@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	const struct command *c;
 
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "sluice: missing command (see 'sluice --help')\n");
 		return EXIT_BAD_INPUT;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

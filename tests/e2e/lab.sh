@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by the end-to-end tests: named checks, and a veth pair into a
+# network namespace of the test's own that is torn down however the test
+# ends (trap on EXIT, INT and TERM).
+
+SLUICE=${SLUICE:-build/sluice}
+FLOOD=${FLOOD:-build/sluice-flood}
+SINK=${SINK:-build/sluice-sink}
+
+LAB_NS=sluice-e2e-$$
+LAB_HOST=slh$$ # the side sluice guards (host namespace)
+LAB_PEER=sln$$ # the side the flood comes from (inside LAB_NS)
+LAB_HOST_IP=10.250.0.1
+LAB_PEER_IP=10.250.0.2
+LAB_SRC_BASE=10.250.1.0 # flood sources count up from here, inside 10.250/16
+LAB_PORT=9000
+LAB_TMP=$(mktemp -d /tmp/sluice-e2e.XXXXXX)
+LAB_PIDS=()
+
+checks_passed=0
+checks_failed=0
+
+# check NAME COMMAND... : runs COMMAND, records NAME as passed or failed.
+check() {
+	local name=$1
+	shift
+	if "$@" >/dev/null; then
+		checks_passed=$((checks_passed + 1))
+		echo "ok   $name"
+	else
+		checks_failed=$((checks_failed + 1))
+		echo "FAIL $name${CHECK_DETAIL:+: $CHECK_DETAIL}"
+	fi
+	CHECK_DETAIL=
+}
+
+lab_finish() {
+	echo "$checks_passed passed, $checks_failed failed"
+	[ "$checks_failed" -eq 0 ]
+}
+
+lab_down() {
+	local pid
+	for pid in "${LAB_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	[ -d "/sys/fs/bpf/sluice/$LAB_HOST" ] && "$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1
+	ip netns del "$LAB_NS" 2>/dev/null
+	ip link del "$LAB_HOST" 2>/dev/null
+	rm -rf "$LAB_TMP"
+}
+
+lab_up() {
+	trap 'lab_down' EXIT
+	trap 'exit 130' INT TERM
+	# No IPv6 on the lab link: router and neighbour chatter would be
+	# extra sources and packets in counts the tests compare exactly.
+	ip netns add "$LAB_NS" &&
+		ip link add "$LAB_HOST" type veth peer name "$LAB_PEER" netns "$LAB_NS" &&
+		sysctl -qw "net.ipv6.conf.$LAB_HOST.disable_ipv6=1" &&
+		ip netns exec "$LAB_NS" sysctl -qw "net.ipv6.conf.$LAB_PEER.disable_ipv6=1" &&
+		ip addr add "$LAB_HOST_IP/16" dev "$LAB_HOST" &&
+		ip link set "$LAB_HOST" up &&
+		ip -n "$LAB_NS" addr add "$LAB_PEER_IP/16" dev "$LAB_PEER" &&
+		ip -n "$LAB_NS" link set "$LAB_PEER" up &&
+		ip -n "$LAB_NS" link set lo up
+}
+
+# A counter of `sluice stats --json`: stat passed|dropped|would_drop ...
+stat() {
+	"$SLUICE" stats "$LAB_HOST" --json | jq -r ".counters.$1.packets"
+}
+
+# Frames the peer could not hand to the host side (its tx_dropped).
+peer_tx_dropped() {
+	ip netns exec "$LAB_NS" cat "/sys/class/net/$LAB_PEER/statistics/tx_dropped"
+}
+
+# sink_start FILE: counts per source on the host address until stopped.
+sink_start() {
+	: >"$1.err"
+	"$SINK" --port "$LAB_PORT" --bind "$LAB_HOST_IP" >"$1" 2>"$1.err" &
+	SINK_PID=$!
+	LAB_PIDS+=("$SINK_PID")
+	local i
+	for i in $(seq 50); do
+		grep -q ready "$1.err" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+sink_stop() {
+	kill -INT "$SINK_PID" 2>/dev/null
+	wait "$SINK_PID" 2>/dev/null
+}
+
+# flood SOURCES SECONDS PPS: prints "PACKETS SECONDS" as the generator measured them.
+flood() {
+	ip netns exec "$LAB_NS" "$FLOOD" "$LAB_PEER" --dst-mac "$(cat "/sys/class/net/$LAB_HOST/address")" \
+		--dst "$LAB_HOST_IP" --dport "$LAB_PORT" --src "$LAB_SRC_BASE" --sources "$1" \
+		--duration "$2" --rate "$3" 2>"$LAB_TMP/flood.err" |
+		awk '/^sent/ { print $2, $5 }'
+}

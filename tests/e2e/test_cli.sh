@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Bad input: each invocation must print one clear line, exit 2, and leave
+# the running limiter's state exactly as it was.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/e2e/lab.sh
+
+# Placeholders: HOST is the attached lab interface.
+BAD_INVOCATIONS=(
+	""
+	"frobnicate"
+	"attach"
+	"attach lo"
+	"attach lo --rate"
+	"attach lo --rate 0/s"
+	"attach lo --rate -5/s"
+	"attach lo --rate 99999999999999999999/s"
+	"attach lo --rate 2000M/s"
+	"attach lo --rate 5/x"
+	"attach lo --rate 5"
+	"attach lo --rate abc"
+	"attach lo --rate 5/s --burst 0"
+	"attach lo --rate 5/s --burst lots"
+	"attach lo --rate 5/s --action reject"
+	"attach lo --rate 5/s --mode offload"
+	"attach lo --rate 5/s --ipv4-prefix 33"
+	"attach lo --rate 5/s --ipv6-prefix 129"
+	"attach lo --rate 5/s --max-sources 0"
+	"attach lo --rate 5/s --bogus"
+	"attach lo extra --rate 5/s"
+	"attach nosuchif0 --rate 5/s"
+	"attach HOST --rate 5/s"
+	"set HOST"
+	"set HOST --rate 0/s"
+	"set HOST --burst 0"
+	"set HOST --action nope"
+	"set HOST --rate 1/h --burst 1000000000"
+	"set nosuchif0 --rate 5/s"
+	"detach"
+	"detach nosuchif0"
+	"detach HOST extra"
+	"stats"
+	"stats nosuchif0"
+	"stats HOST --bogus"
+	"status nosuchif0"
+	"status --bogus"
+)
+
+snapshot() {
+	"$SLUICE" status "$LAB_HOST" --json
+}
+
+test_bad_invocations() {
+	local before after inv args out rc lines
+	before=$(snapshot)
+	for inv in "${BAD_INVOCATIONS[@]}"; do
+		read -r -a args <<<"${inv//HOST/$LAB_HOST}"
+		out=$("$SLUICE" "${args[@]}" 2>&1 >/dev/null)
+		rc=$?
+		lines=$(printf '%s' "$out" | grep -c '')
+		after=$(snapshot)
+		CHECK_DETAIL="exit $rc, $lines lines: $out"
+		check "sluice $inv: exit 2, one line, state unchanged" \
+			test "$rc" = 2 -a "$lines" = 1 -a "$after" = "$before"
+	done
+}
+
+test_not_root() {
+	local before out rc
+	before=$(snapshot)
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "$SLUICE" set "$LAB_HOST" --rate 5/s 2>&1)
+	rc=$?
+	CHECK_DETAIL="exit $rc: $out"
+	check "non-root set is refused and says root is needed" \
+		test "$rc" = 1 -a "$(snapshot)" = "$before" -a -n "$(grep -o 'root' <<<"$out")"
+}
+
+test_help() {
+	check "sluice --help exits 0" "$SLUICE" --help
+	check "sluice --version exits 0" "$SLUICE" --version
+	local cmd
+	for cmd in attach set detach status stats; do
+		check "sluice $cmd --help exits 0 and shows usage" \
+			bash -c "'$SLUICE' $cmd --help | grep -q '^Usage: sluice $cmd'"
+	done
+}
+
+lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
+"$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+test_bad_invocations
+test_not_root
+test_help
+lab_finish

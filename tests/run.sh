@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Runs every test suite (as root) and ends with one line: N passed, N failed.
+set -u
+cd "$(dirname "$0")/.."
+
+SUITES=(
+	build/test-unit
+	build/test-datapath
+	tests/e2e/test_cli.sh
+	tests/e2e/test_flood.sh
+)
+
+total_passed=0
+total_failed=0
+
+add_counts() {
+	local line=$1
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		total_passed=$((total_passed + BASH_REMATCH[1]))
+		total_failed=$((total_failed + BASH_REMATCH[2]))
+	else
+		# A suite that died before its closing line counts as one failure.
+		total_failed=$((total_failed + 1))
+	fi
+}
+
+# Nothing a test made may outlive it: namespaces, links, programs, pins.
+leak_check() {
+	local leaks=""
+	leaks+=$(ip netns list | grep -o 'sluice-e2e-[0-9]*' | tr '\n' ' ')
+	leaks+=$(ip -o link show | grep -oE '\bsl[hn][0-9]+\b' | tr '\n' ' ')
+	leaks+=$(ls /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hn][0-9]+$' | tr '\n' ' ')
+	if [ -z "$leaks" ]; then
+		echo "ok   no namespace, link or pin left behind"
+		echo "1 passed, 0 failed"
+	else
+		echo "FAIL left behind: $leaks"
+		echo "0 passed, 1 failed"
+	fi
+}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "tests need root (BPF_PROG_TEST_RUN, XDP, network namespaces)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+for suite in "${SUITES[@]}" leak_check; do
+	echo "== $suite"
+	if [ "$suite" = leak_check ]; then
+		out=$(leak_check)
+	else
+		out=$("$suite" 2>&1)
+	fi
+	echo "$out"
+	add_counts "$(tail -n 1 <<<"$out")"
+done
+
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
