@@ -106,8 +106,9 @@ test: all
 demo: deps all
 	tools/demo.sh
 
+# One core, so the figures are not the scheduler's.
 bench: all
-	$(OUTPUT)/sluice-bench
+	taskset -c $$(( $$(nproc) - 1 )) $(OUTPUT)/sluice-bench
 
 clean:
 	rm -rf $(OUTPUT)

@@ -13,12 +13,12 @@
 #define SLUICE_LAYOUT_VERSION 1
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
-#define SLUICE_PIN_ROOT	 "/sys/fs/bpf/sluice"
-#define SLUICE_PIN_LINK	 "link"
-#define SLUICE_MAP_BUCKETS "buckets"
-#define SLUICE_MAP_CONFIG	 "config"
-#define SLUICE_MAP_STATS	 "stats"
-#define SLUICE_MAP_HOT	 "hot"
+#define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
+#define SLUICE_PIN_LINK	      "link"
+#define SLUICE_MAP_BUCKETS    "buckets"
+#define SLUICE_MAP_CONFIG     "config"
+#define SLUICE_MAP_STATS      "stats"
+#define SLUICE_MAP_HOT	      "hot"
 #define SLUICE_MAP_GENERATION "generation"
 
 /*

@@ -223,8 +223,7 @@ int cli_next_option(const char *cmd, int argc, char **argv, const struct option 
 	return opt;
 }
 
-int cli_one_positional(const char *cmd, int argc, char **argv, const char *what,
-		       const char **out)
+int cli_one_positional(const char *cmd, int argc, char **argv, const char *what, const char **out)
 {
 	if (optind >= argc) {
 		fprintf(stderr, "sluice %s: missing %s\n", cmd, what);

@@ -39,8 +39,6 @@ const char *action_name(uint32_t action);
 /* "500/s", "30/m": the canonical spelling of a rate, for status output. */
 void format_rate(char *buf, unsigned long len, const struct rate *rate);
 
-
-
 #include <getopt.h>
 
 /*
@@ -53,6 +51,5 @@ int cli_next_option(const char *cmd, int argc, char **argv, const struct option 
 /* The long name of the option whose value is `val`, for messages. */
 const char *cli_option_name(const struct option *options, int val);
 /* Exactly one positional argument left, named `what` in errors. */
-int cli_one_positional(const char *cmd, int argc, char **argv, const char *what,
-		       const char **out);
+int cli_one_positional(const char *cmd, int argc, char **argv, const char *what, const char **out);
 #endif /* SLUICE_ARGS_H */

@@ -155,13 +155,12 @@ static int check_free(const struct attach_opts *o)
 		return fail_input("attach", "%s is already attached (run 'sluice detach %s' first)",
 				  o->ifname, o->ifname);
 	if (!bpf_xdp_query(o->ifindex, 0, &query) && query.prog_id)
-		return fail_input("attach", "%s already runs another XDP program (id %u)", o->ifname,
-				  query.prog_id);
+		return fail_input("attach", "%s already runs another XDP program (id %u)",
+				  o->ifname, query.prog_id);
 	return -1;
 }
 
-static int attach_load(struct sluice **skel, const struct attach_opts *o,
-		       struct sluice_config *cfg)
+static int attach_load(struct sluice **skel, const struct attach_opts *o, struct sluice_config *cfg)
 {
 	int err;
 

@@ -109,11 +109,11 @@ int state_open(const char *ifname, struct state *st)
 	st->stats_fd = pin_open(ifname, SLUICE_MAP_STATS);
 	st->buckets_fd = pin_open(ifname, SLUICE_MAP_BUCKETS);
 	st->generation_fd = pin_open(ifname, SLUICE_MAP_GENERATION);
-	err = st->config_fd < 0	    ? st->config_fd :
-	      st->stats_fd < 0	    ? st->stats_fd :
-	      st->buckets_fd < 0    ? st->buckets_fd :
-	      st->generation_fd < 0 ? st->generation_fd :
-				      0;
+	err = st->config_fd < 0	      ? st->config_fd
+	      : st->stats_fd < 0      ? st->stats_fd
+	      : st->buckets_fd < 0    ? st->buckets_fd
+	      : st->generation_fd < 0 ? st->generation_fd
+				      : 0;
 	if (err)
 		state_close(st);
 	return err;

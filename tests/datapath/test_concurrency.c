@@ -103,8 +103,8 @@ static void hammer_case(const char *name, uint64_t rate, uint64_t burst, bool ga
 	check(!err && passed <= ceiling && passed >= floor_ &&
 		      passed + st.c[SLUICE_CNT_DROPPED].packets ==
 			      (uint64_t)ncpu * RUNS_PER_THREAD * REPEAT_PER_RUN,
-	      name, "err %d passed %llu, allowed at most %llu, at least %llu (%d CPUs, %.3f s)", err,
-	      (unsigned long long)passed, (unsigned long long)ceiling,
+	      name, "err %d passed %llu, allowed at most %llu, at least %llu (%d CPUs, %.3f s)",
+	      err, (unsigned long long)passed, (unsigned long long)ceiling,
 	      (unsigned long long)floor_, ncpu, (double)(last - first) / 1e9);
 	printf("     %s: %llu passed of %llu offered over %.3f s on %d CPUs; ceiling %llu\n", name,
 	       (unsigned long long)passed,

@@ -27,7 +27,7 @@ struct parse_case {
 	void (*mutate)(struct frame *f, const struct frame_spec *spec);
 	/* SLUICE_CNT_PASSED: limited by source; otherwise passed and counted here. */
 	enum sluice_counter expect;
-	const char *key_addr;	 /* masked source the bucket is keyed on */
+	const char *key_addr; /* masked source the bucket is keyed on */
 	/* Prefix length + 1, so that 0 keeps the default (/32, /64): use PFX(). */
 	unsigned int ipv4_prefix1;
 	unsigned int ipv6_prefix1;
@@ -102,46 +102,96 @@ static void later_fragment(struct frame *f, const struct frame_spec *spec)
 #define V4(addr) .family = 4, .src = addr, .payload = 18
 #define V6(addr) .family = 6, .src = addr, .payload = 18
 
+/* clang-format off: one case per entry */
 static const struct parse_case cases[] = {
 	{ "ipv4 udp", { V4("10.0.0.1") }, NULL, SLUICE_CNT_PASSED, "10.0.0.1" },
 	{ "ipv6 udp", { V6("2001:db8:1:2:3::4") }, NULL, SLUICE_CNT_PASSED, "2001:db8:1:2::" },
-	{ "ipv4 one 802.1Q tag", { { TPID_Q }, V4("10.0.0.2") }, NULL, SLUICE_CNT_PASSED,
+	{ "ipv4 one 802.1Q tag",
+	  { { TPID_Q }, V4("10.0.0.2") },
+	  NULL,
+	  SLUICE_CNT_PASSED,
 	  "10.0.0.2" },
-	{ "ipv4 802.1ad + 802.1Q", { { TPID_AD, TPID_Q }, V4("10.0.0.3") }, NULL,
-	  SLUICE_CNT_PASSED, "10.0.0.3" },
-	{ "ipv6 802.1Q + 802.1Q", { { TPID_Q, TPID_Q }, V6("2001:db8::9") }, NULL,
-	  SLUICE_CNT_PASSED, "2001:db8::" },
-	{ "ipv4 first fragment", { V4("10.0.0.4") }, first_fragment, SLUICE_CNT_PASSED,
+	{ "ipv4 802.1ad + 802.1Q",
+	  { { TPID_AD, TPID_Q }, V4("10.0.0.3") },
+	  NULL,
+	  SLUICE_CNT_PASSED,
+	  "10.0.0.3" },
+	{ "ipv6 802.1Q + 802.1Q",
+	  { { TPID_Q, TPID_Q }, V6("2001:db8::9") },
+	  NULL,
+	  SLUICE_CNT_PASSED,
+	  "2001:db8::" },
+	{ "ipv4 first fragment",
+	  { V4("10.0.0.4") },
+	  first_fragment,
+	  SLUICE_CNT_PASSED,
 	  "10.0.0.4" },
-	{ "ipv4 later fragment", { V4("10.0.0.5") }, later_fragment, SLUICE_CNT_PASSED,
+	{ "ipv4 later fragment",
+	  { V4("10.0.0.5") },
+	  later_fragment,
+	  SLUICE_CNT_PASSED,
 	  "10.0.0.5" },
-	{ "ipv4 /24 prefix masks the host", { V4("10.1.2.200") }, NULL, SLUICE_CNT_PASSED,
-	  "10.1.2.0", PFX(24) },
-	{ "ipv4 /0 prefix: one bucket for all", { V4("203.0.113.7") }, NULL, SLUICE_CNT_PASSED,
-	  "0.0.0.0", PFX(0) },
-	{ "ipv6 /48 prefix", { V6("2001:db8:abcd:12ff::1") }, NULL, SLUICE_CNT_PASSED,
-	  "2001:db8:abcd::", 0, PFX(48) },
-	{ "ipv6 /128 prefix", { V6("2001:db8::abcd") }, NULL, SLUICE_CNT_PASSED,
-	  "2001:db8::abcd", 0, PFX(128) },
-	{ "ipv6 /33 prefix splits a word", { V6("2001:db8:ffff::1") }, NULL, SLUICE_CNT_PASSED,
-	  "2001:db8:8000::", 0, PFX(33) },
+	{ "ipv4 /24 prefix masks the host",
+	  { V4("10.1.2.200") },
+	  NULL,
+	  SLUICE_CNT_PASSED,
+	  "10.1.2.0",
+	  PFX(24) },
+	{ "ipv4 /0 prefix: one bucket for all",
+	  { V4("203.0.113.7") },
+	  NULL,
+	  SLUICE_CNT_PASSED,
+	  "0.0.0.0",
+	  PFX(0) },
+	{ "ipv6 /48 prefix",
+	  { V6("2001:db8:abcd:12ff::1") },
+	  NULL,
+	  SLUICE_CNT_PASSED,
+	  "2001:db8:abcd::",
+	  0,
+	  PFX(48) },
+	{ "ipv6 /128 prefix",
+	  { V6("2001:db8::abcd") },
+	  NULL,
+	  SLUICE_CNT_PASSED,
+	  "2001:db8::abcd",
+	  0,
+	  PFX(128) },
+	{ "ipv6 /33 prefix splits a word",
+	  { V6("2001:db8:ffff::1") },
+	  NULL,
+	  SLUICE_CNT_PASSED,
+	  "2001:db8:8000::",
+	  0,
+	  PFX(33) },
 	{ "arp is not ip", { .ethertype = ETH_P_ARP }, NULL, SLUICE_CNT_NON_IP },
-	{ "three vlan tags are not parsed", { { TPID_AD, TPID_Q, TPID_Q }, V4("10.0.0.6") }, NULL,
+	{ "three vlan tags are not parsed",
+	  { { TPID_AD, TPID_Q, TPID_Q }, V4("10.0.0.6") },
+	  NULL,
 	  SLUICE_CNT_NON_IP },
-	{ "truncated ethernet: vlan tag missing", { { TPID_Q }, V4("10.0.0.7") }, cut_to_ethernet,
+	{ "truncated ethernet: vlan tag missing",
+	  { { TPID_Q }, V4("10.0.0.7") },
+	  cut_to_ethernet,
 	  SLUICE_CNT_MALFORMED },
-	{ "truncated ethernet: half a vlan tag", { { TPID_Q }, V4("10.0.0.7") }, cut_half_tag,
+	{ "truncated ethernet: half a vlan tag",
+	  { { TPID_Q }, V4("10.0.0.7") },
+	  cut_half_tag,
 	  SLUICE_CNT_MALFORMED },
 	{ "truncated ipv4 header", { V4("10.0.0.8") }, cut_ipv4, SLUICE_CNT_MALFORMED },
 	{ "truncated ipv6 header", { V6("2001:db8::8") }, cut_ipv6, SLUICE_CNT_MALFORMED },
 	{ "ipv4 ihl 4", { V4("10.0.0.9") }, ihl_4, SLUICE_CNT_MALFORMED },
 	{ "ipv4 ihl 15 past the frame", { V4("10.0.0.10") }, ihl_15_short, SLUICE_CNT_MALFORMED },
 	{ "ipv4 tot_len below header", { V4("10.0.0.11") }, tot_len_short, SLUICE_CNT_MALFORMED },
-	{ "ipv4 ethertype, version 6", { V4("10.0.0.12") }, version_6_in_ipv4,
+	{ "ipv4 ethertype, version 6",
+	  { V4("10.0.0.12") },
+	  version_6_in_ipv4,
 	  SLUICE_CNT_MALFORMED },
-	{ "ipv6 ethertype, version 4", { V6("2001:db8::12") }, version_4_in_ipv6,
+	{ "ipv6 ethertype, version 4",
+	  { V6("2001:db8::12") },
+	  version_4_in_ipv6,
 	  SLUICE_CNT_MALFORMED },
 };
+/* clang-format on */
 
 static void key_of(const struct parse_case *c, const struct settings *s, struct sluice_key *key)
 {
@@ -152,8 +202,8 @@ static void key_of(const struct parse_case *c, const struct settings *s, struct 
 }
 
 /* Limited: first copy passes and creates exactly the expected bucket, second drops. */
-static void expect_limited(struct fixture *fx, const struct parse_case *c,
-			   const struct settings *s, int first, int second)
+static void expect_limited(struct fixture *fx, const struct parse_case *c, const struct settings *s,
+			   int first, int second)
 {
 	struct sluice_stats st = {};
 	struct sluice_key key;
@@ -171,8 +221,7 @@ static void expect_limited(struct fixture *fx, const struct parse_case *c,
 }
 
 /* Untouched: both copies pass, land in one counter, and create no bucket. */
-static void expect_untouched(struct fixture *fx, const struct parse_case *c, int first,
-			     int second)
+static void expect_untouched(struct fixture *fx, const struct parse_case *c, int first, int second)
 {
 	struct sluice_stats st = {};
 

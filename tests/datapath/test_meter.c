@@ -47,11 +47,12 @@ static int reference_admit(struct reference *r, uint64_t now_ns)
 struct meter_case {
 	const char *name;
 	uint64_t packets, period_ns, burst; /* burst 0: the default */
-	uint64_t gap_ns;		     /* between arrivals */
+	uint64_t gap_ns;		    /* between arrivals */
 	uint64_t arrivals;
 	uint64_t idle_every, idle_ns; /* a pause after every idle_every arrivals */
 };
 
+/* clang-format off: one case per entry */
 static const struct meter_case meter_cases[] = {
 	{ "10/s burst 5, 1 ms apart for 10 s", 10, NSEC_PER_SEC, 5, 1000000, 10000 },
 	{ "1000/s default burst, 100 us apart", 1000, NSEC_PER_SEC, 0, 100000, 50000 },
@@ -60,9 +61,9 @@ static const struct meter_case meter_cases[] = {
 	  9000000000ULL },
 	{ "2/h burst 3", 2, 3600 * NSEC_PER_SEC, 3, 60 * NSEC_PER_SEC, 600 },
 	{ "1M/s burst 100, 250 ns apart", 1000000, NSEC_PER_SEC, 100, 250, 200000 },
-	{ "7k/s burst 50, bursts and pauses", 7000, NSEC_PER_SEC, 50, 10000, 40000, 500,
-	  20000000 },
+	{ "7k/s burst 50, bursts and pauses", 7000, NSEC_PER_SEC, 50, 10000, 40000, 500, 20000000 },
 };
+/* clang-format on */
 
 static void run_meter_case(const struct meter_case *c)
 {
@@ -152,8 +153,8 @@ static void case_set_keeps_state(void)
 	check(before == XDP_PASS && cached == XDP_DROP && after_raise == XDP_PASS &&
 		      after_burst == XDP_PASS && fixture_run(&fx, f.data, f.len, 1) == XDP_DROP &&
 		      fixture_bucket_count(&fx) == 1,
-	      "set keeps bucket state and invalidates the over-limit cache",
-	      "verdicts %d %d %d %d", before, cached, after_raise, after_burst);
+	      "set keeps bucket state and invalidates the over-limit cache", "verdicts %d %d %d %d",
+	      before, cached, after_raise, after_burst);
 	fixture_close(&fx);
 }
 

@@ -27,8 +27,7 @@ int fixture_configure(struct fixture *fx, const struct settings *s)
 }
 
 /* Both builds share their map and program names, so the rest is common. */
-static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj,
-			       const struct settings *s)
+static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, const struct settings *s)
 {
 	fx->prog_fd = bpf_program__fd(bpf_object__find_program_by_name(obj, "sluice_xdp"));
 	fx->config_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_CONFIG);

@@ -64,8 +64,9 @@ static size_t put_ipv6(uint8_t *p, const struct frame_spec *spec)
 int frame_build(struct frame *f, const struct frame_spec *spec)
 {
 	struct ethhdr *eth = (struct ethhdr *)f->data;
-	uint16_t proto = spec->family == 4 ? ETH_P_IP : spec->family == 6 ? ETH_P_IPV6 :
-									    spec->ethertype;
+	uint16_t proto = spec->family == 4   ? ETH_P_IP
+			 : spec->family == 6 ? ETH_P_IPV6
+					     : spec->ethertype;
 	size_t off = sizeof(*eth);
 	struct udphdr *udp;
 	int i;
@@ -77,8 +78,8 @@ int frame_build(struct frame *f, const struct frame_spec *spec)
 	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x02", ETH_ALEN);
 	eth->h_proto = htons(spec->vlan_tpids[0] ? spec->vlan_tpids[0] : proto);
 	for (i = 0; i < 3 && spec->vlan_tpids[i]; i++) {
-		uint16_t next = i + 1 < 3 && spec->vlan_tpids[i + 1] ? spec->vlan_tpids[i + 1] :
-								       proto;
+		uint16_t next =
+			i + 1 < 3 && spec->vlan_tpids[i + 1] ? spec->vlan_tpids[i + 1] : proto;
 		uint16_t tag[2] = { htons((uint16_t)(100 + i)), htons(next) };
 
 		memcpy(f->data + off, tag, sizeof(tag));

@@ -14,6 +14,7 @@ struct rate_case {
 	uint64_t packets, period_ns;
 };
 
+/* clang-format off: one case per line */
 static const struct rate_case rate_cases[] = {
 	{ "500/s", 0, 500, NSEC_PER_SEC },
 	{ "30/m", 0, 30, 60 * NSEC_PER_SEC },
@@ -42,6 +43,7 @@ static const struct rate_case rate_cases[] = {
 	{ "99999999999999999999/s", -ERANGE },
 	{ "18446744073709551615M/s", -ERANGE },
 };
+/* clang-format on */
 
 struct count_case {
 	const char *in;
@@ -50,20 +52,16 @@ struct count_case {
 	uint64_t value;
 };
 
+/* clang-format off: one case per line */
 static const struct count_case count_cases[] = {
-	{ "1", 1, 100, 0, 1 },
-	{ "100", 1, 100, 0, 100 },
-	{ "2k", 1, 1000000, 0, 2000 },
-	{ "1M", 1, 1000000, 0, 1000000 },
-	{ "0", 1, 100, -ERANGE },
-	{ "101", 1, 100, -ERANGE },
-	{ "2M", 1, 1000000, -ERANGE },
-	{ "-1", 1, 100, -EINVAL },
-	{ "1.5", 1, 100, -EINVAL },
-	{ "abc", 1, 100, -EINVAL },
-	{ "", 1, 100, -EINVAL },
-	{ "18446744073709551616", 1, UINT64_MAX, -ERANGE },
+	{ "1", 1, 100, 0, 1 },	       { "100", 1, 100, 0, 100 },
+	{ "2k", 1, 1000000, 0, 2000 }, { "1M", 1, 1000000, 0, 1000000 },
+	{ "0", 1, 100, -ERANGE },      { "101", 1, 100, -ERANGE },
+	{ "2M", 1, 1000000, -ERANGE }, { "-1", 1, 100, -EINVAL },
+	{ "1.5", 1, 100, -EINVAL },    { "abc", 1, 100, -EINVAL },
+	{ "", 1, 100, -EINVAL },       { "18446744073709551616", 1, UINT64_MAX, -ERANGE },
 };
+/* clang-format on */
 
 struct prefix_case {
 	const char *in;
@@ -72,12 +70,14 @@ struct prefix_case {
 	unsigned int value;
 };
 
+/* clang-format off: one case per line */
 static const struct prefix_case prefix_cases[] = {
-	{ "32", 32, 0, 32 },   { "/24", 32, 0, 24 },   { "0", 32, 0, 0 },
-	{ "128", 128, 0, 128 }, { "64", 128, 0, 64 },  { "33", 32, -ERANGE },
+	{ "32", 32, 0, 32 },	 { "/24", 32, 0, 24 },	{ "0", 32, 0, 0 },
+	{ "128", 128, 0, 128 },	 { "64", 128, 0, 64 },	{ "33", 32, -ERANGE },
 	{ "129", 128, -ERANGE }, { "-1", 32, -EINVAL }, { "24x", 32, -EINVAL },
 	{ "", 32, -EINVAL },	 { "/", 32, -EINVAL },	{ "4294967296", 32, -ERANGE },
 };
+/* clang-format on */
 
 static void test_rates(void)
 {
@@ -93,10 +93,10 @@ static void test_rates(void)
 		memset(&r, 0, sizeof(r));
 		err = parse_rate(c->in, &r, &why);
 		snprintf(name, sizeof(name), "rate '%s'", c->in);
-		check(err == c->err && (err || (r.packets == c->packets &&
-						r.period_ns == c->period_ns)),
-		      name, "got %d (%s) %llu/%lluns", err, err ? why : "", (unsigned long long)r.packets,
-		      (unsigned long long)r.period_ns);
+		check(err == c->err &&
+			      (err || (r.packets == c->packets && r.period_ns == c->period_ns)),
+		      name, "got %d (%s) %llu/%lluns", err, err ? why : "",
+		      (unsigned long long)r.packets, (unsigned long long)r.period_ns);
 	}
 }
 
@@ -143,14 +143,18 @@ static void test_words(void)
 	const char *why;
 	uint32_t v = 0;
 
-	check(!parse_action("drop", &v, &why) && v == SLUICE_ACTION_DROP, "action drop", "unexpected result");
+	check(!parse_action("drop", &v, &why) && v == SLUICE_ACTION_DROP, "action drop",
+	      "unexpected result");
 	check(!parse_action("dry-run", &v, &why) && v == SLUICE_ACTION_DRY_RUN, "action dry-run",
 	      "unexpected result");
-	check(parse_action("mark", &v, &why) == -EINVAL, "action mark is unknown here", "unexpected result");
-	check(parse_action("DROP", &v, &why) == -EINVAL, "action is case-sensitive", "unexpected result");
+	check(parse_action("mark", &v, &why) == -EINVAL, "action mark is unknown here",
+	      "unexpected result");
+	check(parse_action("DROP", &v, &why) == -EINVAL, "action is case-sensitive",
+	      "unexpected result");
 	check(!parse_mode("native", &v, &why) && !parse_mode("generic", &v, &why),
 	      "modes native and generic", "unexpected result");
-	check(parse_mode("offload", &v, &why) == -EINVAL, "mode offload is refused", "unexpected result");
+	check(parse_mode("offload", &v, &why) == -EINVAL, "mode offload is refused",
+	      "unexpected result");
 }
 
 /* The fixed-point numbers the datapath gets. */
