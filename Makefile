@@ -30,6 +30,8 @@ TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-benc
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-datapath
 
 .DELETE_ON_ERROR:
+# Objects and skeletons are intermediates make would otherwise delete.
+.SECONDARY:
 .PHONY: all deps test demo bench clean
 
 all: $(OUTPUT)/sluice $(TOOLS) $(TESTS)
