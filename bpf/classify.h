@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* From a parsed packet to the policy that applies and the bucket key. */
+/*
+ * From a parsed packet to what governs it: the deny and allow lists, then
+ * the most specific rule for its source CIDR and L4 class, else the
+ * default policy; and from the policy to the bucket key.
+ */
 #ifndef SLUICE_BPF_CLASSIFY_H
 #define SLUICE_BPF_CLASSIFY_H
 
 #include "maps.h"
 #include "parse.h"
+
+enum list_verdict {
+	LIST_NONE,
+	LIST_ALLOW,
+	LIST_DENY,
+};
 
 static __always_inline const struct sluice_config *config_get(void)
 {
@@ -17,10 +27,87 @@ static __always_inline const struct sluice_config *config_get(void)
 	return bpf_map_lookup_elem(slot, &zero);
 }
 
+/* Looks the source up in a pair of tries (full-length prefix, in `set`). */
+static __always_inline void *lpm_lookup(void *trie_v4, void *trie_v6, const struct packet *pkt,
+					__u32 set)
+{
+	struct sluice_lpm_v4 k4;
+	struct sluice_lpm_v6 k6;
+
+	if (pkt->family == SLUICE_FAMILY_IPV4) {
+		k4.prefixlen = 32 + 32;
+		k4.set = set;
+		k4.addr = pkt->addr[0];
+		return bpf_map_lookup_elem(trie_v4, &k4);
+	}
+	k6.prefixlen = 32 + 128;
+	k6.set = set;
+	__builtin_memcpy(k6.addr, pkt->addr, sizeof(k6.addr));
+	return bpf_map_lookup_elem(trie_v6, &k6);
+}
+
+/* Deny wins over allow; empty tries are not searched. */
+static __always_inline int classify_lists(const struct packet *pkt,
+					  const struct sluice_config *cfg)
+{
+	int v4 = pkt->family == SLUICE_FAMILY_IPV4;
+
+	if ((cfg->lists & (v4 ? SLUICE_LIST_DENY_V4 : SLUICE_LIST_DENY_V6)) &&
+	    lpm_lookup(&deny_v4, &deny_v6, pkt, cfg->list_set))
+		return LIST_DENY;
+	if ((cfg->lists & (v4 ? SLUICE_LIST_ALLOW_V4 : SLUICE_LIST_ALLOW_V6)) &&
+	    lpm_lookup(&allow_v4, &allow_v6, pkt, cfg->list_set))
+		return LIST_ALLOW;
+	return LIST_NONE;
+}
+
+static __always_inline const struct sluice_policy *policy_at(__u32 set, __u32 slot)
+{
+	__u32 index = set * SLUICE_MAX_POLICIES + (slot & (SLUICE_MAX_POLICIES - 1));
+
+	return bpf_map_lookup_elem(&policies, &index);
+}
+
+/* Does the rule's L4 class take this packet? No class takes anything. */
+static __always_inline int policy_matches(const struct sluice_policy *p, const struct packet *pkt)
+{
+	if (p->proto && p->proto != pkt->proto)
+		return 0;
+	if (p->dport_hi && (pkt->dport < p->dport_lo || pkt->dport > p->dport_hi))
+		return 0;
+	if ((p->flags & SLUICE_POL_MATCH_SYN) && !pkt->tcp_syn)
+		return 0;
+	return 1;
+}
+
+/*
+ * The longest rule CIDR holding the source names its candidates, most
+ * specific first (userspace folds the enclosing CIDRs' rules in); the
+ * first whose L4 class matches wins, else the default in slot 0.
+ */
+static __always_inline const struct sluice_policy *classify_policy(const struct packet *pkt,
+								   const struct sluice_config *cfg)
+{
+	const struct sluice_rule_group *group = NULL;
+	const struct sluice_policy *p;
+	__u32 i;
+
+	if (pkt->family == SLUICE_FAMILY_IPV4 ? cfg->rules_v4 : cfg->rules_v6)
+		group = lpm_lookup(&rules_v4, &rules_v6, pkt, cfg->policy_set);
+	if (group) {
+		for (i = 0; i < SLUICE_MAX_CANDIDATES && i < group->count; i++) {
+			p = policy_at(cfg->policy_set, group->slots[i]);
+			if (p && policy_matches(p, pkt))
+				return p;
+		}
+	}
+	return policy_at(cfg->policy_set, 0);
+}
+
 /*
  * The key's first four bytes as one word. Written field by field, they
- * would later be read back as a word by key_equal(), and a narrow store
- * feeding a wide load stalls the CPU's store forwarding.
+ * would later be read back as a word, and a narrow store feeding a wide
+ * load stalls the CPU's store forwarding.
  */
 static __always_inline __u32 key_head(__u8 family, __u8 prefix_len, __u16 policy)
 {
@@ -36,25 +123,25 @@ static __always_inline __u32 key_head(__u8 family, __u8 prefix_len, __u16 policy
 	return head.word;
 }
 
-/* The source masked to the policy's prefix: one bucket per prefix. */
+/* The source masked to the policy's prefix, in the policy's id space. */
 static __always_inline void classify_key(struct sluice_key *key, const struct packet *pkt,
-					 const struct sluice_config *cfg)
+					 const struct sluice_policy *p)
 {
 	__u32 *head = (__u32 *)key;
 
 	if (pkt->family == SLUICE_FAMILY_IPV4) {
-		*head = key_head(SLUICE_FAMILY_IPV4, cfg->ipv4_prefix, 0);
-		key->addr[0] = pkt->addr[0] & cfg->ipv4_mask;
+		*head = key_head(SLUICE_FAMILY_IPV4, p->ipv4_prefix, p->id);
+		key->addr[0] = pkt->addr[0] & p->ipv4_mask;
 		key->addr[1] = 0;
 		key->addr[2] = 0;
 		key->addr[3] = 0;
 		return;
 	}
-	*head = key_head(SLUICE_FAMILY_IPV6, cfg->ipv6_prefix, 0);
-	key->addr[0] = pkt->addr[0] & cfg->ipv6_mask[0];
-	key->addr[1] = pkt->addr[1] & cfg->ipv6_mask[1];
-	key->addr[2] = pkt->addr[2] & cfg->ipv6_mask[2];
-	key->addr[3] = pkt->addr[3] & cfg->ipv6_mask[3];
+	*head = key_head(SLUICE_FAMILY_IPV6, p->ipv6_prefix, p->id);
+	key->addr[0] = pkt->addr[0] & p->ipv6_mask[0];
+	key->addr[1] = pkt->addr[1] & p->ipv6_mask[1];
+	key->addr[2] = pkt->addr[2] & p->ipv6_mask[2];
+	key->addr[3] = pkt->addr[3] & p->ipv6_mask[3];
 }
 
 #endif /* SLUICE_BPF_CLASSIFY_H */

@@ -36,6 +36,46 @@ struct {
 	.values = { [0] = &config_initial },
 };
 
+/* Two sets of policy slots; config.policy_set names the live one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * SLUICE_MAX_POLICIES);
+	__type(key, __u32);
+	__type(value, struct sluice_policy);
+} policies SEC(".maps");
+
+/* Source CIDR -> the policy slots to try; keys carry the set. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 2 * SLUICE_MAX_POLICIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sluice_lpm_v4);
+	__type(value, struct sluice_rule_group);
+} rules_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 2 * SLUICE_MAX_POLICIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sluice_lpm_v6);
+	__type(value, struct sluice_rule_group);
+} rules_v6 SEC(".maps");
+
+/* Allow and deny lists: only presence matters; keys carry the set. */
+#define LIST_TRIE(name, key_type)                                   \
+	struct {                                                    \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);                \
+		__uint(max_entries, SLUICE_MAX_LIST_ENTRIES);       \
+		__uint(map_flags, BPF_F_NO_PREALLOC);               \
+		__type(key, key_type);                              \
+		__type(value, __u8);                                \
+	} name SEC(".maps")
+
+LIST_TRIE(allow_v4, struct sluice_lpm_v4);
+LIST_TRIE(allow_v6, struct sluice_lpm_v6);
+LIST_TRIE(deny_v4, struct sluice_lpm_v4);
+LIST_TRIE(deny_v6, struct sluice_lpm_v6);
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -50,19 +90,30 @@ struct {
  */
 __u64 config_generation SEC(".data.generation");
 
+/* What to do with a packet over its limit: copied from its policy. */
+struct verdict {
+	__u8 action; /* enum sluice_action */
+	__u8 dscp;
+	__u8 mark_dscp;
+	__u8 mark_ecn;
+};
+
 /*
- * Per-CPU negative cache: the last over-limit source (exactly as it came,
- * so rules and prefixes need no second look), the action for it, the
- * moment it may conform again, and a jiffy before which it certainly
+ * Per-CPU negative cache: the last over-limit source and L4 class (exactly
+ * as they came, so they select the same policy again), what to do with it,
+ * the moment it may conform again, and a jiffy before which it certainly
  * cannot (0: unknown). A TAT never decreases, so the moment only comes
  * later than remembered; the generation ties the entry to one configuration.
  */
 struct hot_entry {
 	__u32 src[4];
 	__u8 family;
-	__u8 action;
-	__u16 pad;
-	__u32 pad2;
+	__u8 proto;
+	__u8 tcp_syn;
+	__u8 pad;
+	__u16 dport;
+	__u16 pad2;
+	struct verdict verdict;
 	__u64 generation;
 	__u64 admissible_at;
 	__u64 admissible_jiffy;

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include "gcra.h"
+#include "act.h"
 #include "clock.h"
 #include "parse.h"
 #include "stats.h"
@@ -29,12 +30,16 @@ static __always_inline struct hot_entry *hot_get(void)
 	return bpf_map_lookup_elem(&hot, &zero);
 }
 
-/* The cached entry is about this packet's source, under the live configuration. */
+/*
+ * The cached entry is about this packet's source and L4 class (which pick
+ * the same policy again) under the live configuration.
+ */
 static __always_inline int hot_matches(const struct hot_entry *h, const struct packet *pkt)
 {
 	return h->generation == config_generation && h->family == pkt->family &&
 	       h->src[0] == pkt->addr[0] && h->src[1] == pkt->addr[1] &&
-	       h->src[2] == pkt->addr[2] && h->src[3] == pkt->addr[3];
+	       h->src[2] == pkt->addr[2] && h->src[3] == pkt->addr[3] &&
+	       h->proto == pkt->proto && h->dport == pkt->dport && h->tcp_syn == pkt->tcp_syn;
 }
 
 /*
@@ -55,59 +60,49 @@ static __always_inline int hot_still_over(const struct hot_entry *h, const struc
 	return *now < h->admissible_at;
 }
 
-/* Remembers an over-limit source until the moment it may conform again. */
+/*
+ * Remembers an over-limit source until the earliest moment a packet of
+ * min_cost may conform again.
+ */
 static __always_inline void hot_remember(struct hot_entry *h, const struct packet *pkt,
-					 const struct sluice_config *cfg, __u64 tat, __u64 now)
+					 const struct sluice_policy *p,
+					 const struct sluice_config *cfg, __u64 tat, __u64 now,
+					 __u64 min_cost)
 {
-	__u64 admissible_at = gcra_admissible_at(tat, cfg->tolerance);
+	__u64 admissible_at = gcra_admissible_at(tat, min_cost, p->limit);
 
 	h->src[0] = pkt->addr[0];
 	h->src[1] = pkt->addr[1];
 	h->src[2] = pkt->addr[2];
 	h->src[3] = pkt->addr[3];
 	h->family = pkt->family;
-	h->action = (__u8)cfg->action;
+	h->proto = pkt->proto;
+	h->tcp_syn = pkt->tcp_syn;
+	h->dport = pkt->dport;
+	verdict_of(&h->verdict, p);
 	h->generation = cfg->generation;
 	h->admissible_at = admissible_at;
 	h->admissible_jiffy = clock_jiffy_before(admissible_at - now, cfg->jiffy_recip);
 }
 
-/* Finds the key's bucket, or creates it full and returns NULL (the packet conforms). */
-static __always_inline struct sluice_bucket *bucket_get(struct xdp_md *ctx,
-							const struct sluice_key *key,
-							const struct sluice_config *cfg, __u64 now)
+/* What this packet costs its bucket: one interval, or its length in bytes. */
+static __always_inline __u64 packet_cost(struct xdp_md *ctx, const struct sluice_policy *p)
 {
-	struct sluice_bucket fresh = { .tat = now + cfg->interval };
-	struct sluice_bucket *b;
-	long err;
-
-	b = bpf_map_lookup_elem(&buckets, key);
-	if (b)
-		return b;
-
-	/* A new source starts full; its first packet is the one we meter. */
-	err = bpf_map_update_elem(&buckets, key, &fresh, BPF_NOEXIST);
-	if (!err) {
-		stats_count(ctx, SLUICE_CNT_NEW_SOURCE);
-		return NULL;
-	}
-	/* Another CPU inserted it first: meter against theirs. */
-	if (err == -EEXIST)
-		b = bpf_map_lookup_elem(&buckets, key);
-	if (!b)
-		stats_count(ctx, SLUICE_CNT_INSERT_FAILED);
-	return b;
+	if (!(p->flags & SLUICE_POL_BYTES))
+		return p->interval;
+	return (frame_len(ctx) * p->interval + (1ULL << SLUICE_BYTE_SHIFT) - 1) >>
+	       SLUICE_BYTE_SHIFT;
 }
 
-static __always_inline int meter_bucket(struct sluice_bucket *b, const struct sluice_config *cfg,
-					__u64 now, __u64 *over_tat)
+static __always_inline int meter_bucket(struct sluice_bucket *b, const struct sluice_policy *p,
+					__u64 now, __u64 cost, __u64 *over_tat)
 {
 	__u64 tat, next;
 	int i;
 
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)&b->tat;
-		if (!gcra_conforms(tat, now, cfg->interval, cfg->tolerance, &next)) {
+		if (!gcra_conforms(tat, now, cost, p->limit, &next)) {
 			*over_tat = tat;
 			return METER_OVER;
 		}
@@ -119,24 +114,57 @@ static __always_inline int meter_bucket(struct sluice_bucket *b, const struct sl
 	return METER_OVER;
 }
 
+/*
+ * A source seen for the first time gets a full bucket, metered with this
+ * packet. Returns -EEXIST when another CPU created it first.
+ */
+static __always_inline int meter_new_source(struct xdp_md *ctx, const struct sluice_key *key,
+					    const struct sluice_policy *p, __u64 now, __u64 cost)
+{
+	struct sluice_bucket fresh;
+	int conforms = cost <= p->limit;
+	long err;
+
+	fresh.tat = conforms ? now + cost : now;
+	err = bpf_map_update_elem(&buckets, key, &fresh, BPF_NOEXIST);
+	if (err)
+		return err == -EEXIST ? -EEXIST : -ENOSPC;
+	stats_count(ctx, SLUICE_CNT_NEW_SOURCE);
+	return conforms ? METER_CONFORMS : METER_OVER;
+}
+
 /* The full decision, once the fast path could not answer; now may be 0 (unread). */
 static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet *pkt,
 					const struct sluice_key *key,
+					const struct sluice_policy *p,
 					const struct sluice_config *cfg, struct hot_entry *h,
 					__u64 now)
 {
 	struct sluice_bucket *b;
-	__u64 tat;
+	__u64 cost, tat;
+	int ret;
 
 	if (!now)
 		now = clock_now();
-	b = bucket_get(ctx, key, cfg, now);
-	if (!b)
-		return METER_CONFORMS; /* created full, or failed open (counted) */
-	if (meter_bucket(b, cfg, now, &tat) == METER_CONFORMS)
+	cost = packet_cost(ctx, p);
+	b = bpf_map_lookup_elem(&buckets, key);
+	if (!b) {
+		ret = meter_new_source(ctx, key, p, now, cost);
+		if (ret != -EEXIST && ret != -ENOSPC)
+			return ret;
+		b = ret == -EEXIST ? bpf_map_lookup_elem(&buckets, key) : NULL;
+		if (!b) {
+			/* Fail open, but never silently. */
+			stats_count(ctx, SLUICE_CNT_INSERT_FAILED);
+			return METER_CONFORMS;
+		}
+	}
+	if (meter_bucket(b, p, now, cost, &tat) == METER_CONFORMS)
 		return METER_CONFORMS;
+	/* A byte-rate bucket may take a smaller packet sooner: assume none. */
 	if (h && tat)
-		hot_remember(h, pkt, cfg, tat, now);
+		hot_remember(h, pkt, p, cfg, tat, now,
+			     p->flags & SLUICE_POL_BYTES ? 0 : cost);
 	return METER_OVER;
 }
 

@@ -10,11 +10,18 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/in.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "sluice.h"
 
 #define MAX_VLAN_TAGS 2
+/* IPv6 extension headers walked to find the L4 header. */
+#define MAX_IPV6_EXT_HEADERS 6
+/* The fragment offset bits of iphdr.frag_off (net/ip.h is not UAPI). */
+#define IPV4_FRAG_OFFSET 0x1fff
 
 enum parse_result {
 	PARSE_IP,
@@ -32,10 +39,27 @@ struct vlan_tag {
 	__be16 inner_proto;
 };
 
-/* The part of a packet the limiter keys on. */
+/* The part of a packet the limiter keys and classifies on. */
 struct packet {
-	__u8 family; /* enum sluice_family */
-	__u32 addr[4];
+	__u32 addr[4]; /* source, network byte order */
+	__u8 family;   /* enum sluice_family */
+	__u8 proto;    /* L4 protocol, 0 when there is no L4 header to see */
+	__u8 tcp_syn;  /* TCP SYN without ACK */
+	__u8 pad;
+	__u16 dport;  /* host byte order, 0 without a TCP or UDP header */
+	__u16 l3_off; /* offset of the IP header, for marking */
+};
+
+struct ipv6_ext {
+	__u8 nexthdr;
+	__u8 hdrlen; /* in 8-byte units, not counting the first 8 */
+};
+
+struct ipv6_frag {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off; /* offset in the top 13 bits */
+	__be32 id;
 };
 
 static __always_inline int proto_is_vlan(__be16 proto)
@@ -87,7 +111,47 @@ static __always_inline int parse_ipv4(struct cursor *c, struct packet *pkt)
 	pkt->addr[1] = 0;
 	pkt->addr[2] = 0;
 	pkt->addr[3] = 0;
+	/* Later fragments carry no L4 header: they are judged by address only. */
+	pkt->proto = iph->frag_off & bpf_htons(IPV4_FRAG_OFFSET) ? 0 : iph->protocol;
 	return PARSE_IP;
+}
+
+static __always_inline int ipv6_is_extension(__u8 nexthdr)
+{
+	return nexthdr == IPPROTO_HOPOPTS || nexthdr == IPPROTO_ROUTING ||
+	       nexthdr == IPPROTO_DSTOPTS || nexthdr == IPPROTO_FRAGMENT;
+}
+
+/*
+ * Walks IPv6 extension headers to the L4 header. Returns its protocol, or
+ * 0 when there is none to see: a later fragment, a truncated chain, or
+ * more than MAX_IPV6_EXT_HEADERS extensions.
+ */
+static __always_inline __u8 ipv6_skip_extensions(struct cursor *c, __u8 nexthdr)
+{
+	struct ipv6_frag *frag;
+	struct ipv6_ext *ext;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < MAX_IPV6_EXT_HEADERS; i++) {
+		if (!ipv6_is_extension(nexthdr))
+			return nexthdr;
+		ext = c->pos;
+		if ((void *)(ext + 1) > c->end)
+			return 0;
+		if (nexthdr == IPPROTO_FRAGMENT) {
+			frag = c->pos;
+			if ((void *)(frag + 1) > c->end ||
+			    frag->frag_off & bpf_htons(0xfff8))
+				return 0;
+			c->pos = frag + 1;
+		} else {
+			c->pos += (ext->hdrlen + 1) * 8;
+		}
+		nexthdr = ext->nexthdr;
+	}
+	return ipv6_is_extension(nexthdr) ? 0 : nexthdr;
 }
 
 static __always_inline int parse_ipv6(struct cursor *c, struct packet *pkt)
@@ -102,14 +166,43 @@ static __always_inline int parse_ipv6(struct cursor *c, struct packet *pkt)
 
 	pkt->family = SLUICE_FAMILY_IPV6;
 	__builtin_memcpy(pkt->addr, &ip6h->saddr, sizeof(pkt->addr));
+	pkt->proto = ipv6_skip_extensions(c, ip6h->nexthdr);
 	return PARSE_IP;
+}
+
+/*
+ * The destination port, and SYN without ACK for TCP. A truncated L4 header
+ * leaves the packet without one: it is judged by address alone.
+ */
+static __always_inline void parse_l4(struct cursor *c, struct packet *pkt)
+{
+	struct tcphdr *tcp = c->pos;
+	struct udphdr *udp = c->pos;
+
+	pkt->dport = 0;
+	pkt->tcp_syn = 0;
+	if (pkt->proto == IPPROTO_TCP) {
+		if ((void *)(tcp + 1) > c->end) {
+			pkt->proto = 0;
+			return;
+		}
+		pkt->dport = bpf_ntohs(tcp->dest);
+		pkt->tcp_syn = tcp->syn && !tcp->ack;
+	} else if (pkt->proto == IPPROTO_UDP) {
+		if ((void *)(udp + 1) > c->end) {
+			pkt->proto = 0;
+			return;
+		}
+		pkt->dport = bpf_ntohs(udp->dest);
+	}
 }
 
 /* Fills *pkt for IP packets; says why not otherwise. */
 static __always_inline int parse_packet(struct xdp_md *ctx, struct packet *pkt)
 {
+	void *data = (void *)(long)ctx->data;
 	struct cursor c = {
-		.pos = (void *)(long)ctx->data,
+		.pos = data,
 		.end = (void *)(long)ctx->data_end,
 	};
 	__be16 proto;
@@ -118,12 +211,16 @@ static __always_inline int parse_packet(struct xdp_md *ctx, struct packet *pkt)
 	ret = parse_ethernet(&c, &proto);
 	if (ret != PARSE_IP)
 		return ret;
+	pkt->l3_off = (__u16)(c.pos - data);
 	if (proto == bpf_htons(ETH_P_IP))
-		return parse_ipv4(&c, pkt);
-	if (proto == bpf_htons(ETH_P_IPV6))
-		return parse_ipv6(&c, pkt);
-	/* Still a VLAN EtherType after two tags: a third tag, not IP. */
-	return PARSE_NON_IP;
+		ret = parse_ipv4(&c, pkt);
+	else if (proto == bpf_htons(ETH_P_IPV6))
+		ret = parse_ipv6(&c, pkt);
+	else
+		return PARSE_NON_IP; /* a third VLAN tag is not parsed either */
+	if (ret == PARSE_IP)
+		parse_l4(&c, pkt);
+	return ret;
 }
 
 #endif /* SLUICE_BPF_PARSE_H */

@@ -14,11 +14,30 @@
 #include "act.h"
 #include "stats.h"
 
-SEC("xdp")
+/* Lists first: denied sources are dropped, allowed ones never get a bucket. */
+static __always_inline int act_on_lists(struct xdp_md *ctx, const struct packet *pkt,
+					const struct sluice_config *cfg)
+{
+	if (!cfg->lists)
+		return -1;
+	switch (classify_lists(pkt, cfg)) {
+	case LIST_DENY:
+		stats_count(ctx, SLUICE_CNT_DENIED);
+		return XDP_DROP;
+	case LIST_ALLOW:
+		stats_count(ctx, SLUICE_CNT_ALLOWED);
+		return XDP_PASS;
+	}
+	return -1;
+}
+
+SEC("xdp.frags")
 int sluice_xdp(struct xdp_md *ctx)
 {
 	const struct sluice_config *cfg;
+	const struct sluice_policy *p;
 	struct sluice_key key;
+	struct verdict verdict;
 	struct hot_entry *h;
 	struct packet pkt;
 	__u64 now;
@@ -36,20 +55,28 @@ int sluice_xdp(struct xdp_md *ctx)
 
 	h = hot_get();
 	if (hot_still_over(h, &pkt, &now))
-		return act_over_limit(ctx, h->action);
+		return act_over_limit(ctx, &pkt, &h->verdict);
 
 	cfg = config_get();
-	if (!cfg) {
+	if (cfg) {
+		ret = act_on_lists(ctx, &pkt, cfg);
+		if (ret >= 0)
+			return ret;
+	}
+	p = cfg ? classify_policy(&pkt, cfg) : NULL;
+	if (!p) {
 		/* Only between map creation and the first config write. */
 		stats_count(ctx, SLUICE_CNT_PASSED);
 		return XDP_PASS;
 	}
-	classify_key(&key, &pkt, cfg);
-	if (meter_packet(ctx, &pkt, &key, cfg, h, now) == METER_CONFORMS) {
+
+	classify_key(&key, &pkt, p);
+	if (meter_packet(ctx, &pkt, &key, p, cfg, h, now) == METER_CONFORMS) {
 		stats_count(ctx, SLUICE_CNT_PASSED);
 		return XDP_PASS;
 	}
-	return act_over_limit(ctx, cfg->action);
+	verdict_of(&verdict, p);
+	return act_over_limit(ctx, &pkt, &verdict);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -5,6 +5,12 @@
 
 #include "maps.h"
 
+/* The whole frame, fragments of a multi-buffer frame included. */
+static __always_inline __u64 frame_len(struct xdp_md *ctx)
+{
+	return bpf_xdp_get_buff_len(ctx);
+}
+
 /*
  * Counts one packet. The lookup is inlined by the verifier and cheaper than
  * keeping the pointer (and the length) alive across the whole program.
@@ -18,7 +24,7 @@ static __always_inline void stats_count(struct xdp_md *ctx, enum sluice_counter 
 	if (!st)
 		return;
 	st->c[which].packets++;
-	st->c[which].bytes += ctx->data_end - ctx->data;
+	st->c[which].bytes += frame_len(ctx);
 }
 
 #endif /* SLUICE_BPF_STATS_H */

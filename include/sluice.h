@@ -10,13 +10,20 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 1
+#define SLUICE_LAYOUT_VERSION 2
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
 #define SLUICE_PIN_LINK	      "link"
 #define SLUICE_MAP_BUCKETS    "buckets"
 #define SLUICE_MAP_CONFIG     "config"
+#define SLUICE_MAP_POLICIES   "policies"
+#define SLUICE_MAP_RULES_V4   "rules_v4"
+#define SLUICE_MAP_RULES_V6   "rules_v6"
+#define SLUICE_MAP_ALLOW_V4   "allow_v4"
+#define SLUICE_MAP_ALLOW_V6   "allow_v6"
+#define SLUICE_MAP_DENY_V4    "deny_v4"
+#define SLUICE_MAP_DENY_V6    "deny_v6"
 #define SLUICE_MAP_STATS      "stats"
 #define SLUICE_MAP_HOT	      "hot"
 #define SLUICE_MAP_GENERATION "generation"
@@ -27,31 +34,42 @@
  * A u64 then still spans 2^60 ns, about 36 years of uptime.
  */
 #define SLUICE_TIME_SHIFT 4
+/* Byte rates keep 16 more fractional bits per byte: 100 Gbit/s is 1.28 units. */
+#define SLUICE_BYTE_SHIFT 16
 
 #define SLUICE_DEFAULT_MAX_SOURCES 1000000
 #define SLUICE_DEFAULT_IPV4_PREFIX 32
 #define SLUICE_DEFAULT_IPV6_PREFIX 64
 
+/* Policy slots per set; slot 0 is the default policy. */
+#define SLUICE_MAX_POLICIES 256
+/* Rules a source can fall under, most specific first (nested CIDRs, L4 classes). */
+#define SLUICE_MAX_CANDIDATES 16
+/* Entries per allow or deny trie, across both sets. */
+#define SLUICE_MAX_LIST_ENTRIES (2 * 1000000)
+
 enum sluice_action {
 	SLUICE_ACTION_DROP = 0,
 	SLUICE_ACTION_DRY_RUN = 1,
+	SLUICE_ACTION_MARK = 2,
 	SLUICE_ACTION_MAX,
 };
 
 enum sluice_family {
+	SLUICE_FAMILY_ANY = 0,
 	SLUICE_FAMILY_IPV4 = 4,
 	SLUICE_FAMILY_IPV6 = 6,
 };
 
 /*
  * One bucket per key: the source masked to the policy's prefix, in network
- * byte order. IPv4 uses addr[0] and leaves the rest zero. policy is 0 for
- * the default policy.
+ * byte order, within the policy's own id space. IPv4 uses addr[0] and
+ * leaves the rest zero.
  */
 struct sluice_key {
 	__u8 family;
 	__u8 prefix_len;
-	__u16 policy;
+	__u16 policy; /* sluice_policy.id: a changed rule gets a new one */
 	__u32 addr[4];
 };
 
@@ -60,46 +78,121 @@ struct sluice_bucket {
 	__u64 tat;
 };
 
+/* sluice_policy.flags */
+#define SLUICE_POL_BYTES	  (1U << 0) /* rate and burst are in bytes */
+#define SLUICE_POL_BURST_EXPLICIT (1U << 1) /* burst typed, not derived */
+#define SLUICE_POL_MARK_DSCP	  (1U << 2) /* mark: rewrite DSCP to dscp */
+#define SLUICE_POL_MARK_ECN	  (1U << 3) /* mark: set ECN CE, drop Not-ECT */
+#define SLUICE_POL_MATCH_SYN	  (1U << 4) /* match TCP SYN without ACK only */
+
 /*
- * The running configuration. The datapath reads it through a one-slot
- * map-in-map; userspace replaces the inner map as a whole, so a packet
- * sees either the old or the new configuration, never a mix.
+ * One limiter: the default (slot 0) or a rule. Policies live in an array
+ * of two sets of SLUICE_MAX_POLICIES slots; the configuration names the
+ * live set, so a whole policy is replaced in one step.
  */
-struct sluice_config {
-	__u32 layout_version;
-	__u32 action;	  /* enum sluice_action */
-	__u64 generation; /* changes on every write: invalidates per-CPU caches */
-	__u64 interval;	  /* GCRA emission interval T, in meter time per packet */
-	__u64 tolerance;  /* GCRA tolerance tau = (burst - 1) * T, in meter time */
-	/* What the operator asked for, kept so `status` can show it back. */
-	__u64 rate_packets; /* rate_packets per rate_period_ns */
+struct sluice_policy {
+	/*
+	 * GCRA in meter time. A packet costs `interval` (packet rates) or
+	 * (bytes * interval) >> SLUICE_BYTE_SHIFT (byte rates), and conforms
+	 * while max(TAT, now) + cost - now <= limit = burst's worth of cost.
+	 */
+	__u64 interval;
+	__u64 limit;
+	/* What the operator typed, for show and status. */
+	__u64 rate_amount; /* packets, or bits/bytes (see flags), per period */
 	__u64 rate_period_ns;
-	__u64 burst;
-	__u32 ipv4_prefix;
-	__u32 ipv6_prefix;
+	__u64 burst; /* packets, or bytes */
+	__u32 flags; /* SLUICE_POL_* */
+	__u16 id;    /* bucket id space; 0 is never used by a rule */
+	__u8 action; /* enum sluice_action */
+	__u8 dscp;
+	__u8 ipv4_prefix;
+	__u8 ipv6_prefix;
+	/* Match: source CIDR and L4 class. Unused for the default. */
+	__u8 family;   /* enum sluice_family */
+	__u8 cidr_len; /* prefix length of cidr */
+	__u32 cidr[4];
+	__u8 proto; /* IPPROTO_*, 0: any */
+	__u8 rate_unit; /* enum sluice_rate_unit, for show */
+	__u16 dport_lo; /* host byte order; 0-0: any port */
+	__u16 dport_hi;
+	__u16 pad;
 	/* Prefix masks in network byte order, precomputed in userspace. */
 	__u32 ipv4_mask;
 	__u32 ipv6_mask[4];
-	__u32 flags; /* SLUICE_CFG_* */
+};
+
+enum sluice_rate_unit {
+	SLUICE_UNIT_PACKETS = 0,
+	SLUICE_UNIT_BITS = 1,
+	SLUICE_UNIT_BYTES = 2,
+};
+
+/* sluice_config.lists: which allow and deny tries hold entries. */
+#define SLUICE_LIST_ALLOW_V4 (1U << 0)
+#define SLUICE_LIST_ALLOW_V6 (1U << 1)
+#define SLUICE_LIST_DENY_V4  (1U << 2)
+#define SLUICE_LIST_DENY_V6  (1U << 3)
+
+/*
+ * The running configuration. The datapath reads it through a one-slot
+ * map-in-map; userspace replaces the inner map as a whole, so a packet
+ * sees either the old or the new configuration, never a mix. It names the
+ * live set of policies and rules, and the live set of allow/deny entries:
+ * a change writes the other set, then flips here.
+ */
+struct sluice_config {
+	__u32 layout_version;
+	__u32 policy_set; /* 0 or 1: which half of policies and rules */
+	__u32 list_set;	  /* 0 or 1: which half of allow and deny */
+	__u32 lists;	  /* SLUICE_LIST_*: skip empty tries */
+	__u64 generation; /* changes on every write: invalidates per-CPU caches */
 	/*
 	 * Jiffies per meter-time unit << SLUICE_JIFFY_RECIP_SHIFT, rounded
 	 * down: lets the over-limit cache turn a wait into whole jiffies
 	 * without dividing. Zero disables the jiffy check.
 	 */
 	__u64 jiffy_recip;
+	__u32 rules_v4; /* rule count per family: skip empty tries */
+	__u32 rules_v6;
+	__u16 next_policy_id; /* the id the next new rule gets */
+	__u16 pad[3];
 };
 
 #define SLUICE_JIFFY_RECIP_SHIFT 48
 /* Waits longer than this (about 68 s) are cached as this long. */
 #define SLUICE_JIFFY_WAIT_MAX (1ULL << 40)
 
-/* The burst was typed by the operator, not derived from the rate. */
-#define SLUICE_CFG_BURST_EXPLICIT (1U << 0)
+/*
+ * LPM trie keys. The set (0 or 1) leads the data, so one trie holds both
+ * halves and a lookup in one set never matches the other: prefixlen counts
+ * 32 bits of set plus the CIDR length.
+ */
+struct sluice_lpm_v4 {
+	__u32 prefixlen;
+	__u32 set;
+	__u32 addr;
+};
+
+struct sluice_lpm_v6 {
+	__u32 prefixlen;
+	__u32 set;
+	__u32 addr[4];
+};
+
+/* Value of a rules trie entry: the policy slots to try, in order. */
+struct sluice_rule_group {
+	__u32 count;
+	__u32 slots[SLUICE_MAX_CANDIDATES];
+};
 
 enum sluice_counter {
 	SLUICE_CNT_PASSED,	  /* under the limit, passed */
 	SLUICE_CNT_DROPPED,	  /* over the limit, dropped */
 	SLUICE_CNT_WOULD_DROP,	  /* over the limit in dry run, passed */
+	SLUICE_CNT_MARKED,	  /* over the limit, marked and passed */
+	SLUICE_CNT_ALLOWED,	  /* on the allow list, passed unmetered */
+	SLUICE_CNT_DENIED,	  /* on the deny list, dropped */
 	SLUICE_CNT_NON_IP,	  /* not IPv4 or IPv6, passed untouched */
 	SLUICE_CNT_MALFORMED,	  /* truncated or invalid headers, passed */
 	SLUICE_CNT_NEW_SOURCE,	  /* buckets created (also counted above) */

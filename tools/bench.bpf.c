@@ -22,14 +22,15 @@ struct {
 	__type(value, __u32);
 } target SEC(".maps");
 
-SEC("xdp")
+/* frags-aware like sluice_xdp: tail calls need both to agree. */
+SEC("xdp.frags")
 int bare_drop(struct xdp_md *ctx)
 {
 	(void)ctx;
 	return XDP_DROP;
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int rotate_source(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;

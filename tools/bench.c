@@ -80,20 +80,22 @@ static void report(const char *name, const struct figure *fig, const char *floor
 /* A fresh limiter (empty buckets) at `rate`/s; burst 0 means the default. */
 static struct sluice *limiter_open(uint64_t rate, uint64_t burst)
 {
-	struct sluice_config cfg;
+	struct policy_doc doc;
 	struct sluice *skel;
-	struct settings s;
+	struct state st;
 	const char *why;
 
-	settings_default(&s);
-	s.rate.packets = rate;
-	s.rate.period_ns = NSEC_PER_SEC;
-	s.burst = burst;
-	if (config_build(&cfg, &s, &why))
+	doc_init(&doc);
+	doc.dflt.rate.amount = rate;
+	doc.dflt.rate.period_ns = NSEC_PER_SEC;
+	doc.dflt.burst.value = burst;
+	if (doc_validate(&doc, &why))
 		return NULL;
 	skel = sluice__open_and_load();
-	if (skel && config_write(bpf_map__fd(skel->maps.config),
-				 bpf_map__fd(skel->maps.data_generation), &cfg)) {
+	if (!skel)
+		return NULL;
+	state_from_object(skel->obj, &st);
+	if (policy_create(&st.maps, &doc)) {
 		sluice__destroy(skel);
 		return NULL;
 	}

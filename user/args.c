@@ -1,28 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/if_link.h>
-#include "sluice.h"
 #include "args.h"
 
 struct unit {
 	const char *name;
 	uint64_t value;
+	uint8_t kind; /* enum sluice_rate_unit */
 };
 
-static const struct unit multipliers[] = {
-	{ "", 1 },
-	{ "k", 1000 },
-	{ "M", 1000000 },
-	{ NULL, 0 },
+/* Amount suffixes: packets, bits and bytes, SI multipliers, spelled apart. */
+static const struct unit amounts[] = {
+	{ "", 1, SLUICE_UNIT_PACKETS },
+	{ "k", 1000, SLUICE_UNIT_PACKETS },
+	{ "M", 1000000, SLUICE_UNIT_PACKETS },
+	{ "bit", 1, SLUICE_UNIT_BITS },
+	{ "kbit", 1000, SLUICE_UNIT_BITS },
+	{ "mbit", 1000000, SLUICE_UNIT_BITS },
+	{ "Mbit", 1000000, SLUICE_UNIT_BITS },
+	{ "gbit", 1000000000, SLUICE_UNIT_BITS },
+	{ "Gbit", 1000000000, SLUICE_UNIT_BITS },
+	{ "B", 1, SLUICE_UNIT_BYTES },
+	{ "kB", 1000, SLUICE_UNIT_BYTES },
+	{ "MB", 1000000, SLUICE_UNIT_BYTES },
+	{ "GB", 1000000000, SLUICE_UNIT_BYTES },
+	{ NULL, 0, 0 },
 };
 
 static const struct unit periods[] = {
-	{ "s", NSEC_PER_SEC },
-	{ "m", 60 * NSEC_PER_SEC },
-	{ "h", 3600 * NSEC_PER_SEC },
-	{ NULL, 0 },
+	{ "s", NSEC_PER_SEC, 0 },
+	{ "m", 60 * NSEC_PER_SEC, 0 },
+	{ "h", 3600 * NSEC_PER_SEC, 0 },
+	{ NULL, 0, 0 },
 };
 
 static const struct unit *unit_find(const struct unit *table, const char *s, size_t len)
@@ -55,42 +69,42 @@ static int parse_digits(const char **s, uint64_t *out, const char **why)
 	return 0;
 }
 
-/* NUMBER with an optional k or M, running up to `end` (or the string end). */
-static int parse_scaled(const char *s, const char *end, uint64_t *out, const char **why)
+/* NUMBER with a suffix from `amounts`, running up to `end`. */
+static int parse_amount(const char *s, const char *end, uint64_t *out, const struct unit **unit,
+			const char **why)
 {
-	const struct unit *mult;
 	uint64_t v;
 	int err;
 
 	err = parse_digits(&s, &v, why);
 	if (err)
 		return err;
-	mult = unit_find(multipliers, s, (size_t)(end - s));
-	if (!mult) {
-		*why = "unknown multiplier (use k or M)";
+	*unit = unit_find(amounts, s, (size_t)(end - s));
+	if (!*unit) {
+		*why = "unknown unit (packets: k, M; bits: kbit, mbit, gbit; bytes: B, kB, MB, GB)";
 		return -EINVAL;
 	}
-	if (v > UINT64_MAX / mult->value) {
+	if (v > UINT64_MAX / (*unit)->value) {
 		*why = "number is too large";
 		return -ERANGE;
 	}
-	*out = v * mult->value;
+	*out = v * (*unit)->value;
 	return 0;
 }
 
 int parse_rate(const char *s, struct rate *rate, const char **why)
 {
-	const struct unit *period;
+	const struct unit *period, *unit;
+	uint64_t amount, per_second_max;
 	const char *slash;
-	uint64_t packets;
 	int err;
 
 	slash = strchr(s, '/');
 	if (!slash) {
-		*why = "expected PACKETS/UNIT, e.g. 500/s, 30/m, 10k/s";
+		*why = "expected AMOUNT/UNIT, e.g. 500/s, 30/m, 10k/s, 10mbit/s, 500kB/s";
 		return -EINVAL;
 	}
-	err = parse_scaled(s, slash, &packets, why);
+	err = parse_amount(s, slash, &amount, &unit, why);
 	if (err)
 		return err;
 	period = unit_find(periods, slash + 1, strlen(slash + 1));
@@ -98,18 +112,59 @@ int parse_rate(const char *s, struct rate *rate, const char **why)
 		*why = "unknown time unit (use s, m or h)";
 		return -EINVAL;
 	}
-	if (!packets) {
+	if (!amount) {
 		*why = "rate must be greater than zero";
 		return -EINVAL;
 	}
-	/* packets / period <= RATE_MAX_PER_SEC, without overflowing. */
-	if (packets / (period->value / NSEC_PER_SEC) > RATE_MAX_PER_SEC) {
-		*why = "rate is too high (at most 1000M/s)";
+	per_second_max = unit->kind == SLUICE_UNIT_PACKETS ? RATE_MAX_PER_SEC :
+			 unit->kind == SLUICE_UNIT_BITS	   ? 8 * BYTE_RATE_MAX_PER_SEC :
+							     BYTE_RATE_MAX_PER_SEC;
+	if (amount / (period->value / NSEC_PER_SEC) > per_second_max) {
+		*why = unit->kind == SLUICE_UNIT_PACKETS ? "rate is too high (at most 1000M/s)" :
+							   "rate is too high (at most 1000gbit/s)";
 		return -ERANGE;
 	}
-	rate->packets = packets;
+	rate->amount = amount;
 	rate->period_ns = period->value;
+	rate->unit = unit->kind;
 	return 0;
+}
+
+int parse_burst(const char *s, struct burst *burst, const char **why)
+{
+	const struct unit *unit;
+	uint64_t v;
+	int err;
+
+	err = parse_amount(s, s + strlen(s), &v, &unit, why);
+	if (err)
+		return err;
+	if (unit->kind == SLUICE_UNIT_BITS) {
+		*why = "a burst is in packets or bytes (B, kB, MB, GB), not bits";
+		return -EINVAL;
+	}
+	burst->bytes = unit->kind == SLUICE_UNIT_BYTES;
+	if (!v || v > (burst->bytes ? BURST_BYTES_MAX : BURST_MAX)) {
+		*why = burst->bytes ? "must be between 1B and 1099511627776B" :
+				      "must be between 1 and 1000000000";
+		return -ERANGE;
+	}
+	burst->value = v;
+	return 0;
+}
+
+/* Counts take the packet multipliers k and M only. */
+static int parse_scaled(const char *s, const char *end, uint64_t *out, const char **why)
+{
+	const struct unit *unit;
+	int err;
+
+	err = parse_amount(s, end, out, &unit, why);
+	if (!err && unit->kind != SLUICE_UNIT_PACKETS) {
+		*why = "expected a plain number (k and M allowed)";
+		return -EINVAL;
+	}
+	return err;
 }
 
 int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why)
@@ -158,6 +213,7 @@ int parse_prefix(const char *s, unsigned int max, unsigned int *out, const char 
 static const char *const action_names[SLUICE_ACTION_MAX] = {
 	[SLUICE_ACTION_DROP] = "drop",
 	[SLUICE_ACTION_DRY_RUN] = "dry-run",
+	[SLUICE_ACTION_MARK] = "mark",
 };
 
 const char *action_name(uint32_t action)
@@ -175,7 +231,7 @@ int parse_action(const char *s, uint32_t *action, const char **why)
 			return 0;
 		}
 	}
-	*why = "expected drop or dry-run";
+	*why = "expected drop, mark or dry-run";
 	return -EINVAL;
 }
 
@@ -193,17 +249,150 @@ int parse_mode(const char *s, uint32_t *xdp_flags, const char **why)
 	return -EINVAL;
 }
 
+/* The largest suffix of `kind` that divides v exactly, so it parses back. */
+static const struct unit *unit_exact(uint64_t v, uint8_t kind)
+{
+	const struct unit *u, *best = NULL;
+
+	for (u = amounts; u->name; u++)
+		if (u->kind == kind && !(v % u->value) && (!best || u->value > best->value) &&
+		    (kind != SLUICE_UNIT_BITS || islower(u->name[0]) || u->name[0] == 'b'))
+			best = u;
+	return best;
+}
+
 void format_rate(char *buf, unsigned long len, const struct rate *rate)
 {
-	const struct unit *period = periods;
+	const struct unit *period = periods, *u = unit_exact(rate->amount, rate->unit);
 
 	while (period->name && period->value != rate->period_ns)
 		period++;
-	if (period->name)
-		snprintf(buf, len, "%llu/%s", (unsigned long long)rate->packets, period->name);
-	else
-		snprintf(buf, len, "%llu/%lluns", (unsigned long long)rate->packets,
-			 (unsigned long long)rate->period_ns);
+	snprintf(buf, len, "%llu%s/%s", (unsigned long long)(rate->amount / u->value), u->name,
+		 period->name ? period->name : "?");
+}
+
+void format_burst(char *buf, unsigned long len, const struct burst *burst)
+{
+	const struct unit *u =
+		unit_exact(burst->value, burst->bytes ? SLUICE_UNIT_BYTES : SLUICE_UNIT_PACKETS);
+
+	snprintf(buf, len, "%llu%s", (unsigned long long)(burst->value / u->value), u->name);
+}
+
+int parse_cidr(const char *s, struct cidr *cidr, bool *host_bits, const char **why)
+{
+	char addr[INET6_ADDRSTRLEN + 1];
+	const char *slash = strchr(s, '/');
+	size_t alen = slash ? (size_t)(slash - s) : strlen(s);
+	unsigned int len, max, i;
+	uint32_t mask;
+	int err;
+
+	memset(cidr, 0, sizeof(*cidr));
+	if (alen >= sizeof(addr)) {
+		*why = "expected an IPv4 or IPv6 address or CIDR";
+		return -EINVAL;
+	}
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET, addr, cidr->addr) == 1) {
+		cidr->family = SLUICE_FAMILY_IPV4;
+		max = 32;
+	} else if (inet_pton(AF_INET6, addr, cidr->addr) == 1) {
+		cidr->family = SLUICE_FAMILY_IPV6;
+		max = 128;
+	} else {
+		*why = "expected an IPv4 or IPv6 address or CIDR";
+		return -EINVAL;
+	}
+	len = max;
+	if (slash) {
+		err = parse_prefix(slash + 1, max, &len, why);
+		if (err)
+			return err;
+	}
+	cidr->len = (uint8_t)len;
+	*host_bits = false;
+	for (i = 0; i < 4; i++) {
+		int bits = (int)len - 32 * (int)i;
+
+		mask = bits >= 32 ? 0xffffffffU : bits <= 0 ? 0 : htonl(0xffffffffU << (32 - bits));
+		if (cidr->addr[i] & ~mask)
+			*host_bits = true;
+		cidr->addr[i] &= mask;
+	}
+	return 0;
+}
+
+void format_cidr(char *buf, unsigned long len, const struct cidr *cidr)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	inet_ntop(cidr->family == SLUICE_FAMILY_IPV4 ? AF_INET : AF_INET6, cidr->addr, addr,
+		  sizeof(addr));
+	snprintf(buf, len, "%s/%u", addr, cidr->len);
+}
+
+static const struct {
+	const char *name;
+	uint8_t proto;
+} protos[] = {
+	{ "tcp", IPPROTO_TCP },
+	{ "udp", IPPROTO_UDP },
+	{ "icmp", IPPROTO_ICMP },
+	{ "icmpv6", IPPROTO_ICMPV6 },
+};
+
+int parse_proto(const char *s, uint8_t *proto, const char **why)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
+		if (!strcmp(s, protos[i].name)) {
+			*proto = protos[i].proto;
+			return 0;
+		}
+	}
+	*why = "expected tcp, udp, icmp or icmpv6";
+	return -EINVAL;
+}
+
+const char *proto_name(uint8_t proto)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+		if (protos[i].proto == proto)
+			return protos[i].name;
+	return "any";
+}
+
+int parse_port_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why)
+{
+	uint64_t a, b;
+	int err;
+
+	err = parse_digits(&s, &a, why);
+	if (err)
+		return err;
+	b = a;
+	if (*s == '-') {
+		s++;
+		err = parse_digits(&s, &b, why);
+		if (err)
+			return err;
+	}
+	if (*s) {
+		*why = "expected PORT or PORT-PORT";
+		return -EINVAL;
+	}
+	if (!a || a > 65535 || b > 65535 || b < a) {
+		*why = "ports are 1-65535, low to high";
+		return -ERANGE;
+	}
+	*lo = (uint16_t)a;
+	*hi = (uint16_t)b;
+	return 0;
 }
 
 int cli_next_option(const char *cmd, int argc, char **argv, const struct option *options)

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Strict parsers for everything an operator types: rates, counts, prefix
- * lengths, actions, modes. Each returns 0 or a negative errno and, on
- * error, points *why at a short explanation.
+ * Strict parsers for everything an operator types: rates, bursts, counts,
+ * prefix lengths, CIDRs, ports, protocols, actions, modes. Each returns 0
+ * or a negative errno and, on error, points *why at a short explanation.
  */
 #ifndef SLUICE_ARGS_H
 #define SLUICE_ARGS_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include "sluice.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 
@@ -18,28 +21,53 @@ enum {
 	EXIT_BAD_INPUT = 2,
 };
 
-/* `packets` per `period_ns`, exactly as typed: 30/m is 30 per 60 s. */
+/*
+ * `amount` units per `period_ns`, exactly as typed: 30/m is 30 packets per
+ * 60 s, 10mbit/s is 10,000,000 bits per second.
+ */
 struct rate {
-	uint64_t packets;
+	uint64_t amount;
 	uint64_t period_ns;
+	uint8_t unit; /* enum sluice_rate_unit */
 };
 
-/* Highest rate we accept: one packet per nanosecond. */
+/* A burst as typed: a count of packets, or bytes when it had a byte suffix. */
+struct burst {
+	uint64_t value; /* 0: derive from the rate */
+	bool bytes;
+};
+
+struct cidr {
+	uint8_t family; /* SLUICE_FAMILY_IPV4 or _IPV6 */
+	uint8_t len;
+	uint32_t addr[4]; /* network byte order, host bits clear */
+};
+
+/* Highest packet rate we accept: one packet per nanosecond. */
 #define RATE_MAX_PER_SEC 1000000000ULL
-#define BURST_MAX	 1000000000ULL
-#define MAX_SOURCES_MAX	 100000000ULL
+/* Highest byte rate: 1 Tbit/s. */
+#define BYTE_RATE_MAX_PER_SEC 125000000000ULL
+#define BURST_MAX	      1000000000ULL
+#define BURST_BYTES_MAX	      (1ULL << 40)
+#define MAX_SOURCES_MAX	      100000000ULL
 
 int parse_rate(const char *s, struct rate *rate, const char **why);
+int parse_burst(const char *s, struct burst *burst, const char **why);
 int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
 int parse_prefix(const char *s, unsigned int max, unsigned int *out, const char **why);
 int parse_action(const char *s, uint32_t *action, const char **why);
 int parse_mode(const char *s, uint32_t *xdp_flags, const char **why);
+/* A CIDR or a bare address; *host_bits tells that host bits were cleared. */
+int parse_cidr(const char *s, struct cidr *cidr, bool *host_bits, const char **why);
+int parse_proto(const char *s, uint8_t *proto, const char **why);
+int parse_port_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why);
 
 const char *action_name(uint32_t action);
-/* "500/s", "30/m": the canonical spelling of a rate, for status output. */
+const char *proto_name(uint8_t proto);
+/* Canonical spellings that parse back to the same value. */
 void format_rate(char *buf, unsigned long len, const struct rate *rate);
-
-#include <getopt.h>
+void format_burst(char *buf, unsigned long len, const struct burst *burst);
+void format_cidr(char *buf, unsigned long len, const struct cidr *cidr);
 
 /*
  * getopt_long with our error style: returns the next option, -1 at the
@@ -52,4 +80,5 @@ int cli_next_option(const char *cmd, int argc, char **argv, const struct option 
 const char *cli_option_name(const struct option *options, int val);
 /* Exactly one positional argument left, named `what` in errors. */
 int cli_one_positional(const char *cmd, int argc, char **argv, const char *what, const char **out);
+
 #endif /* SLUICE_ARGS_H */

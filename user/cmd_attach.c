@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <linux/if_link.h>
@@ -11,18 +12,25 @@
 #include "sluice.skel.h"
 #include "args.h"
 #include "commands.h"
+#include "conf.h"
 #include "output.h"
 #include "policy.h"
 #include "state.h"
 
 static const char attach_usage[] =
-	"Usage: sluice attach IFACE --rate RATE [--burst N] [--action drop|dry-run]\n"
-	"                    [--mode native|generic] [--ipv4-prefix N] [--ipv6-prefix N]\n"
-	"                    [--max-sources N]\n"
+	"Usage: sluice attach IFACE --rate RATE [--burst N] [--action drop|mark|dry-run]\n"
+	"                    [--dscp N] [--ecn] [--mode native|generic]\n"
+	"                    [--ipv4-prefix N] [--ipv6-prefix N] [--max-sources N]\n"
 	"\n"
-	"Limit every source address on IFACE to RATE packets (500/s, 30/m, 2/h, 10k/s).\n"
-	"  --burst N          bucket depth in packets (default: one second of rate, at least 1)\n"
-	"  --action A         drop (default) or dry-run (pass, but count would-drops)\n"
+	"Limit every source address on IFACE to RATE: packets (500/s, 30/m, 2/h, 10k/s)\n"
+	"or bandwidth (10mbit/s, 1gbit/s, 500kB/s). These settings are the default\n"
+	"policy; 'sluice rule' adds rules for source CIDRs and traffic classes.\n"
+	"  --burst N          bucket depth in packets, or in bytes for a bandwidth (64kB)\n"
+	"                     (default: one second of rate; at least 1 packet or 64 kB)\n"
+	"  --action A         drop (default), mark (with --dscp N and/or --ecn), or dry-run\n"
+	"                     (pass, but count would-drops)\n"
+	"  --dscp N           mark: rewrite DSCP of over-limit packets to N (0-63)\n"
+	"  --ecn              mark: set ECN CE on over-limit packets; drop those not ECN-capable\n"
 	"  --mode M           native or generic XDP (default: native when the driver can)\n"
 	"  --ipv4-prefix N    sources share a bucket per IPv4 /N (default 32)\n"
 	"  --ipv6-prefix N    sources share a bucket per IPv6 /N (default 64)\n"
@@ -31,46 +39,36 @@ static const char attach_usage[] =
 struct attach_opts {
 	const char *ifname;
 	int ifindex;
-	struct settings settings;
+	struct policy_doc doc;
 	uint64_t max_sources;
 	uint32_t xdp_flags;
 };
 
-enum { OPT_RATE = 256, OPT_BURST, OPT_ACTION, OPT_MODE, OPT_IPV4, OPT_IPV6, OPT_MAX_SOURCES };
+enum { OPT_MODE = 256, OPT_MAX_SOURCES, OPT_LIMITER };
 
 static const struct option attach_options[] = {
-	{ "rate", required_argument, NULL, OPT_RATE },
-	{ "burst", required_argument, NULL, OPT_BURST },
-	{ "action", required_argument, NULL, OPT_ACTION },
 	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "ipv4-prefix", required_argument, NULL, OPT_IPV4 },
-	{ "ipv6-prefix", required_argument, NULL, OPT_IPV6 },
 	{ "max-sources", required_argument, NULL, OPT_MAX_SOURCES },
+	{ "rate", required_argument, NULL, OPT_LIMITER },
+	{ "burst", required_argument, NULL, OPT_LIMITER + 1 },
+	{ "action", required_argument, NULL, OPT_LIMITER + 2 },
+	{ "dscp", required_argument, NULL, OPT_LIMITER + 3 },
+	{ "ecn", no_argument, NULL, OPT_LIMITER + 4 },
+	{ "ipv4-prefix", required_argument, NULL, OPT_LIMITER + 5 },
+	{ "ipv6-prefix", required_argument, NULL, OPT_LIMITER + 6 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 static int attach_option(struct attach_opts *o, int opt, const char *val, const char **why)
 {
-	struct settings *s = &o->settings;
-
 	switch (opt) {
-	case OPT_RATE:
-		return parse_rate(val, &s->rate, why);
-	case OPT_BURST:
-		return parse_count(val, 1, BURST_MAX, &s->burst, why);
-	case OPT_ACTION:
-		return parse_action(val, &s->action, why);
 	case OPT_MODE:
 		return parse_mode(val, &o->xdp_flags, why);
-	case OPT_IPV4:
-		return parse_prefix(val, 32, &s->ipv4_prefix, why);
-	case OPT_IPV6:
-		return parse_prefix(val, 128, &s->ipv6_prefix, why);
 	case OPT_MAX_SOURCES:
 		return parse_count(val, 1, MAX_SOURCES_MAX, &o->max_sources, why);
 	}
-	return -EINVAL;
+	return option_apply(&o->doc.dflt, NULL, cli_option_name(attach_options, opt), val, why);
 }
 
 /* Returns -1 to go on, or the exit status. */
@@ -79,7 +77,7 @@ static int attach_parse(int argc, char **argv, struct attach_opts *o)
 	const char *why;
 	int opt;
 
-	settings_default(&o->settings);
+	doc_init(&o->doc);
 	o->max_sources = SLUICE_DEFAULT_MAX_SOURCES;
 	while ((opt = cli_next_option("attach", argc, argv, attach_options)) != -1) {
 		if (opt == 'h') {
@@ -89,43 +87,19 @@ static int attach_parse(int argc, char **argv, struct attach_opts *o)
 		if (opt == '?')
 			return EXIT_BAD_INPUT;
 		if (attach_option(o, opt, optarg, &why))
-			return fail_input("attach", "bad value '%s' for --%s: %s", optarg,
+			return fail_input("attach", "bad value '%s' for --%s: %s", optarg ?: "",
 					  cli_option_name(attach_options, opt), why);
 	}
 	if (cli_one_positional("attach", argc, argv, "interface name", &o->ifname))
 		return EXIT_BAD_INPUT;
-	if (!o->settings.rate.packets)
+	if (!o->doc.dflt.rate.amount)
 		return fail_input("attach", "missing --rate (for example --rate 500/s)");
+	if (doc_validate(&o->doc, &why))
+		return fail_input("attach", "%s", why);
 	o->ifindex = (int)if_nametoindex(o->ifname);
 	if (!o->ifindex)
 		return fail_input("attach", "unknown interface '%s'", o->ifname);
 	return -1;
-}
-
-static int pin_maps(struct sluice *skel, const char *ifname)
-{
-	const struct {
-		struct bpf_map *map;
-		const char *name;
-	} pins[] = {
-		{ skel->maps.buckets, SLUICE_MAP_BUCKETS },
-		{ skel->maps.config, SLUICE_MAP_CONFIG },
-		{ skel->maps.stats, SLUICE_MAP_STATS },
-		{ skel->maps.hot, SLUICE_MAP_HOT },
-		{ skel->maps.data_generation, SLUICE_MAP_GENERATION },
-	};
-	char path[PATH_MAX];
-	size_t i;
-	int err;
-
-	for (i = 0; i < sizeof(pins) / sizeof(pins[0]); i++) {
-		err = state_path(ifname, pins[i].name, path, sizeof(path));
-		if (!err)
-			err = bpf_map__pin(pins[i].map, path);
-		if (err)
-			return err;
-	}
-	return 0;
 }
 
 static int link_attach_and_pin(struct sluice *skel, const struct attach_opts *o)
@@ -160,8 +134,9 @@ static int check_free(const struct attach_opts *o)
 	return -1;
 }
 
-static int attach_load(struct sluice **skel, const struct attach_opts *o, struct sluice_config *cfg)
+static int attach_load(struct sluice **skel, struct attach_opts *o)
 {
+	struct state st;
 	int err;
 
 	*skel = sluice__open();
@@ -170,38 +145,31 @@ static int attach_load(struct sluice **skel, const struct attach_opts *o, struct
 	err = bpf_map__set_max_entries((*skel)->maps.buckets, (__u32)o->max_sources);
 	if (!err)
 		err = sluice__load(*skel);
-	if (!err)
-		err = config_write(bpf_map__fd((*skel)->maps.config),
-				   bpf_map__fd((*skel)->maps.data_generation), cfg);
-	return err;
+	if (err)
+		return err;
+	state_from_object((*skel)->obj, &st);
+	return policy_create(&st.maps, &o->doc);
 }
 
-static void attach_report(const struct attach_opts *o, const struct sluice_config *cfg)
+static void attach_report(const struct attach_opts *o)
 {
-	char rate[32];
+	char opts[256];
 
-	format_rate(rate, sizeof(rate), &o->settings.rate);
-	printf("sluice: attached to %s in %s mode: %s per source, burst %llu, action %s, "
-	       "IPv4 /%u, IPv6 /%u, up to %llu sources\n",
-	       o->ifname, xdp_mode_name(o->ifindex), rate, (unsigned long long)cfg->burst,
-	       action_name(cfg->action), cfg->ipv4_prefix, cfg->ipv6_prefix,
-	       (unsigned long long)o->max_sources);
+	format_settings(opts, sizeof(opts), &o->doc.dflt);
+	printf("sluice: attached to %s in %s mode: %s per source, up to %llu sources\n",
+	       o->ifname, xdp_mode_name(o->ifindex), opts, (unsigned long long)o->max_sources);
 }
 
 int cmd_attach(int argc, char **argv)
 {
 	struct attach_opts o = {};
-	struct sluice_config cfg;
 	struct sluice *skel = NULL;
 	char dir[PATH_MAX];
 	int ret, err, lock_fd = -1;
-	const char *why;
 
 	ret = attach_parse(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
-	if (config_build(&cfg, &o.settings, &why))
-		return fail_input("attach", "%s", why);
 	ret = require_root("attach");
 	if (ret)
 		return ret;
@@ -217,7 +185,7 @@ int cmd_attach(int argc, char **argv)
 		goto out;
 
 	ret = EXIT_FAILURE_RUNTIME;
-	err = attach_load(&skel, &o, &cfg);
+	err = attach_load(&skel, &o);
 	if (err) {
 		fail_runtime("attach", err, "cannot load the XDP program");
 		goto out;
@@ -226,7 +194,7 @@ int cmd_attach(int argc, char **argv)
 	if (!err && mkdir(dir, 0700))
 		err = -errno;
 	if (!err)
-		err = pin_maps(skel, o.ifname);
+		err = state_pin(skel->obj, o.ifname);
 	if (!err)
 		err = link_attach_and_pin(skel, &o);
 	if (err) {
@@ -234,10 +202,11 @@ int cmd_attach(int argc, char **argv)
 		state_remove(o.ifname);
 		goto out;
 	}
-	attach_report(&o, &cfg);
+	attach_report(&o);
 	ret = EXIT_OK;
 out:
 	sluice__destroy(skel);
 	state_unlock(lock_fd);
+	doc_free(&o.doc);
 	return ret;
 }

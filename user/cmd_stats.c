@@ -14,6 +14,9 @@ static const char stats_usage[] =
 	"  passed         under the limit, passed\n"
 	"  dropped        over the limit, dropped\n"
 	"  would_drop     over the limit in dry run, passed\n"
+	"  marked         over the limit, DSCP or ECN rewritten, passed\n"
+	"  allowed        on the allow list, passed without metering\n"
+	"  denied         on the deny list, dropped\n"
 	"  non_ip         neither IPv4 nor IPv6, passed untouched\n"
 	"  malformed      truncated or invalid IP headers, passed\n"
 	"  new_sources    buckets created for sources seen for the first time\n"
@@ -31,6 +34,9 @@ static const char *const counter_names[SLUICE_CNT_MAX] = {
 	[SLUICE_CNT_PASSED] = "passed",
 	[SLUICE_CNT_DROPPED] = "dropped",
 	[SLUICE_CNT_WOULD_DROP] = "would_drop",
+	[SLUICE_CNT_MARKED] = "marked",
+	[SLUICE_CNT_ALLOWED] = "allowed",
+	[SLUICE_CNT_DENIED] = "denied",
 	[SLUICE_CNT_NON_IP] = "non_ip",
 	[SLUICE_CNT_MALFORMED] = "malformed",
 	[SLUICE_CNT_NEW_SOURCE] = "new_sources",

@@ -33,7 +33,9 @@ struct iface_status {
 	unsigned int prog_id;
 	unsigned int max_sources;
 	struct sluice_config cfg;
+	struct sluice_policy dflt;
 	char rate[32];
+	char burst[32];
 };
 
 static int status_collect(const char *ifname, struct iface_status *is)
@@ -41,6 +43,7 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	unsigned int ifindex, link_ifindex;
+	struct burst burst;
 	struct rate rate;
 	struct state st;
 	int err;
@@ -50,7 +53,7 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	err = state_open(ifname, &st);
 	if (err)
 		return err;
-	err = config_read(st.config_fd, &is->cfg);
+	err = policy_default(&st.maps, &is->cfg, &is->dflt);
 	if (!err && bpf_obj_get_info_by_fd(st.buckets_fd, &info, &len))
 		err = -errno;
 	is->max_sources = info.max_entries;
@@ -67,9 +70,13 @@ static int status_collect(const char *ifname, struct iface_status *is)
 		is->health = "stale: program is not attached";
 	else
 		is->health = "ok";
-	rate.packets = is->cfg.rate_packets;
-	rate.period_ns = is->cfg.rate_period_ns;
+	rate.amount = is->dflt.rate_amount;
+	rate.period_ns = is->dflt.rate_period_ns;
+	rate.unit = is->dflt.rate_unit;
 	format_rate(is->rate, sizeof(is->rate), &rate);
+	burst.value = is->dflt.burst;
+	burst.bytes = !!(is->dflt.flags & SLUICE_POL_BYTES);
+	format_burst(is->burst, sizeof(is->burst), &burst);
 	return 0;
 }
 
@@ -81,12 +88,16 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_string(j, "mode", is->mode);
 	json_u64(j, "prog_id", is->prog_id);
 	json_string(j, "rate", is->rate);
-	json_u64(j, "rate_packets", is->cfg.rate_packets);
-	json_u64(j, "rate_period_ns", is->cfg.rate_period_ns);
-	json_u64(j, "burst", is->cfg.burst);
-	json_string(j, "action", action_name(is->cfg.action));
-	json_u64(j, "ipv4_prefix", is->cfg.ipv4_prefix);
-	json_u64(j, "ipv6_prefix", is->cfg.ipv6_prefix);
+	json_u64(j, "rate_amount", is->dflt.rate_amount);
+	json_string(j, "rate_unit", is->dflt.rate_unit == SLUICE_UNIT_PACKETS ? "packets" :
+				     is->dflt.rate_unit == SLUICE_UNIT_BITS	 ? "bits" :
+										   "bytes");
+	json_u64(j, "rate_period_ns", is->dflt.rate_period_ns);
+	json_u64(j, "burst", is->dflt.burst);
+	json_string(j, "action", action_name(is->dflt.action));
+	json_u64(j, "ipv4_prefix", is->dflt.ipv4_prefix);
+	json_u64(j, "ipv6_prefix", is->dflt.ipv6_prefix);
+	json_u64(j, "rules", is->cfg.rules_v4 + is->cfg.rules_v6);
 	json_u64(j, "max_sources", is->max_sources);
 	json_u64(j, "generation", is->cfg.generation);
 	json_object_end(j);
@@ -94,9 +105,9 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 
 static void status_human_one(const struct iface_status *is)
 {
-	printf("%-15s %-8s %-6u %-10s %-10llu %-8s /%-4u /%-4u %-11u %s\n", is->ifname, is->mode,
-	       is->prog_id, is->rate, (unsigned long long)is->cfg.burst,
-	       action_name(is->cfg.action), is->cfg.ipv4_prefix, is->cfg.ipv6_prefix,
+	printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %s\n", is->ifname,
+	       is->mode, is->prog_id, is->rate, is->burst, action_name(is->dflt.action),
+	       is->dflt.ipv4_prefix, is->dflt.ipv6_prefix, is->cfg.rules_v4 + is->cfg.rules_v6,
 	       is->max_sources, is->health);
 }
 
@@ -110,8 +121,9 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 		json_init(&j, stdout);
 		json_array_begin(&j, NULL);
 	} else {
-		printf("%-15s %-8s %-6s %-10s %-10s %-8s %-5s %-5s %-11s %s\n", "INTERFACE", "MODE",
-		       "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6", "MAX-SOURCES", "STATE");
+		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %s\n", "INTERFACE",
+		       "MODE", "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6", "RULES",
+		       "MAX-SOURCES", "STATE");
 	}
 	for (i = 0; i < n; i++) {
 		err = status_collect(names[i], &is);

@@ -8,5 +8,10 @@ int cmd_set(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_rule(int argc, char **argv);
+int cmd_allow(int argc, char **argv);
+int cmd_deny(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_show(int argc, char **argv);
 
 #endif /* SLUICE_COMMANDS_H */

@@ -20,10 +20,15 @@ struct command {
 
 static const struct command commands[] = {
 	{ "attach", cmd_attach, "start limiting every source on an interface" },
-	{ "set", cmd_set, "change rate, burst or action live" },
+	{ "set", cmd_set, "change the default rate, burst or action live" },
 	{ "detach", cmd_detach, "stop limiting and remove all state" },
 	{ "status", cmd_status, "list attached interfaces and their settings" },
 	{ "stats", cmd_stats, "print the counters of an interface" },
+	{ "rule", cmd_rule, "add, delete or list rules for source CIDRs and classes" },
+	{ "allow", cmd_allow, "add, delete or list sources never limited" },
+	{ "deny", cmd_deny, "add, delete or list sources always dropped" },
+	{ "apply", cmd_apply, "replace the whole policy from a file, atomically" },
+	{ "show", cmd_show, "print the running policy in the file format" },
 	{ NULL, NULL, NULL },
 };
 

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
+/* A policy in memory: building fixed-point slots, comparing, validating. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include "policy.h"
 
-/* TATs stay below 2^62 so max(TAT, now) + T can never wrap. */
-#define TOLERANCE_MAX (1ULL << 62)
+/* TATs stay below 2^62 so max(TAT, now) + cost can never wrap. */
+#define LIMIT_MAX (1ULL << 62)
+/* Largest frame a byte rate must be able to cost (multi-buffer included). */
+#define FRAME_BYTES_MAX (1ULL << 18)
+/* Default burst of a byte rate: one second of it, but room for 64 kB. */
+#define BYTE_BURST_MIN 65536
 
 void settings_default(struct settings *s)
 {
@@ -14,27 +21,6 @@ void settings_default(struct settings *s)
 	s->action = SLUICE_ACTION_DROP;
 	s->ipv4_prefix = SLUICE_DEFAULT_IPV4_PREFIX;
 	s->ipv6_prefix = SLUICE_DEFAULT_IPV6_PREFIX;
-}
-
-static uint32_t prefix_mask(unsigned int bits)
-{
-	if (!bits)
-		return 0;
-	if (bits >= 32)
-		return 0xffffffffU;
-	return htonl(0xffffffffU << (32 - bits));
-}
-
-static void masks_build(struct sluice_config *cfg)
-{
-	int i;
-
-	cfg->ipv4_mask = prefix_mask(cfg->ipv4_prefix);
-	for (i = 0; i < 4; i++) {
-		int bits = (int)cfg->ipv6_prefix - 32 * i;
-
-		cfg->ipv6_mask[i] = prefix_mask(bits < 0 ? 0 : (unsigned int)bits);
-	}
 }
 
 uint64_t jiffy_ns(void)
@@ -46,54 +32,351 @@ uint64_t jiffy_ns(void)
 	return (uint64_t)res.tv_sec * NSEC_PER_SEC + (uint64_t)res.tv_nsec;
 }
 
-static uint64_t default_burst(const struct rate *rate)
+static uint32_t prefix_mask(int bits)
 {
-	uint64_t per_second = rate->packets / (rate->period_ns / NSEC_PER_SEC);
-
-	return per_second ? per_second : 1;
+	if (bits <= 0)
+		return 0;
+	if (bits >= 32)
+		return 0xffffffffU;
+	return htonl(0xffffffffU << (32 - bits));
 }
 
-int config_build(struct sluice_config *cfg, const struct settings *s, const char **why)
+static void masks_build(struct sluice_policy *p)
+{
+	int i;
+
+	p->ipv4_mask = prefix_mask(p->ipv4_prefix);
+	for (i = 0; i < 4; i++)
+		p->ipv6_mask[i] = prefix_mask((int)p->ipv6_prefix - 32 * i);
+}
+
+/* Amount per second, for default bursts (0 below one per second). */
+static uint64_t per_second(const struct rate *r)
+{
+	return r->amount / (r->period_ns / NSEC_PER_SEC);
+}
+
+static int meter_packets(struct sluice_policy *p, const struct settings *s, const char **why)
 {
 	uint64_t period = s->rate.period_ns << SLUICE_TIME_SHIFT;
-	uint64_t burst = s->burst ? s->burst : default_burst(&s->rate);
-	uint64_t tick;
+	uint64_t burst = s->burst.value;
 
-	if (!s->rate.packets || !s->rate.period_ns) {
-		*why = "rate must be greater than zero";
+	if (s->burst.bytes) {
+		*why = "a burst in bytes needs a byte rate (such as 10mbit/s)";
 		return -EINVAL;
 	}
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->layout_version = SLUICE_LAYOUT_VERSION;
-	cfg->action = s->action;
+	if (!burst)
+		burst = per_second(&s->rate) ?: 1;
 	/* Round T up: never admit faster than asked. */
-	cfg->interval = (period + s->rate.packets - 1) / s->rate.packets;
-	if (burst - 1 > TOLERANCE_MAX / cfg->interval) {
+	p->interval = (period + s->rate.amount - 1) / s->rate.amount;
+	if (burst > LIMIT_MAX / p->interval) {
 		*why = "burst is too large for this rate";
 		return -ERANGE;
 	}
-	cfg->tolerance = (burst - 1) * cfg->interval;
-	cfg->rate_packets = s->rate.packets;
-	cfg->rate_period_ns = s->rate.period_ns;
-	cfg->burst = burst;
-	cfg->flags = s->burst ? SLUICE_CFG_BURST_EXPLICIT : 0;
-	cfg->ipv4_prefix = s->ipv4_prefix;
-	cfg->ipv6_prefix = s->ipv6_prefix;
-	masks_build(cfg);
-
-	tick = jiffy_ns() << SLUICE_TIME_SHIFT;
-	if (tick < (NSEC_PER_SEC << SLUICE_TIME_SHIFT))
-		cfg->jiffy_recip = (1ULL << SLUICE_JIFFY_RECIP_SHIFT) / tick;
+	p->limit = burst * p->interval;
+	p->burst = burst;
 	return 0;
 }
 
-void config_settings(const struct sluice_config *cfg, struct settings *s)
+static int meter_bytes(struct sluice_policy *p, const struct settings *s, const char **why)
+{
+	unsigned __int128 period = (unsigned __int128)s->rate.period_ns
+				   << (SLUICE_TIME_SHIFT + SLUICE_BYTE_SHIFT);
+	unsigned __int128 interval, limit;
+	uint64_t burst = s->burst.value, bytes_per_second;
+
+	if (s->rate.unit == SLUICE_UNIT_BITS)
+		period *= 8;
+	interval = (period + s->rate.amount - 1) / s->rate.amount;
+	if (interval * FRAME_BYTES_MAX > LIMIT_MAX) {
+		*why = "byte rate is too low";
+		return -ERANGE;
+	}
+	bytes_per_second = per_second(&s->rate) / (s->rate.unit == SLUICE_UNIT_BITS ? 8 : 1);
+	if (!burst)
+		burst = bytes_per_second > BYTE_BURST_MIN ? bytes_per_second : BYTE_BURST_MIN;
+	limit = (interval * burst) >> SLUICE_BYTE_SHIFT;
+	if (limit > LIMIT_MAX) {
+		*why = "burst is too large for this rate";
+		return -ERANGE;
+	}
+	p->interval = (uint64_t)interval;
+	p->limit = (uint64_t)limit;
+	p->burst = burst;
+	p->flags |= SLUICE_POL_BYTES;
+	return 0;
+}
+
+static int check_action(const struct settings *s, const char **why)
+{
+	bool marks = s->mark_dscp || s->mark_ecn;
+
+	if (s->action == SLUICE_ACTION_MARK && !marks) {
+		*why = "action mark needs dscp N or ecn";
+		return -EINVAL;
+	}
+	if (s->action != SLUICE_ACTION_MARK && marks) {
+		*why = "dscp and ecn go with action mark";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_match(const struct match *m, const char **why)
+{
+	if (m->syn && m->proto != IPPROTO_TCP) {
+		*why = "syn needs proto tcp";
+		return -EINVAL;
+	}
+	if (m->dport_hi && m->proto != IPPROTO_TCP && m->proto != IPPROTO_UDP) {
+		*why = "dport needs proto tcp or udp";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int policy_build(struct sluice_policy *p, const struct settings *s, const struct match *m,
+		 uint16_t id, const char **why)
+{
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	if (!s->rate.amount || !s->rate.period_ns) {
+		*why = "rate must be greater than zero";
+		return -EINVAL;
+	}
+	err = check_action(s, why);
+	if (!err && m)
+		err = check_match(m, why);
+	if (!err)
+		err = s->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(p, s, why) :
+							    meter_bytes(p, s, why);
+	if (err)
+		return err;
+
+	p->rate_amount = s->rate.amount;
+	p->rate_period_ns = s->rate.period_ns;
+	p->rate_unit = s->rate.unit;
+	p->flags |= s->burst.value ? SLUICE_POL_BURST_EXPLICIT : 0;
+	p->flags |= s->mark_dscp ? SLUICE_POL_MARK_DSCP : 0;
+	p->flags |= s->mark_ecn ? SLUICE_POL_MARK_ECN : 0;
+	p->id = id;
+	p->action = (uint8_t)s->action;
+	p->dscp = s->dscp;
+	p->ipv4_prefix = (uint8_t)s->ipv4_prefix;
+	p->ipv6_prefix = (uint8_t)s->ipv6_prefix;
+	masks_build(p);
+	if (m) {
+		p->family = m->cidr.family;
+		p->cidr_len = m->cidr.len;
+		memcpy(p->cidr, m->cidr.addr, sizeof(p->cidr));
+		p->proto = m->proto;
+		p->dport_lo = m->dport_lo;
+		p->dport_hi = m->dport_hi;
+		p->flags |= m->syn ? SLUICE_POL_MATCH_SYN : 0;
+	}
+	return 0;
+}
+
+void policy_settings(const struct sluice_policy *p, struct settings *s, struct match *m)
 {
 	settings_default(s);
-	s->rate.packets = cfg->rate_packets;
-	s->rate.period_ns = cfg->rate_period_ns;
-	s->burst = cfg->flags & SLUICE_CFG_BURST_EXPLICIT ? cfg->burst : 0;
-	s->action = cfg->action;
-	s->ipv4_prefix = cfg->ipv4_prefix;
-	s->ipv6_prefix = cfg->ipv6_prefix;
+	s->rate.amount = p->rate_amount;
+	s->rate.period_ns = p->rate_period_ns;
+	s->rate.unit = p->rate_unit;
+	if (p->flags & SLUICE_POL_BURST_EXPLICIT) {
+		s->burst.value = p->burst;
+		s->burst.bytes = !!(p->flags & SLUICE_POL_BYTES);
+	}
+	s->action = p->action;
+	s->dscp = p->dscp;
+	s->mark_dscp = !!(p->flags & SLUICE_POL_MARK_DSCP);
+	s->mark_ecn = !!(p->flags & SLUICE_POL_MARK_ECN);
+	s->ipv4_prefix = p->ipv4_prefix;
+	s->ipv6_prefix = p->ipv6_prefix;
+	if (!m)
+		return;
+	memset(m, 0, sizeof(*m));
+	m->cidr.family = p->family;
+	m->cidr.len = p->cidr_len;
+	memcpy(m->cidr.addr, p->cidr, sizeof(m->cidr.addr));
+	m->proto = p->proto;
+	m->dport_lo = p->dport_lo;
+	m->dport_hi = p->dport_hi;
+	m->syn = !!(p->flags & SLUICE_POL_MATCH_SYN);
+}
+
+bool match_equal(const struct match *a, const struct match *b)
+{
+	return a->cidr.family == b->cidr.family && a->cidr.len == b->cidr.len &&
+	       !memcmp(a->cidr.addr, b->cidr.addr, sizeof(a->cidr.addr)) && a->proto == b->proto &&
+	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->syn == b->syn;
+}
+
+bool settings_equal(const struct settings *a, const struct settings *b)
+{
+	return a->rate.amount == b->rate.amount && a->rate.period_ns == b->rate.period_ns &&
+	       a->rate.unit == b->rate.unit && a->burst.value == b->burst.value &&
+	       a->burst.bytes == b->burst.bytes && a->action == b->action && a->dscp == b->dscp &&
+	       a->mark_dscp == b->mark_dscp && a->mark_ecn == b->mark_ecn &&
+	       a->ipv4_prefix == b->ipv4_prefix && a->ipv6_prefix == b->ipv6_prefix;
+}
+
+int doc_find_rule(const struct policy_doc *doc, const struct match *m)
+{
+	int i;
+
+	for (i = 0; i < doc->n_rules; i++)
+		if (match_equal(&doc->rules[i].match, m))
+			return i;
+	return -1;
+}
+
+void doc_init(struct policy_doc *doc)
+{
+	memset(doc, 0, sizeof(*doc));
+	settings_default(&doc->dflt);
+	doc->next_id = 1;
+}
+
+void doc_free(struct policy_doc *doc)
+{
+	free(doc->allow.items);
+	free(doc->deny.items);
+	doc->allow.items = doc->deny.items = NULL;
+	doc->allow.count = doc->deny.count = 0;
+	doc->allow.capacity = doc->deny.capacity = 0;
+}
+
+static bool cidr_equal(const struct cidr *a, const struct cidr *b)
+{
+	return a->family == b->family && a->len == b->len &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+int cidr_list_add(struct cidr_list *l, const struct cidr *c)
+{
+	struct cidr *grown;
+
+	if (l->count == l->capacity) {
+		size_t cap = l->capacity ? 2 * l->capacity : 64;
+
+		grown = realloc(l->items, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		l->items = grown;
+		l->capacity = cap;
+	}
+	l->items[l->count++] = *c;
+	return 0;
+}
+
+bool cidr_list_remove(struct cidr_list *l, const struct cidr *c)
+{
+	size_t i;
+
+	for (i = 0; i < l->count; i++) {
+		if (cidr_equal(&l->items[i], c)) {
+			l->items[i] = l->items[--l->count];
+			return true;
+		}
+	}
+	return false;
+}
+
+static int cidr_cmp(const void *x, const void *y)
+{
+	const struct cidr *a = x, *b = y;
+	int d;
+
+	if (a->family != b->family)
+		return a->family - b->family;
+	d = memcmp(a->addr, b->addr, sizeof(a->addr));
+	return d ? d : a->len - b->len;
+}
+
+/* Sorted, and without duplicates. */
+void cidr_list_sort(struct cidr_list *l)
+{
+	size_t i, n = 0;
+
+	if (!l->count)
+		return;
+	qsort(l->items, l->count, sizeof(*l->items), cidr_cmp);
+	for (i = 1; i < l->count; i++)
+		if (!cidr_equal(&l->items[n], &l->items[i]))
+			l->items[++n] = l->items[i];
+	l->count = n + 1;
+}
+
+bool cidr_contains(const struct cidr *outer, const struct cidr *inner)
+{
+	int i;
+
+	if (outer->family != inner->family || outer->len > inner->len)
+		return false;
+	for (i = 0; i < 4; i++)
+		if ((inner->addr[i] & prefix_mask((int)outer->len - 32 * i)) != outer->addr[i])
+			return false;
+	return true;
+}
+
+/* How narrowly a rule's L4 class picks packets: the narrower wins a tie. */
+static int l4_specificity(const struct match *m)
+{
+	return (m->syn ? 4 : 0) + (m->dport_hi ? 2 : 0) + (m->proto ? 1 : 0);
+}
+
+/* Orders rule a before rule b when a is more specific (then by position). */
+static bool rule_before(const struct policy_doc *doc, int a, int b)
+{
+	const struct match *x = &doc->rules[a].match, *y = &doc->rules[b].match;
+
+	if (x->cidr.len != y->cidr.len)
+		return x->cidr.len > y->cidr.len;
+	if (l4_specificity(x) != l4_specificity(y))
+		return l4_specificity(x) > l4_specificity(y);
+	return a < b;
+}
+
+int doc_group(const struct policy_doc *doc, const struct cidr *c, int *members)
+{
+	int i, j, n = 0, tmp;
+
+	for (i = 0; i < doc->n_rules; i++) {
+		if (!cidr_contains(&doc->rules[i].match.cidr, c))
+			continue;
+		if (n == SLUICE_MAX_CANDIDATES)
+			return -E2BIG;
+		members[n++] = i;
+	}
+	/* Insertion sort: groups are at most SLUICE_MAX_CANDIDATES long. */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && rule_before(doc, members[j], members[j - 1]); j--) {
+			tmp = members[j];
+			members[j] = members[j - 1];
+			members[j - 1] = tmp;
+		}
+	return n;
+}
+
+int doc_validate(const struct policy_doc *doc, const char **why)
+{
+	struct sluice_policy p;
+	int members[SLUICE_MAX_CANDIDATES];
+	int i, err;
+
+	err = policy_build(&p, &doc->dflt, NULL, 0, why);
+	if (err)
+		return err;
+	for (i = 0; i < doc->n_rules; i++) {
+		err = policy_build(&p, &doc->rules[i].settings, &doc->rules[i].match, 1, why);
+		if (err)
+			return err;
+		if (doc_group(doc, &doc->rules[i].match.cidr, members) < 0) {
+			*why = "more than 16 rules cover one source";
+			return -E2BIG;
+		}
+	}
+	return 0;
 }

@@ -1,26 +1,106 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* From what the operator typed to the struct sluice_config the datapath reads. */
+/*
+ * The policy of an interface as the operator sees it (a default, rules,
+ * allow and deny lists), and its translation to what the datapath reads:
+ * fixed-point struct sluice_policy slots, rule tries and list tries.
+ */
 #ifndef SLUICE_POLICY_H
 #define SLUICE_POLICY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "sluice.h"
 #include "args.h"
 
+/* One limiter as typed. */
 struct settings {
 	struct rate rate;
-	uint64_t burst; /* 0: one second of rate, at least 1 */
+	struct burst burst; /* value 0: one second of rate */
 	uint32_t action;
+	uint8_t dscp;
+	bool mark_dscp;
+	bool mark_ecn;
 	unsigned int ipv4_prefix;
 	unsigned int ipv6_prefix;
+};
+
+/* What a rule applies to: a source CIDR and an optional L4 class. */
+struct match {
+	struct cidr cidr;
+	uint8_t proto; /* 0: any */
+	uint16_t dport_lo, dport_hi; /* 0-0: any */
+	bool syn;
+};
+
+struct rule {
+	struct match match;
+	struct settings settings;
+	uint16_t id; /* bucket id space; assigned when stored */
+};
+
+struct cidr_list {
+	struct cidr *items;
+	size_t count, capacity;
+};
+
+struct policy_doc {
+	struct settings dflt;
+	struct rule rules[SLUICE_MAX_POLICIES - 1];
+	int n_rules;
+	struct cidr_list allow, deny;
+	uint16_t next_id;
+};
+
+/* Every pinned map a policy lives in. */
+struct policy_maps {
+	int config, generation, policies;
+	int rules_v4, rules_v6;
+	int allow_v4, allow_v6, deny_v4, deny_v6;
 };
 
 void settings_default(struct settings *s);
 /* Nanoseconds per jiffy, the resolution of the coarse clock. */
 uint64_t jiffy_ns(void);
-/* Validates and precomputes everything the fast path needs. */
-int config_build(struct sluice_config *cfg, const struct settings *s, const char **why);
-/* The settings a configuration was built from (for `set` and `status`). */
-void config_settings(const struct sluice_config *cfg, struct settings *s);
+/* Validates one limiter and precomputes everything the fast path needs. */
+int policy_build(struct sluice_policy *p, const struct settings *s, const struct match *m,
+		 uint16_t id, const char **why);
+void policy_settings(const struct sluice_policy *p, struct settings *s, struct match *m);
+
+bool match_equal(const struct match *a, const struct match *b);
+bool settings_equal(const struct settings *a, const struct settings *b);
+/* The rule with exactly this match, or -1. */
+int doc_find_rule(const struct policy_doc *doc, const struct match *m);
+bool cidr_contains(const struct cidr *outer, const struct cidr *inner);
+/*
+ * The rules covering CIDR c, most specific first (longer CIDR, then narrower
+ * L4 class, then earlier): indexes into doc->rules. Returns the count, or
+ * -E2BIG past SLUICE_MAX_CANDIDATES.
+ */
+int doc_group(const struct policy_doc *doc, const struct cidr *c, int *members);
+/* Checks a document before anything is written: limits and rule overlaps. */
+int doc_validate(const struct policy_doc *doc, const char **why);
+
+void doc_init(struct policy_doc *doc);
+void doc_free(struct policy_doc *doc);
+int cidr_list_add(struct cidr_list *l, const struct cidr *c);
+bool cidr_list_remove(struct cidr_list *l, const struct cidr *c);
+void cidr_list_sort(struct cidr_list *l);
+
+/* Reads the live policy back from the maps (allow and deny too with lists). */
+int policy_load(const struct policy_maps *m, struct policy_doc *doc, bool lists);
+/*
+ * Makes doc the live policy in one step: writes the idle set of policies
+ * and rules (and, with lists, of allow and deny), then flips the
+ * configuration to it. Rules keep their ids when unchanged from the live
+ * policy; changed and new rules get fresh ones.
+ */
+int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists);
+/* The live configuration and default policy (slot 0), for status. */
+int policy_default(const struct policy_maps *m, struct sluice_config *cfg, struct sluice_policy *p);
+/* The first configuration of freshly loaded maps, then doc. */
+int policy_create(const struct policy_maps *m, struct policy_doc *doc);
+/* Adds or removes list entries in place, in the live set. */
+int list_update(const struct policy_maps *m, bool deny, const struct cidr *items, size_t n,
+		bool add);
 
 #endif /* SLUICE_POLICY_H */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,14 +15,42 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "args.h"
+#include "output.h"
 #include "state.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
 
-static const char *const pin_names[] = {
-	SLUICE_PIN_LINK,  SLUICE_MAP_BUCKETS, SLUICE_MAP_CONFIG,
-	SLUICE_MAP_STATS, SLUICE_MAP_HOT,     SLUICE_MAP_GENERATION,
+/*
+ * Every pin of an interface: its name, the map's name in the BPF object
+ * (NULL for the link), and where struct state keeps its fd.
+ */
+static const struct {
+	const char *name;
+	const char *obj_name;
+	size_t offset;
+} pins[] = {
+	{ SLUICE_PIN_LINK, NULL, offsetof(struct state, link_fd) },
+	{ SLUICE_MAP_BUCKETS, "buckets", offsetof(struct state, buckets_fd) },
+	{ SLUICE_MAP_STATS, "stats", offsetof(struct state, stats_fd) },
+	{ SLUICE_MAP_HOT, "hot", offsetof(struct state, hot_fd) },
+	{ SLUICE_MAP_CONFIG, "config", offsetof(struct state, maps.config) },
+	{ SLUICE_MAP_GENERATION, ".data.generation", offsetof(struct state, maps.generation) },
+	{ SLUICE_MAP_POLICIES, "policies", offsetof(struct state, maps.policies) },
+	{ SLUICE_MAP_RULES_V4, "rules_v4", offsetof(struct state, maps.rules_v4) },
+	{ SLUICE_MAP_RULES_V6, "rules_v6", offsetof(struct state, maps.rules_v6) },
+	{ SLUICE_MAP_ALLOW_V4, "allow_v4", offsetof(struct state, maps.allow_v4) },
+	{ SLUICE_MAP_ALLOW_V6, "allow_v6", offsetof(struct state, maps.allow_v6) },
+	{ SLUICE_MAP_DENY_V4, "deny_v4", offsetof(struct state, maps.deny_v4) },
+	{ SLUICE_MAP_DENY_V6, "deny_v6", offsetof(struct state, maps.deny_v6) },
 };
+
+#define N_PINS (sizeof(pins) / sizeof(pins[0]))
+
+static int *pin_fd(struct state *st, size_t i)
+{
+	return (int *)((char *)st + pins[i].offset);
+}
 
 int bpffs_ensure(void)
 {
@@ -91,12 +120,47 @@ static int pin_open(const char *ifname, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
+void state_from_object(struct bpf_object *obj, struct state *st)
+{
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < N_PINS; i++)
+		*pin_fd(st, i) = pins[i].obj_name ?
+					 bpf_object__find_map_fd_by_name(obj, pins[i].obj_name) :
+					 -1;
+}
+
+int state_pin(struct bpf_object *obj, const char *ifname)
+{
+	char path[PATH_MAX];
+	struct bpf_map *map;
+	size_t i;
+	int err;
+
+	for (i = 0; i < N_PINS; i++) {
+		if (!pins[i].obj_name)
+			continue;
+		map = bpf_object__find_map_by_name(obj, pins[i].obj_name);
+		if (!map)
+			return -ENOENT;
+		err = state_path(ifname, pins[i].name, path, sizeof(path));
+		if (!err)
+			err = bpf_map__pin(map, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int state_open(const char *ifname, struct state *st)
 {
+	size_t i;
 	int err;
 
 	memset(st, 0, sizeof(*st));
-	st->link_fd = st->config_fd = st->stats_fd = st->buckets_fd = st->generation_fd = -1;
+	for (i = 0; i < N_PINS; i++)
+		*pin_fd(st, i) = -1;
 	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
 	err = state_path(ifname, NULL, st->dir, sizeof(st->dir));
 	if (err)
@@ -104,31 +168,26 @@ int state_open(const char *ifname, struct state *st)
 	if (!state_exists(ifname))
 		return -ENOENT;
 
-	st->link_fd = pin_open(ifname, SLUICE_PIN_LINK);
-	st->config_fd = pin_open(ifname, SLUICE_MAP_CONFIG);
-	st->stats_fd = pin_open(ifname, SLUICE_MAP_STATS);
-	st->buckets_fd = pin_open(ifname, SLUICE_MAP_BUCKETS);
-	st->generation_fd = pin_open(ifname, SLUICE_MAP_GENERATION);
-	err = st->config_fd < 0	      ? st->config_fd
-	      : st->stats_fd < 0      ? st->stats_fd
-	      : st->buckets_fd < 0    ? st->buckets_fd
-	      : st->generation_fd < 0 ? st->generation_fd
-				      : 0;
-	if (err)
-		state_close(st);
-	return err;
+	/* The link may be gone with its interface; every map must be there. */
+	for (i = 0; i < N_PINS; i++) {
+		*pin_fd(st, i) = pin_open(ifname, pins[i].name);
+		if (*pin_fd(st, i) < 0 && strcmp(pins[i].name, SLUICE_PIN_LINK)) {
+			err = *pin_fd(st, i);
+			state_close(st);
+			return err;
+		}
+	}
+	return 0;
 }
 
 void state_close(struct state *st)
 {
-	int *fds[] = { &st->link_fd, &st->config_fd, &st->stats_fd, &st->buckets_fd,
-		       &st->generation_fd };
 	size_t i;
 
-	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
+	for (i = 0; i < N_PINS; i++) {
+		if (*pin_fd(st, i) >= 0)
+			close(*pin_fd(st, i));
+		*pin_fd(st, i) = -1;
 	}
 }
 
@@ -138,8 +197,8 @@ int state_remove(const char *ifname)
 	size_t i;
 	int err = 0;
 
-	for (i = 0; i < sizeof(pin_names) / sizeof(pin_names[0]); i++) {
-		if (state_path(ifname, pin_names[i], path, sizeof(path)))
+	for (i = 0; i < N_PINS; i++) {
+		if (state_path(ifname, pins[i].name, path, sizeof(path)))
 			return -ENAMETOOLONG;
 		if (unlink(path) && errno != ENOENT)
 			err = -errno;
@@ -284,4 +343,56 @@ unsigned int link_prog_id(int link_fd, unsigned int *ifindex)
 		return 0;
 	*ifindex = info.xdp.ifindex;
 	return info.prog_id;
+}
+
+int state_open_cmd(const char *cmd, const char *ifname, struct state *st)
+{
+	int err = state_open(ifname, st);
+
+	if (err == -ENOENT)
+		return fail_input(cmd, "%s is not attached", ifname);
+	if (err)
+		return fail_runtime(cmd, err, "cannot open the state of %s", ifname);
+	return EXIT_OK;
+}
+
+int state_open_locked(const char *cmd, const char *ifname, struct state *st, int *lock_fd)
+{
+	int ret;
+
+	*lock_fd = -1;
+	if (!state_exists(ifname))
+		return fail_input(cmd, "%s is not attached", ifname);
+	*lock_fd = state_lock();
+	if (*lock_fd < 0)
+		return fail_runtime(cmd, *lock_fd, "cannot lock %s", SLUICE_PIN_ROOT);
+	ret = state_open_cmd(cmd, ifname, st);
+	if (ret) {
+		state_unlock(*lock_fd);
+		*lock_fd = -1;
+	}
+	return ret;
+}
+
+int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
+{
+	int err = policy_load(&st->maps, doc, lists);
+
+	if (err == -EPROTO)
+		return fail_runtime(cmd, err,
+				    "the pinned state of %s has another layout version (detach and "
+				    "attach again with this sluice)",
+				    st->ifname);
+	if (err)
+		return fail_runtime(cmd, err, "cannot read the policy of %s", st->ifname);
+	return EXIT_OK;
+}
+
+int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
+{
+	int err = policy_store(&st->maps, doc, lists);
+
+	if (err)
+		return fail_runtime(cmd, err, "cannot write the policy of %s", st->ifname);
+	return EXIT_OK;
 }

@@ -9,15 +9,16 @@
 #include <limits.h>
 #include <net/if.h>
 #include "sluice.h"
+#include "policy.h"
 
 struct state {
 	char ifname[IF_NAMESIZE];
 	char dir[PATH_MAX];
 	int link_fd;
-	int config_fd;
 	int stats_fd;
 	int buckets_fd;
-	int generation_fd;
+	int hot_fd;
+	struct policy_maps maps;
 };
 
 /* Mounts bpffs on /sys/fs/bpf when nothing is mounted there. */
@@ -28,6 +29,11 @@ void state_unlock(int lock_fd);
 
 int state_path(const char *ifname, const char *name, char *buf, size_t len);
 int state_exists(const char *ifname);
+struct bpf_object;
+/* The fds of a loaded (unpinned) object's maps, as state_open() would give. */
+void state_from_object(struct bpf_object *obj, struct state *st);
+/* Pins every map of a loaded object under the interface's directory. */
+int state_pin(struct bpf_object *obj, const char *ifname);
 /* -ENOENT when the interface has no sluice state. */
 int state_open(const char *ifname, struct state *st);
 void state_close(struct state *st);
@@ -35,6 +41,16 @@ void state_close(struct state *st);
 int state_remove(const char *ifname);
 /* Names of every interface with pinned state; returns the count. */
 int state_list(char (*names)[IF_NAMESIZE], int max);
+
+/*
+ * For commands: the same, printing one line and returning an exit status
+ * (EXIT_OK on success). _locked also takes the lock (released by
+ * state_unlock), for commands that change the state.
+ */
+int state_open_cmd(const char *cmd, const char *ifname, struct state *st);
+int state_open_locked(const char *cmd, const char *ifname, struct state *st, int *lock_fd);
+int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists);
+int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists);
 
 int config_read(int config_fd, struct sluice_config *cfg);
 /*

@@ -26,7 +26,7 @@ static void reference_init(struct reference *r, const struct settings *s, uint64
 			   uint64_t start_ns)
 {
 	r->cost = s->rate.period_ns;
-	r->refill_per_ns = s->rate.packets;
+	r->refill_per_ns = s->rate.amount;
 	r->cap = (__uint128_t)burst * r->cost;
 	r->level = r->cap; /* a new source starts full */
 	r->last_ns = start_ns;
@@ -69,7 +69,7 @@ static void run_meter_case(const struct meter_case *c)
 {
 	struct frame_spec spec = { .family = 4, .src = "198.51.100.7", .payload = 18 };
 	uint64_t i, now = 1000 * NSEC_PER_SEC, got = 0, want = 0;
-	struct sluice_config cfg;
+	struct sluice_policy cfg;
 	struct reference ref;
 	struct fixture fx;
 	struct settings s;
@@ -77,11 +77,11 @@ static void run_meter_case(const struct meter_case *c)
 	struct frame f;
 
 	settings_default(&s);
-	s.rate.packets = c->packets;
+	s.rate.amount = c->packets;
 	s.rate.period_ns = c->period_ns;
-	s.burst = c->burst;
+	s.burst.value = c->burst;
 	frame_build(&f, &spec);
-	if (config_build(&cfg, &s, &why) || fixture_open_test_clock(&fx, &s, 64)) {
+	if (policy_build(&cfg, &s, NULL, 0, &why) || fixture_open_test_clock(&fx, &s, 64)) {
 		check(false, c->name, "cannot load");
 		return;
 	}

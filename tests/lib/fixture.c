@@ -6,38 +6,53 @@
 #include "sluice.skel.h"
 #include "sluice_test.skel.h"
 #include "fixture.h"
-#include "state.h"
 
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
 {
 	settings_default(s);
-	s->rate.packets = packets;
+	s->rate.amount = packets;
 	s->rate.period_ns = NSEC_PER_SEC;
-	s->burst = burst;
+	s->rate.unit = SLUICE_UNIT_PACKETS;
+	s->burst.value = burst;
 }
 
 int fixture_configure(struct fixture *fx, const struct settings *s)
 {
-	struct sluice_config cfg;
+	struct policy_doc doc;
+	int err;
+
+	err = policy_load(&fx->st.maps, &doc, true);
+	if (!err) {
+		doc.dflt = *s;
+		err = policy_store(&fx->st.maps, &doc, false);
+	}
+	doc_free(&doc);
+	return err;
+}
+
+int fixture_store(struct fixture *fx, struct policy_doc *doc)
+{
 	const char *why;
 
-	if (config_build(&cfg, s, &why))
+	if (doc_validate(doc, &why))
 		return -EINVAL;
-	return config_write(fx->config_fd, fx->generation_fd, &cfg);
+	return policy_store(&fx->st.maps, doc, true);
 }
 
 /* Both builds share their map and program names, so the rest is common. */
-static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, const struct settings *s)
+static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj,
+			       struct policy_doc *doc)
 {
+	const char *why;
+
 	fx->prog_fd = bpf_program__fd(bpf_object__find_program_by_name(obj, "sluice_xdp"));
-	fx->config_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_CONFIG);
-	fx->stats_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_STATS);
-	fx->buckets_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_BUCKETS);
-	fx->generation_fd = bpf_object__find_map_fd_by_name(obj, ".data.generation");
-	return fixture_configure(fx, s);
+	state_from_object(obj, &fx->st);
+	if (doc_validate(doc, &why))
+		return -EINVAL;
+	return policy_create(&fx->st.maps, doc);
 }
 
-int fixture_open_test_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources)
+int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max_sources)
 {
 	int err;
 
@@ -49,17 +64,29 @@ int fixture_open_test_clock(struct fixture *fx, const struct settings *s, uint32
 	if (!err)
 		err = sluice_test__load(fx->test);
 	if (!err)
-		err = fixture_finish_open(fx, fx->test->obj, s);
+		err = fixture_finish_open(fx, fx->test->obj, doc);
 	if (err)
 		fixture_close(fx);
 	return err;
 }
 
+int fixture_open_test_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources)
+{
+	struct policy_doc doc;
+
+	doc_init(&doc);
+	doc.dflt = *s;
+	return fixture_open_policy(fx, &doc, max_sources);
+}
+
 int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources)
 {
+	struct policy_doc doc;
 	int err;
 
 	memset(fx, 0, sizeof(*fx));
+	doc_init(&doc);
+	doc.dflt = *s;
 	fx->real = sluice__open();
 	if (!fx->real)
 		return -errno;
@@ -67,7 +94,7 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 	if (!err)
 		err = sluice__load(fx->real);
 	if (!err)
-		err = fixture_finish_open(fx, fx->real->obj, s);
+		err = fixture_finish_open(fx, fx->real->obj, &doc);
 	if (err)
 		fixture_close(fx);
 	return err;
@@ -97,9 +124,19 @@ int fixture_run(struct fixture *fx, const void *data, size_t len, uint32_t repea
 	return (int)opts.retval;
 }
 
+int fixture_run_out(struct fixture *fx, const void *data, size_t len, void *out, size_t out_len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = data, .data_size_in = (__u32)len,
+		    .data_out = out, .data_size_out = (__u32)out_len, .repeat = 1);
+
+	if (bpf_prog_test_run_opts(fx->prog_fd, &opts))
+		return -errno;
+	return (int)opts.retval;
+}
+
 int fixture_stats(struct fixture *fx, struct sluice_stats *sum)
 {
-	return stats_read(fx->stats_fd, sum);
+	return stats_read(fx->st.stats_fd, sum);
 }
 
 int fixture_bucket_count(struct fixture *fx)
@@ -108,7 +145,7 @@ int fixture_bucket_count(struct fixture *fx)
 	void *prev = NULL;
 	int n = 0;
 
-	while (!bpf_map_get_next_key(fx->buckets_fd, prev, &next)) {
+	while (!bpf_map_get_next_key(fx->st.buckets_fd, prev, &next)) {
 		key = next;
 		prev = &key;
 		n++;
@@ -120,5 +157,5 @@ int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key)
 {
 	struct sluice_bucket b;
 
-	return !bpf_map_lookup_elem(fx->buckets_fd, key, &b);
+	return !bpf_map_lookup_elem(fx->st.buckets_fd, key, &b);
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "sluice.h"
 #include "policy.h"
+#include "state.h"
 
 struct sluice;
 struct sluice_test;
@@ -17,23 +18,26 @@ struct fixture {
 	struct sluice *real;
 	struct sluice_test *test;
 	int prog_fd;
-	int config_fd;
-	int stats_fd;
-	int buckets_fd;
-	int generation_fd;
+	struct state st; /* the maps, as a pinned interface would have them */
 };
 
-/* Loads the test-clock build with these settings; 0 or -errno. */
+/* Loads the test-clock build with these default settings; 0 or -errno. */
 int fixture_open_test_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources);
+/* The same with a whole policy (rules, lists). */
+int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max_sources);
 /* Loads the production build (real clock). */
 int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources);
 void fixture_close(struct fixture *fx);
 
-/* Replaces the configuration, as `sluice set` does. */
+/* Replaces the default settings, as `sluice set` does. */
 int fixture_configure(struct fixture *fx, const struct settings *s);
+/* Replaces the whole policy, as `sluice apply` does. */
+int fixture_store(struct fixture *fx, struct policy_doc *doc);
 void fixture_set_clock(struct fixture *fx, uint64_t now_ns);
 /* Runs one frame `repeat` times; returns the last XDP verdict or -errno. */
 int fixture_run(struct fixture *fx, const void *data, size_t len, uint32_t repeat);
+/* The same once, copying the frame as the program left it into out. */
+int fixture_run_out(struct fixture *fx, const void *data, size_t len, void *out, size_t out_len);
 int fixture_stats(struct fixture *fx, struct sluice_stats *sum);
 /* Number of buckets, and whether one exists for key. */
 int fixture_bucket_count(struct fixture *fx);

@@ -7,11 +7,13 @@
 #include "args.h"
 #include "harness.h"
 #include "policy.h"
+#include <stdbool.h>
 
 struct rate_case {
 	const char *in;
 	int err;
-	uint64_t packets, period_ns;
+	uint64_t amount, period_ns;
+	uint8_t unit;
 };
 
 /* clang-format off: one case per line */
@@ -39,6 +41,17 @@ static const struct rate_case rate_cases[] = {
 	{ "5 /s", -EINVAL },
 	{ "0x10/s", -EINVAL },
 	{ "", -EINVAL },
+	{ "10mbit/s", 0, 10000000, NSEC_PER_SEC, SLUICE_UNIT_BITS },
+	{ "1gbit/s", 0, 1000000000, NSEC_PER_SEC, SLUICE_UNIT_BITS },
+	{ "1Gbit/s", 0, 1000000000, NSEC_PER_SEC, SLUICE_UNIT_BITS },
+	{ "500kB/s", 0, 500000, NSEC_PER_SEC, SLUICE_UNIT_BYTES },
+	{ "64bit/m", 0, 64, 60 * NSEC_PER_SEC, SLUICE_UNIT_BITS },
+	{ "2MB/h", 0, 2000000, 3600 * NSEC_PER_SEC, SLUICE_UNIT_BYTES },
+	{ "10Mb/s", -EINVAL },
+	{ "10kb/s", -EINVAL },
+	{ "10mB/s", -EINVAL },
+	{ "0kbit/s", -EINVAL },
+	{ "2000gbit/s", -ERANGE },
 	{ "1001M/s", -ERANGE },
 	{ "99999999999999999999/s", -ERANGE },
 	{ "18446744073709551615M/s", -ERANGE },
@@ -93,10 +106,10 @@ static void test_rates(void)
 		memset(&r, 0, sizeof(r));
 		err = parse_rate(c->in, &r, &why);
 		snprintf(name, sizeof(name), "rate '%s'", c->in);
-		check(err == c->err &&
-			      (err || (r.packets == c->packets && r.period_ns == c->period_ns)),
-		      name, "got %d (%s) %llu/%lluns", err, err ? why : "",
-		      (unsigned long long)r.packets, (unsigned long long)r.period_ns);
+		check(err == c->err && (err || (r.amount == c->amount && r.period_ns == c->period_ns &&
+						r.unit == c->unit)),
+		      name, "got %d (%s) %llu/%lluns unit %u", err, err ? why : "",
+		      (unsigned long long)r.amount, (unsigned long long)r.period_ns, r.unit);
 	}
 }
 
@@ -147,7 +160,7 @@ static void test_words(void)
 	      "unexpected result");
 	check(!parse_action("dry-run", &v, &why) && v == SLUICE_ACTION_DRY_RUN, "action dry-run",
 	      "unexpected result");
-	check(parse_action("mark", &v, &why) == -EINVAL, "action mark is unknown here",
+	check(!parse_action("mark", &v, &why) && v == SLUICE_ACTION_MARK, "action mark",
 	      "unexpected result");
 	check(parse_action("DROP", &v, &why) == -EINVAL, "action is case-sensitive",
 	      "unexpected result");
@@ -157,44 +170,186 @@ static void test_words(void)
 	      "unexpected result");
 }
 
-/* The fixed-point numbers the datapath gets. */
-static void test_config_build(void)
+struct burst_case {
+	const char *in;
+	int err;
+	uint64_t value;
+	bool bytes;
+};
+
+/* clang-format off: one case per line */
+static const struct burst_case burst_cases[] = {
+	{ "1", 0, 1, false },
+	{ "2k", 0, 2000, false },
+	{ "64kB", 0, 64000, true },
+	{ "1500B", 0, 1500, true },
+	{ "1MB", 0, 1000000, true },
+	{ "0", -ERANGE },
+	{ "0kB", -ERANGE },
+	{ "8kbit", -EINVAL },
+	{ "64KB", -EINVAL },
+	{ "lots", -EINVAL },
+	{ "2000M", -ERANGE },
+};
+/* clang-format on */
+
+static void test_bursts(void)
 {
-	struct sluice_config cfg;
+	const char *why = NULL;
+	struct burst b;
+	char name[96];
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(burst_cases) / sizeof(burst_cases[0]); i++) {
+		const struct burst_case *c = &burst_cases[i];
+
+		memset(&b, 0, sizeof(b));
+		err = parse_burst(c->in, &b, &why);
+		snprintf(name, sizeof(name), "burst '%s'", c->in);
+		check(err == c->err && (err || (b.value == c->value && b.bytes == c->bytes)), name,
+		      "got %d %llu %d", err, (unsigned long long)b.value, b.bytes);
+	}
+}
+
+struct cidr_case {
+	const char *in;
+	int err;
+	const char *canonical;
+	bool host_bits;
+};
+
+/* clang-format off: one case per line */
+static const struct cidr_case cidr_cases[] = {
+	{ "10.0.0.0/8", 0, "10.0.0.0/8", false },
+	{ "10.1.2.3/8", 0, "10.0.0.0/8", true },
+	{ "192.0.2.7", 0, "192.0.2.7/32", false },
+	{ "0.0.0.0/0", 0, "0.0.0.0/0", false },
+	{ "2001:db8::/32", 0, "2001:db8::/32", false },
+	{ "2001:db8::1/32", 0, "2001:db8::/32", true },
+	{ "2001:db8:ffff::/33", 0, "2001:db8:8000::/33", true },
+	{ "::/0", 0, "::/0", false },
+	{ "2001:db8::1", 0, "2001:db8::1/128", false },
+	{ "10.0.0.0/33", -ERANGE },
+	{ "2001:db8::/129", -ERANGE },
+	{ "10.0.0/8", -EINVAL },
+	{ "10.0.0.0/", -EINVAL },
+	{ "10.0.0.0/x", -EINVAL },
+	{ "host.example", -EINVAL },
+	{ "", -EINVAL },
+	{ "10.0.0.256/32", -EINVAL },
+};
+/* clang-format on */
+
+static void test_cidrs(void)
+{
+	const char *why = NULL;
+	bool host_bits;
+	struct cidr c;
+	char name[96], out[64];
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(cidr_cases) / sizeof(cidr_cases[0]); i++) {
+		const struct cidr_case *k = &cidr_cases[i];
+
+		err = parse_cidr(k->in, &c, &host_bits, &why);
+		out[0] = '\0';
+		if (!err)
+			format_cidr(out, sizeof(out), &c);
+		snprintf(name, sizeof(name), "cidr '%s'", k->in);
+		check(err == k->err && (err || (!strcmp(out, k->canonical) &&
+						host_bits == k->host_bits)),
+		      name, "got %d '%s' host bits %d", err, out, host_bits);
+	}
+}
+
+static void test_ports_and_protos(void)
+{
+	uint16_t lo = 0, hi = 0;
+	const char *why;
+	uint8_t proto = 0;
+
+	check(!parse_port_range("22", &lo, &hi, &why) && lo == 22 && hi == 22, "dport 22",
+	      "%u-%u", lo, hi);
+	check(!parse_port_range("1024-65535", &lo, &hi, &why) && lo == 1024 && hi == 65535,
+	      "dport 1024-65535", "%u-%u", lo, hi);
+	check(parse_port_range("0", &lo, &hi, &why) == -ERANGE, "dport 0 is refused", "unexpected result");
+	check(parse_port_range("80-22", &lo, &hi, &why) == -ERANGE, "dport 80-22 is refused", "unexpected result");
+	check(parse_port_range("65536", &lo, &hi, &why) == -ERANGE, "dport 65536 is refused", "unexpected result");
+	check(parse_port_range("22-", &lo, &hi, &why) == -EINVAL, "dport 22- is refused", "unexpected result");
+	check(parse_port_range("ssh", &lo, &hi, &why) == -EINVAL, "dport ssh is refused", "unexpected result");
+	check(!parse_proto("tcp", &proto, &why) && proto == 6, "proto tcp", "%u", proto);
+	check(!parse_proto("icmpv6", &proto, &why) && proto == 58, "proto icmpv6", "%u", proto);
+	check(parse_proto("sctp", &proto, &why) == -EINVAL, "proto sctp is refused", "unexpected result");
+}
+
+static void build(struct sluice_policy *p, const char *rate, const char *burst, int *err)
+{
 	struct settings s;
 	const char *why;
 
 	settings_default(&s);
-	parse_rate("500/s", &s.rate, &why);
-	check(!config_build(&cfg, &s, &why) && cfg.burst == 500 &&
-		      cfg.interval == (2000000ULL << SLUICE_TIME_SHIFT) &&
-		      cfg.tolerance == 499 * cfg.interval && cfg.ipv4_mask == 0xffffffff,
+	parse_rate(rate, &s.rate, &why);
+	if (burst)
+		parse_burst(burst, &s.burst, &why);
+	*err = policy_build(p, &s, NULL, 0, &why);
+}
+
+/* The fixed-point numbers the datapath gets. */
+static void test_policy_build(void)
+{
+	struct sluice_policy p;
+	struct settings s;
+	const char *why;
+	int err;
+
+	build(&p, "500/s", NULL, &err);
+	check(!err && p.burst == 500 && p.interval == (2000000ULL << SLUICE_TIME_SHIFT) &&
+		      p.limit == 500 * p.interval && p.ipv4_mask == 0xffffffff,
 	      "500/s: T = 2 ms, default burst 500", "burst %llu interval %llu",
-	      (unsigned long long)cfg.burst, (unsigned long long)cfg.interval);
-
-	parse_rate("3/s", &s.rate, &why);
-	check(!config_build(&cfg, &s, &why) && cfg.interval == 5333333334ULL && cfg.burst == 3,
+	      (unsigned long long)p.burst, (unsigned long long)p.interval);
+	build(&p, "3/s", NULL, &err);
+	check(!err && p.interval == 5333333334ULL && p.burst == 3,
 	      "3/s: T rounds up to 333333333.375 ns", "interval %llu",
-	      (unsigned long long)cfg.interval);
-
-	parse_rate("30/m", &s.rate, &why);
-	check(!config_build(&cfg, &s, &why) && cfg.burst == 1 && cfg.tolerance == 0,
-	      "30/m: default burst is at least 1", "burst %llu", (unsigned long long)cfg.burst);
-
-	parse_rate("1/h", &s.rate, &why);
-	s.burst = BURST_MAX;
-	check(config_build(&cfg, &s, &why) == -ERANGE, "1/h with burst 1e9 overflows: refused",
-	      "unexpected result");
+	      (unsigned long long)p.interval);
+	build(&p, "30/m", NULL, &err);
+	check(!err && p.burst == 1 && p.limit == p.interval, "30/m: default burst is at least 1",
+	      "burst %llu", (unsigned long long)p.burst);
+	build(&p, "1/h", "1000000000", &err);
+	check(err == -ERANGE, "1/h with burst 1e9 overflows: refused", "err %d", err);
+	build(&p, "8mbit/s", "64kB", &err);
+	/* 1 MB/s: 1000 ns per byte, in 1/16 ns, with 16 fraction bits. */
+	check(!err && (p.flags & SLUICE_POL_BYTES) &&
+		      p.interval == (1000ULL << (SLUICE_TIME_SHIFT + SLUICE_BYTE_SHIFT)) &&
+		      p.burst == 64000 && p.limit == 64000ULL * 1000 * 16,
+	      "8mbit/s burst 64kB: 1000 ns per byte", "interval %llu limit %llu",
+	      (unsigned long long)p.interval, (unsigned long long)p.limit);
+	build(&p, "500kB/s", NULL, &err);
+	check(!err && p.burst == 500000, "500kB/s: default burst is one second", "burst %llu",
+	      (unsigned long long)p.burst);
+	build(&p, "10kbit/s", NULL, &err);
+	check(!err && p.burst == 65536, "10kbit/s: default burst at least 64 KiB", "burst %llu",
+	      (unsigned long long)p.burst);
+	build(&p, "1bit/h", NULL, &err);
+	check(err == -ERANGE, "1bit/h is too low to meter: refused", "err %d", err);
+	build(&p, "100/s", "64kB", &err);
+	check(err == -EINVAL, "a burst in bytes with a packet rate: refused", "err %d", err);
 
 	settings_default(&s);
 	parse_rate("1/s", &s.rate, &why);
 	s.ipv4_prefix = 20;
 	s.ipv6_prefix = 56;
-	config_build(&cfg, &s, &why);
-	check(cfg.ipv4_mask == htonl(0xfffff000) && cfg.ipv6_mask[0] == 0xffffffff &&
-		      cfg.ipv6_mask[1] == htonl(0xffffff00) && !cfg.ipv6_mask[2] &&
-		      !cfg.ipv6_mask[3],
-	      "masks for /20 and /56", "v4 %08x v6[1] %08x", cfg.ipv4_mask, cfg.ipv6_mask[1]);
+	policy_build(&p, &s, NULL, 0, &why);
+	check(p.ipv4_mask == htonl(0xfffff000) && p.ipv6_mask[0] == 0xffffffff &&
+		      p.ipv6_mask[1] == htonl(0xffffff00) && !p.ipv6_mask[2] && !p.ipv6_mask[3],
+	      "masks for /20 and /56", "v4 %08x v6[1] %08x", p.ipv4_mask, p.ipv6_mask[1]);
+	s.action = SLUICE_ACTION_MARK;
+	check(policy_build(&p, &s, NULL, 0, &why) == -EINVAL, "mark without dscp or ecn: refused",
+	      "unexpected result");
+	s.mark_ecn = true;
+	check(!policy_build(&p, &s, NULL, 0, &why) && (p.flags & SLUICE_POL_MARK_ECN),
+	      "mark with ecn", "unexpected result");
 }
 
 int main(void)
@@ -203,6 +358,9 @@ int main(void)
 	test_counts();
 	test_prefixes();
 	test_words();
-	test_config_build();
+	test_bursts();
+	test_cidrs();
+	test_ports_and_protos();
+	test_policy_build();
 	return harness_finish();
 }

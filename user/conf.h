@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The policy language, shared by the command line and config files: the
+ * same option names (rate, burst, action, dscp, ecn, ipv4-prefix,
+ * ipv6-prefix, proto, dport, syn) mean the same in both. A config file is
+ * one statement per line:
+ *
+ *   default OPTIONS...
+ *   rule CIDR OPTIONS...
+ *   allow CIDR
+ *   deny CIDR
+ *
+ * with # comments and blank lines. `sluice show` prints this format back.
+ */
+#ifndef SLUICE_CONF_H
+#define SLUICE_CONF_H
+
+#include <stdio.h>
+#include "policy.h"
+
+/* Limiter options: every command and statement that sets a limiter. */
+#define LIMITER_OPTIONS "rate", "burst", "action", "dscp", "ecn", "ipv4-prefix", "ipv6-prefix"
+/* Match options: rules only. */
+#define MATCH_OPTIONS "proto", "dport", "syn"
+
+/* Does this option stand alone (a flag) rather than take a value? */
+bool option_is_flag(const char *name);
+/*
+ * Applies option `name` (value NULL for flags) to s, or to m for match
+ * options (m NULL: they are refused). -ENOENT for an unknown name.
+ */
+int option_apply(struct settings *s, struct match *m, const char *name, const char *value,
+		 const char **why);
+
+/* "rate 500/s burst 1000 action mark dscp 8": only what differs from defaults. */
+void format_settings(char *buf, size_t len, const struct settings *s);
+/* "proto tcp dport 22 syn", or "" for no L4 class. */
+void format_match(char *buf, size_t len, const struct match *m);
+
+/*
+ * Parses a whole config file into doc. On error, fills err with
+ * "FILE:LINE:COL: what was expected" and returns a negative errno.
+ */
+int conf_parse(const char *path, struct policy_doc *doc, char *err, size_t errlen);
+void conf_write(FILE *out, const struct policy_doc *doc);
+/*
+ * Reads a CIDR list file: one per line, # comments, blank lines. Errors
+ * name FILE:LINE; host bits set are cleared with a warning on stderr.
+ */
+int cidr_file_parse(const char *path, struct cidr_list *list, char *err, size_t errlen);
+/* A CIDR from the command line: warns on stderr when host bits were set. */
+int cidr_arg(const char *cmd, const char *s, struct cidr *c, const char **why);
+
+#endif /* SLUICE_CONF_H */
