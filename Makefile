@@ -98,6 +98,7 @@ $(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/harness.o $(LIB
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \
+		$(OUTPUT)/tests/test_policy.o \
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

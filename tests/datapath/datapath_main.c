@@ -19,6 +19,8 @@ int main(int argc, char **argv)
 		suite_parse();
 	if (!only || !strcmp(only, "meter"))
 		suite_meter();
+	if (!only || !strcmp(only, "policy"))
+		suite_policy();
 	if (!only || !strcmp(only, "concurrency"))
 		suite_concurrency();
 	return harness_finish();

@@ -5,6 +5,7 @@
 
 void suite_parse(void);
 void suite_meter(void);
+void suite_policy(void);
 void suite_concurrency(void);
 
 #endif /* SLUICE_TEST_SUITES_H */

@@ -5,10 +5,11 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/tcp.h>
 #include <linux/udp.h>
 #include "frames.h"
 
-static uint16_t ip_checksum(const void *hdr, size_t len)
+uint16_t ip_checksum(const void *hdr, size_t len)
 {
 	const uint16_t *w = hdr;
 	uint32_t sum = 0;
@@ -30,16 +31,22 @@ size_t frame_l3_offset(const struct frame_spec *spec)
 	return off;
 }
 
+static size_t l4_header_len(const struct frame_spec *spec)
+{
+	return spec->l4 == IPPROTO_TCP ? sizeof(struct tcphdr) : sizeof(struct udphdr);
+}
+
 static size_t put_ipv4(uint8_t *p, const struct frame_spec *spec)
 {
 	struct iphdr *iph = (struct iphdr *)p;
-	size_t l4 = sizeof(struct udphdr) + spec->payload;
+	size_t l4 = l4_header_len(spec) + spec->payload;
 
 	memset(iph, 0, sizeof(*iph));
 	iph->version = 4;
 	iph->ihl = 5;
 	iph->ttl = 64;
-	iph->protocol = IPPROTO_UDP;
+	iph->tos = spec->tos;
+	iph->protocol = spec->l4 ? spec->l4 : IPPROTO_UDP;
 	iph->tot_len = htons((uint16_t)(sizeof(*iph) + l4));
 	inet_pton(AF_INET, spec->src, &iph->saddr);
 	inet_pton(AF_INET, "192.0.2.1", &iph->daddr);
@@ -51,14 +58,28 @@ static size_t put_ipv6(uint8_t *p, const struct frame_spec *spec)
 {
 	struct ipv6hdr *ip6h = (struct ipv6hdr *)p;
 
+	uint8_t *ext = p + sizeof(*ip6h);
+	uint8_t l4 = spec->l4 ? spec->l4 : IPPROTO_UDP;
+	int i;
+
 	memset(ip6h, 0, sizeof(*ip6h));
 	ip6h->version = 6;
-	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->priority = spec->tos >> 4;
+	ip6h->flow_lbl[0] = (uint8_t)((spec->tos & 0x0f) << 4);
+	ip6h->nexthdr = spec->v6_hopopts ? IPPROTO_HOPOPTS : l4;
 	ip6h->hop_limit = 64;
-	ip6h->payload_len = htons((uint16_t)(sizeof(struct udphdr) + spec->payload));
+	ip6h->payload_len = htons((uint16_t)(8 * spec->v6_hopopts + l4_header_len(spec) +
+					     spec->payload));
 	inet_pton(AF_INET6, spec->src, &ip6h->saddr);
 	inet_pton(AF_INET6, "2001:db8::1", &ip6h->daddr);
-	return sizeof(*ip6h);
+	/* Hop-by-hop headers of 8 bytes each: next header, length 0, PadN. */
+	for (i = 0; i < spec->v6_hopopts; i++, ext += 8) {
+		memset(ext, 0, 8);
+		ext[0] = i + 1 < spec->v6_hopopts ? IPPROTO_HOPOPTS : l4;
+		ext[2] = 1; /* PadN */
+		ext[3] = 4;
+	}
+	return sizeof(*ip6h) + 8 * (size_t)spec->v6_hopopts;
 }
 
 int frame_build(struct frame *f, const struct frame_spec *spec)
@@ -71,7 +92,8 @@ int frame_build(struct frame *f, const struct frame_spec *spec)
 	struct udphdr *udp;
 	int i;
 
-	if (frame_l3_offset(spec) + 40 + 8 + spec->payload > FRAME_MAX)
+	if (frame_l3_offset(spec) + 40 + 8 * (size_t)spec->v6_hopopts + 20 + spec->payload >
+	    FRAME_MAX)
 		return -EINVAL;
 	memset(f, 0, sizeof(*f));
 	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x01", ETH_ALEN);
@@ -93,10 +115,19 @@ int frame_build(struct frame *f, const struct frame_spec *spec)
 		f->len = off + 46;
 		return 0;
 	}
-	udp = (struct udphdr *)(f->data + off);
-	udp->source = htons(40000);
-	udp->dest = htons(9000);
-	udp->len = htons((uint16_t)(sizeof(*udp) + spec->payload));
-	f->len = off + sizeof(*udp) + spec->payload;
+	if (spec->l4 == IPPROTO_TCP) {
+		struct tcphdr *tcp = (struct tcphdr *)(f->data + off);
+
+		tcp->source = htons(40000);
+		tcp->dest = htons(spec->dport ? spec->dport : 9000);
+		tcp->doff = 5;
+		((uint8_t *)tcp)[13] = spec->tcp_flags;
+	} else {
+		udp = (struct udphdr *)(f->data + off);
+		udp->source = htons(40000);
+		udp->dest = htons(spec->dport ? spec->dport : 9000);
+		udp->len = htons((uint16_t)(sizeof(*udp) + spec->payload));
+	}
+	f->len = off + l4_header_len(spec) + spec->payload;
 	return 0;
 }

@@ -18,11 +18,21 @@ struct frame_spec {
 	int family;		/* 4, 6, or 0 for a raw EtherType */
 	uint16_t ethertype;	/* used when family is 0 */
 	const char *src;	/* textual IPv4 or IPv6 source */
-	size_t payload;		/* UDP payload bytes */
+	size_t payload;		/* L4 payload bytes */
+	uint8_t l4;		/* IPPROTO_TCP, or 0 for UDP */
+	uint16_t dport;		/* 0: 9000 */
+	uint8_t tcp_flags;	/* TCP flags byte (SYN 0x02, ACK 0x10) */
+	uint8_t tos;		/* IPv4 TOS / IPv6 traffic class */
+	int v6_hopopts;		/* 8-byte hop-by-hop headers before L4 (IPv6) */
 };
+
+#define TCP_FLAG_SYN 0x02
+#define TCP_FLAG_ACK 0x10
 
 /* Builds a well-formed frame; returns 0 or -EINVAL for a bad spec. */
 int frame_build(struct frame *f, const struct frame_spec *spec);
+/* RFC 1071 checksum of a header, as it should be stored. */
+uint16_t ip_checksum(const void *hdr, size_t len);
 /* Offset of the IP header within the frame. */
 size_t frame_l3_offset(const struct frame_spec *spec);
 

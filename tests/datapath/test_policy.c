@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every match path of a policy through BPF_PROG_TEST_RUN, under a frozen
+ * test clock: allow, deny, the most specific rule, protocol and port
+ * classes, SYN, fragments, IPv6 extension headers, byte rates, marking
+ * (with the rewritten bytes and checksums), and rule ids across apply.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "conf.h"
+#include "fixture.h"
+#include "frames.h"
+#include "harness.h"
+#include "suites.h"
+
+#define NOW_NS (1000 * NSEC_PER_SEC)
+
+/* A policy from config text, through the same parser `sluice apply` uses. */
+static int doc_from_text(const char *text, struct policy_doc *doc)
+{
+	char path[] = "/tmp/sluice-test-policy.XXXXXX", err[512];
+	int fd = mkstemp(path), ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, strlen(text)) == (ssize_t)strlen(text))
+		ret = conf_parse(path, doc, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "policy: %s\n", err);
+	close(fd);
+	unlink(path);
+	return ret;
+}
+
+static int open_policy(struct fixture *fx, const char *text)
+{
+	struct policy_doc doc;
+	int err;
+
+	if (doc_from_text(text, &doc))
+		return -1;
+	err = fixture_open_policy(fx, &doc, 1024);
+	doc_free(&doc);
+	if (!err)
+		fixture_set_clock(fx, NOW_NS);
+	return err;
+}
+
+/* How many of n copies of the frame pass. */
+static int passes(struct fixture *fx, const struct frame_spec *spec, int n)
+{
+	struct frame f;
+	int i, passed = 0;
+
+	frame_build(&f, spec);
+	for (i = 0; i < n; i++)
+		passed += fixture_run(fx, f.data, f.len, 1) == XDP_PASS;
+	return passed;
+}
+
+static uint64_t counter(struct fixture *fx, enum sluice_counter c)
+{
+	struct sluice_stats st = {};
+
+	fixture_stats(fx, &st);
+	return st.c[c].packets;
+}
+
+#define UDP4(addr, port) { .family = 4, .src = addr, .payload = 18, .dport = port }
+
+static void case_lists(void)
+{
+	struct frame_spec allowed = UDP4("10.9.1.1", 0), denied = UDP4("10.8.1.1", 0),
+			  both = UDP4("10.7.1.1", 0);
+	struct fixture fx;
+	int a, d, b;
+
+	if (open_policy(&fx, "default rate 1/s burst 1\nallow 10.9.0.0/16\ndeny 10.8.0.0/16\n"
+			     "allow 10.7.1.0/24\ndeny 10.7.0.0/16\n")) {
+		check(false, "allow and deny lists", "cannot load");
+		return;
+	}
+	a = passes(&fx, &allowed, 5);
+	d = passes(&fx, &denied, 5);
+	b = passes(&fx, &both, 5);
+	check(a == 5 && counter(&fx, SLUICE_CNT_ALLOWED) == 5 && fixture_bucket_count(&fx) == 0,
+	      "allow: never limited, no bucket", "passed %d, buckets %d", a,
+	      fixture_bucket_count(&fx));
+	check(d == 0 && counter(&fx, SLUICE_CNT_DENIED) == 10, "deny: always dropped, counted",
+	      "passed %d denied %llu", d, (unsigned long long)counter(&fx, SLUICE_CNT_DENIED));
+	check(b == 0, "a source on both lists is denied", "passed %d", b);
+	fixture_close(&fx);
+}
+
+static void case_most_specific(void)
+{
+	struct frame_spec in16 = UDP4("10.1.2.3", 0), in8 = UDP4("10.2.0.1", 0),
+			  outside = UDP4("11.0.0.1", 0);
+	struct fixture fx;
+	int a, b, c;
+
+	if (open_policy(&fx, "default rate 1/s burst 5\nrule 10.0.0.0/8 rate 1/s burst 1\n"
+			     "rule 10.1.0.0/16 rate 1/s burst 3\n")) {
+		check(false, "most specific rule wins", "cannot load");
+		return;
+	}
+	a = passes(&fx, &in16, 10);
+	b = passes(&fx, &in8, 10);
+	c = passes(&fx, &outside, 10);
+	check(a == 3 && b == 1 && c == 5, "most specific CIDR wins (/16 over /8 over default)",
+	      "/16 %d (want 3), /8 %d (want 1), default %d (want 5)", a, b, c);
+	fixture_close(&fx);
+}
+
+static void case_classes(void)
+{
+	struct frame_spec to9000 = UDP4("10.3.0.1", 9000), to53 = UDP4("10.3.0.2", 53),
+			  tcp9000 = { .family = 4, .src = "10.3.0.3", .l4 = IPPROTO_TCP,
+				      .dport = 9000, .tcp_flags = TCP_FLAG_ACK },
+			  syn = { .family = 4, .src = "10.3.0.4", .l4 = IPPROTO_TCP, .dport = 22,
+				  .tcp_flags = TCP_FLAG_SYN },
+			  synack = { .family = 4, .src = "10.3.0.4", .l4 = IPPROTO_TCP,
+				     .dport = 22, .tcp_flags = TCP_FLAG_SYN | TCP_FLAG_ACK };
+	struct fixture fx;
+	int a, b, c, d, e;
+
+	if (open_policy(&fx, "default rate 1/s burst 5\n"
+			     "rule 0.0.0.0/0 rate 1/s burst 2 proto udp dport 9000-9001\n"
+			     "rule 0.0.0.0/0 rate 5/m burst 1 proto tcp dport 22 syn\n")) {
+		check(false, "protocol and port classes", "cannot load");
+		return;
+	}
+	a = passes(&fx, &to9000, 10);
+	b = passes(&fx, &to53, 10);
+	c = passes(&fx, &tcp9000, 10);
+	check(a == 2 && b == 5 && c == 5, "udp dport 9000-9001 class; other ports and TCP default",
+	      "udp 9000 %d (want 2), udp 53 %d (want 5), tcp 9000 %d (want 5)", a, b, c);
+	d = passes(&fx, &syn, 10);
+	e = passes(&fx, &synack, 10);
+	check(d == 1 && e == 5, "SYN class: SYN limited, SYN+ACK from the same source is not",
+	      "syn %d (want 1), syn-ack %d (want 5)", d, e);
+	fixture_close(&fx);
+}
+
+static void later_fragment(struct frame *f, const struct frame_spec *spec)
+{
+	((struct iphdr *)(f->data + frame_l3_offset(spec)))->frag_off = htons(185);
+}
+
+static void first_fragment(struct frame *f, const struct frame_spec *spec)
+{
+	((struct iphdr *)(f->data + frame_l3_offset(spec)))->frag_off = htons(0x2000);
+}
+
+static int fragment_passes(struct fixture *fx, const struct frame_spec *spec,
+			   void (*mutate)(struct frame *, const struct frame_spec *), int n)
+{
+	struct frame f;
+	int i, passed = 0;
+
+	frame_build(&f, spec);
+	mutate(&f, spec);
+	for (i = 0; i < n; i++)
+		passed += fixture_run(fx, f.data, f.len, 1) == XDP_PASS;
+	return passed;
+}
+
+static void case_fragments(void)
+{
+	struct frame_spec later = UDP4("10.5.1.1", 9000), first = UDP4("10.6.1.2", 9000),
+			  later_outside = UDP4("10.6.1.3", 9000);
+	struct fixture fx;
+	int a, b, c;
+
+	if (open_policy(&fx, "default rate 1/s burst 5\n"
+			     "rule 0.0.0.0/0 rate 1/s burst 2 proto udp dport 9000\n"
+			     "rule 10.5.0.0/16 rate 1/s burst 4\n")) {
+		check(false, "fragments", "cannot load");
+		return;
+	}
+	a = fragment_passes(&fx, &later, later_fragment, 10);
+	b = fragment_passes(&fx, &first, first_fragment, 10);
+	c = fragment_passes(&fx, &later_outside, later_fragment, 10);
+	check(a == 4 && b == 2 && c == 5,
+	      "later fragments fall to class-less rules; the first keeps its class",
+	      "later in /16 %d (want 4), first %d (want 2), later elsewhere %d (want 5)", a, b,
+	      c);
+	fixture_close(&fx);
+}
+
+static void case_ipv6(void)
+{
+	struct frame_spec two = { .family = 6, .src = "2001:db8:5::1", .payload = 18,
+				  .dport = 9000, .v6_hopopts = 2 },
+			  seven = { .family = 6, .src = "2001:db8:6::1", .payload = 18,
+				    .dport = 9000, .v6_hopopts = 7 },
+			  in48 = { .family = 6, .src = "2001:db8:7:1::1", .payload = 18,
+				   .dport = 53 };
+	struct fixture fx;
+	int a, b, c;
+
+	if (open_policy(&fx, "default rate 1/s burst 5\n"
+			     "rule ::/0 rate 1/s burst 2 proto udp dport 9000\n"
+			     "rule 2001:db8:7::/48 rate 1/s burst 3\n")) {
+		check(false, "IPv6 rules", "cannot load");
+		return;
+	}
+	a = passes(&fx, &two, 10);
+	b = passes(&fx, &seven, 10);
+	c = passes(&fx, &in48, 10);
+	check(a == 2 && b == 5 && c == 3,
+	      "IPv6: class found past 2 extension headers; past 6 it is not; /48 rule",
+	      "2 ext %d (want 2), 7 ext %d (want 5), /48 %d (want 3)", a, b, c);
+	fixture_close(&fx);
+}
+
+static void case_byte_rate(void)
+{
+	struct frame_spec small = UDP4("10.6.0.1", 0), big = UDP4("10.6.0.2", 0);
+	struct fixture fx;
+	int a, b, c;
+
+	big.payload = 558; /* a 600-byte frame */
+	if (open_policy(&fx, "default rate 8kbit/s burst 1000B\n")) {
+		check(false, "byte rate", "cannot load");
+		return;
+	}
+	a = passes(&fx, &small, 30); /* 60-byte frames: 16 fit in 1000 bytes */
+	b = passes(&fx, &big, 5);
+	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC / 2); /* 500 bytes more for each */
+	c = passes(&fx, &small, 30);
+	check(a == 16 && b == 1 && c == 9, "byte rate: a frame costs its length",
+	      "60-byte frames %d (want 16), 600-byte %d (want 1), after 0.5 s %d (want 9)", a,
+	      b, c);
+	fixture_close(&fx);
+}
+
+/* Runs the frame twice and returns the second run's verdict and bytes. */
+static int second_run(struct fixture *fx, const struct frame_spec *spec, struct frame *out)
+{
+	struct frame f;
+
+	frame_build(&f, spec);
+	fixture_run(fx, f.data, f.len, 1);
+	out->len = f.len;
+	return fixture_run_out(fx, f.data, f.len, out->data, sizeof(out->data));
+}
+
+static bool ipv4_checksum_ok(const struct frame *f, const struct frame_spec *spec)
+{
+	return ip_checksum(f->data + frame_l3_offset(spec), sizeof(struct iphdr)) == 0;
+}
+
+static void case_mark(void)
+{
+	struct frame_spec dscp4 = UDP4("10.4.0.1", 0), ect4 = UDP4("10.4.1.1", 0),
+			  plain4 = UDP4("10.4.1.2", 0),
+			  dscp6 = { .family = 6, .src = "2001:db8:4::1", .payload = 18, .tos = 0x01 };
+	const struct iphdr *iph;
+	const struct ipv6hdr *ip6h;
+	struct fixture fx;
+	struct frame out;
+	int v;
+
+	dscp4.tos = 0x01; /* ECT(1): kept under a DSCP rewrite */
+	ect4.tos = 0x02;  /* ECT(0) */
+	if (open_policy(&fx, "default rate 1/s burst 1\n"
+			     "rule 10.4.0.0/24 rate 1/s burst 1 action mark dscp 46\n"
+			     "rule 10.4.1.0/24 rate 1/s burst 1 action mark ecn\n"
+			     "rule 2001:db8:4::/48 rate 1/s burst 1 action mark dscp 10\n")) {
+		check(false, "mark", "cannot load");
+		return;
+	}
+	v = second_run(&fx, &dscp4, &out);
+	iph = (const struct iphdr *)(out.data + frame_l3_offset(&dscp4));
+	check(v == XDP_PASS && iph->tos == (46 << 2 | 0x01) && ipv4_checksum_ok(&out, &dscp4),
+	      "mark dscp 46: TOS rewritten, ECN kept, IPv4 checksum valid",
+	      "verdict %d tos 0x%02x checksum %s", v, iph->tos,
+	      ipv4_checksum_ok(&out, &dscp4) ? "ok" : "bad");
+
+	v = second_run(&fx, &ect4, &out);
+	iph = (const struct iphdr *)(out.data + frame_l3_offset(&ect4));
+	check(v == XDP_PASS && iph->tos == 0x03 && ipv4_checksum_ok(&out, &ect4),
+	      "mark ecn: ECT(0) becomes CE, IPv4 checksum valid", "verdict %d tos 0x%02x", v,
+	      iph->tos);
+	v = second_run(&fx, &plain4, &out);
+	check(v == XDP_DROP, "mark ecn: a Not-ECT packet is dropped", "verdict %d", v);
+
+	v = second_run(&fx, &dscp6, &out);
+	ip6h = (const struct ipv6hdr *)(out.data + frame_l3_offset(&dscp6));
+	check(v == XDP_PASS &&
+		      ((ip6h->priority << 4) | (ip6h->flow_lbl[0] >> 4)) == (10 << 2 | 0x01),
+	      "mark dscp 10 on IPv6: traffic class rewritten, ECN kept", "verdict %d", v);
+	check(counter(&fx, SLUICE_CNT_MARKED) == 3 && counter(&fx, SLUICE_CNT_DROPPED) == 1,
+	      "marked and dropped counted", "marked %llu dropped %llu",
+	      (unsigned long long)counter(&fx, SLUICE_CNT_MARKED),
+	      (unsigned long long)counter(&fx, SLUICE_CNT_DROPPED));
+	fixture_close(&fx);
+}
+
+/* The policy id of a bucket the address has, other than `other` (-1: any). */
+static int bucket_policy(struct fixture *fx, const char *addr, int other)
+{
+	struct sluice_key key, next;
+	void *prev = NULL;
+	uint32_t a;
+
+	inet_pton(AF_INET, addr, &a);
+	while (!bpf_map_get_next_key(fx->st.buckets_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (key.addr[0] == a && key.policy != other)
+			return key.policy;
+	}
+	return -1;
+}
+
+static void case_rule_ids(void)
+{
+	const char *v1 = "default rate 1/s burst 5\nrule 10.0.0.0/8 rate 1/s burst 2\n"
+			 "rule 11.0.0.0/8 rate 1/s burst 2\n";
+	const char *v2 = "default rate 1/s burst 5\nrule 10.0.0.0/8 rate 1/s burst 2\n"
+			 "rule 11.0.0.0/8 rate 2/s burst 2\n";
+	struct frame_spec a = UDP4("10.0.0.9", 0), b = UDP4("11.0.0.9", 0);
+	int id_a, id_b, b_after, pass_a, pass_b;
+	struct policy_doc doc;
+	struct fixture fx;
+
+	if (open_policy(&fx, v1) || doc_from_text(v2, &doc)) {
+		check(false, "rule ids across apply", "cannot load");
+		return;
+	}
+	passes(&fx, &a, 5);
+	passes(&fx, &b, 5);
+	id_a = bucket_policy(&fx, "10.0.0.9", -1);
+	id_b = bucket_policy(&fx, "11.0.0.9", -1);
+	fixture_store(&fx, &doc);
+	doc_free(&doc);
+	/* The unchanged rule's bucket is still spent; the changed rule's is new. */
+	pass_a = passes(&fx, &a, 5);
+	pass_b = passes(&fx, &b, 5);
+	b_after = bucket_policy(&fx, "11.0.0.9", id_b);
+	check(id_a > 0 && id_b > 0 && id_a != id_b && pass_a == 0 && pass_b == 2 && b_after > 0 &&
+		      bucket_policy(&fx, "10.0.0.9", id_a) < 0,
+	      "apply: an unchanged rule keeps its buckets, a changed one starts afresh",
+	      "ids %d %d -> %d, passes after apply %d (want 0) %d (want 2)", id_a, id_b, b_after,
+	      pass_a, pass_b);
+	fixture_close(&fx);
+}
+
+void suite_policy(void)
+{
+	case_lists();
+	case_most_specific();
+	case_classes();
+	case_fragments();
+	case_ipv6();
+	case_byte_rate();
+	case_mark();
+	case_rule_ids();
+}
