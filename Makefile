@@ -28,7 +28,7 @@ BPF_OBJS   := sluice sluice_test flood bench
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
 TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench
-TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-datapath
+TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath
 
 .DELETE_ON_ERROR:
 # Objects and skeletons are intermediates make would otherwise delete.
@@ -95,6 +95,9 @@ $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_O
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/harness.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/test-conf: $(OUTPUT)/tests/test_conf.o $(OUTPUT)/tests/harness.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 SUITES=(
 	build/test-unit
+	build/test-conf
 	build/test-datapath
 	tests/e2e/test_cli.sh
 	tests/e2e/test_flood.sh

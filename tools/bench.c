@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.skel.h"
 #include "sluice.skel.h"
+#include "conf.h"
 #include "frames.h"
 #include "policy.h"
 #include "state.h"
@@ -164,6 +166,56 @@ out:
 	return err;
 }
 
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * `sluice allow add IFACE -f FILE` with 100,000 entries, through the same
+ * code: parse the file, then write the entries into a loaded limiter.
+ */
+static int bench_import(void)
+{
+	char path[] = "/tmp/sluice-bench-list.XXXXXX", err[256];
+	struct cidr_list list = { 0 };
+	struct timespec t0;
+	struct sluice *lim;
+	struct state st;
+	double parse_s;
+	int fd, i, ret;
+	FILE *out;
+
+	fd = mkstemp(path);
+	out = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!out)
+		return -errno;
+	for (i = 0; i < 100000; i++)
+		fprintf(out, "10.%d.%d.0/24\n", i >> 8 & 0xff, i & 0xff);
+	fclose(out);
+	lim = limiter_open(1000, 0);
+	if (!lim) {
+		unlink(path);
+		return -EINVAL;
+	}
+	state_from_object(lim->obj, &st);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = cidr_file_parse(path, &list, err, sizeof(err));
+	parse_s = seconds_since(&t0);
+	if (!ret)
+		ret = list_update(&st.maps, false, list.items, list.count, true);
+	if (!ret)
+		printf("%-40s %6.2f s (parse %.2f s), target < 2 s\n",
+		       "allow list import, 100,000 entries", seconds_since(&t0), parse_s);
+	free(list.items);
+	sluice__destroy(lim);
+	unlink(path);
+	return ret;
+}
+
 static int run(int drop_fd, const struct frame *f)
 {
 	struct figure fig = measure(drop_fd, drop_fd, f);
@@ -186,6 +238,8 @@ static int run(int drop_fd, const struct frame *f)
 	if (!err)
 		err = bench_many(drop_fd, f, "sluice, 100,000 sources under limit", 1000000000ULL,
 				 1000);
+	if (!err)
+		err = bench_import();
 	return err;
 }
 

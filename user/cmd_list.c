@@ -191,12 +191,15 @@ static int list_cmd(const char *cmd, int argc, char **argv)
 
 	opterr = 0;
 	ret = list_parse(argc, argv, &o);
-	if (ret < 0)
-		ret = list_items(argc, argv, &o);
-	if (ret < 0)
-		ret = require_root(cmd);
+	if (ret >= 0)
+		goto out;
+	ret = list_items(argc, argv, &o);
+	if (ret >= 0)
+		goto out;
+	ret = require_root(cmd);
 	if (!ret)
 		ret = list_run(&o);
+out:
 	free(o.items.items);
 	return ret;
 }

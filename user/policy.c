@@ -85,6 +85,10 @@ static int meter_bytes(struct sluice_policy *p, const struct settings *s, const 
 	unsigned __int128 interval, limit;
 	uint64_t burst = s->burst.value, bytes_per_second;
 
+	if (burst && !s->burst.bytes) {
+		*why = "a byte rate needs a burst in bytes (such as 64kB)";
+		return -EINVAL;
+	}
 	if (s->rate.unit == SLUICE_UNIT_BITS)
 		period *= 8;
 	interval = (period + s->rate.amount - 1) / s->rate.amount;

@@ -45,16 +45,46 @@ BAD_INVOCATIONS=(
 	"stats HOST --bogus"
 	"status nosuchif0"
 	"status --bogus"
+	"set HOST --action mark"
+	"set HOST --rate 10mbit/s --burst 5"
+	"rule"
+	"rule add"
+	"rule frob HOST"
+	"rule add HOST"
+	"rule add HOST 10.0.0.0/8"
+	"rule add HOST 10.0.0.0/33 --rate 1/s"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --syn"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto sctp"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto tcp --dport 0"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --action mark --dscp 64"
+	"rule add HOST 10.1.0.0/16 --rate 1/s"
+	"rule del HOST 10.9.9.0/24"
+	"rule list HOST --rate 1/s"
+	"allow"
+	"allow add HOST"
+	"allow add HOST 300.0.0.0/8"
+	"allow add HOST -f /nonexistent/list"
+	"allow add HOST -f BADLIST"
+	"deny del HOST 10.0.0.0/8"
+	"deny list HOST 10.0.0.0/8"
+	"apply HOST"
+	"apply HOST -f BADCONF"
+	"apply HOST -f /nonexistent/policy"
+	"show"
+	"show nosuchif0"
 )
 
 snapshot() {
 	"$SLUICE" status "$LAB_HOST" --json
+	"$SLUICE" show "$LAB_HOST"
 }
 
 test_bad_invocations() {
 	local before after inv args out rc lines
 	before=$(snapshot)
 	for inv in "${BAD_INVOCATIONS[@]}"; do
+		inv=${inv//BADCONF/$LAB_TMP/bad.conf}
+		inv=${inv//BADLIST/$LAB_TMP/bad.list}
 		read -r -a args <<<"${inv//HOST/$LAB_HOST}"
 		out=$("$SLUICE" "${args[@]}" 2>&1 >/dev/null)
 		rc=$?
@@ -80,7 +110,7 @@ test_help() {
 	check "sluice --help exits 0" "$SLUICE" --help
 	check "sluice --version exits 0" "$SLUICE" --version
 	local cmd
-	for cmd in attach set detach status stats; do
+	for cmd in attach set detach status stats rule allow deny apply show; do
 		check "sluice $cmd --help exits 0 and shows usage" \
 			bash -c "'$SLUICE' $cmd --help | grep -q '^Usage: sluice $cmd'"
 	done
@@ -88,6 +118,9 @@ test_help() {
 
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+"$SLUICE" rule add "$LAB_HOST" 10.1.0.0/16 --rate 5/s >/dev/null
+printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s proto tcp dport 22 syn\nallow 10.0.0.0/40\n' >"$LAB_TMP/bad.conf"
+printf '10.0.0.0/8\n# fine so far\n10.0.0.0/8/8\n' >"$LAB_TMP/bad.list"
 test_bad_invocations
 test_not_root
 test_help

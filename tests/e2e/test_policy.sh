@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Policies end to end on the veth lab: two rates side by side, a denied
+# CIDR that sees nothing, an allowed CIDR that sees everything, and an
+# apply mid-flood.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/e2e/lab.sh
+
+SOURCES=1000 # 10.250.1.0 - 10.250.4.231
+PPS=250000   # 250 per source per second
+
+# Sources per /24: .1 rule 20/s, .2 denied, .3 allowed, .4 default 50/s.
+write_policy() {
+	cat >"$1" <<CONF
+# e2e policy
+default rate 50/s burst 50
+rule 10.250.1.0/24 rate 20/s burst 20
+allow 10.250.3.0/24
+deny 10.250.2.0/24
+CONF
+}
+
+# group_check NAME FILE PREFIX EXPECTED: every source of PREFIX got EXPECTED (2%).
+group_check() {
+	local name=$1 file=$2 prefix=$3 expected=$4
+	CHECK_DETAIL=$(awk -v p="$prefix" -v e="$expected" '
+		index($1, p) == 1 { n++; d = $2 - e; if (d < 0) d = -d
+				   if (d > e * 0.02 && d > 1) { bad++; if (bad <= 3) printf "%s got %d, ", $1, $2 } }
+		END { printf "%d sources, %d off (want %d each)", n, bad, e }' "$file")
+	check "$name" awk -v p="$prefix" -v e="$expected" '
+		index($1, p) == 1 { n++; d = $2 - e; if (d < 0) d = -d; if (d > e * 0.02 && d > 1) bad++ }
+		END { exit !(n > 200 && bad == 0) }' "$file"
+}
+
+test_two_rates_and_lists() {
+	local sent secs
+	write_policy "$LAB_TMP/policy.conf"
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/policy.conf" || { check "apply" false; return; }
+	sink_start "$LAB_TMP/sink" || { check "sink starts" false; return; }
+	read -r sent secs < <(flood "$SOURCES" 4 "$PPS")
+	sleep 0.5
+	sink_stop
+	echo "     flood: $sent sent in $secs s"
+	group_check "rule 10.250.1.0/24 at 20/s: each source gets 20 + 20 x t" "$LAB_TMP/sink" \
+		"10.250.1." "$(awk -v s="$secs" 'BEGIN { printf "%d", 20 + int(20 * s) }')"
+	group_check "default at 50/s: each source gets 50 + 50 x t" "$LAB_TMP/sink" \
+		"10.250.4." "$(awk -v s="$secs" 'BEGIN { printf "%d", 50 + int(50 * s) }')"
+	group_check "allowed 10.250.3.0/24: each source gets everything it sent" "$LAB_TMP/sink" \
+		"10.250.3." "$((sent / SOURCES))"
+	CHECK_DETAIL="$(grep -c '^10\.250\.2\.' "$LAB_TMP/sink") denied sources got packets"
+	check "denied 10.250.2.0/24: no packet crosses" bash -c "! grep -q '^10\.250\.2\.' '$LAB_TMP/sink'"
+	CHECK_DETAIL="denied $(stat denied), allowed $(stat allowed), want $((sent / 1000 * 256)) each"
+	check "denied and allowed counters match what was sent" \
+		test "$(stat denied)" = $((sent / 1000 * 256)) -a "$(stat allowed)" = $((sent / 1000 * 256))
+}
+
+# passed and denied per second over SECONDS: prints "PASSED_PPS DENIED_DELTA".
+window() {
+	local p0 d0 t0 p1 d1 t1
+	p0=$(stat passed)
+	d0=$(stat denied)
+	t0=$(date +%s.%N)
+	sleep "$1"
+	p1=$(stat passed)
+	d1=$(stat denied)
+	t1=$(date +%s.%N)
+	awk -v a="$p0" -v b="$p1" -v s="$t0" -v e="$t1" -v x="$d0" -v y="$d1" \
+		'BEGIN { printf "%d %d\n", (b - a) / (e - s), y - x }'
+}
+
+test_apply_mid_flood() {
+	local before after denied want
+	flood "$SOURCES" 7 "$PPS" >/dev/null &
+	LAB_PIDS+=($!)
+	sleep 1.5
+	read -r before _ < <(window 1.5)
+	# The /24 rule goes to 60/s and the deny list goes: its sources fall to the default.
+	sed -e 's|rule 10.250.1.0/24 rate 20/s burst 20|rule 10.250.1.0/24 rate 60/s burst 20|' \
+		-e '/^deny/d' "$LAB_TMP/policy.conf" >"$LAB_TMP/policy2.conf"
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/policy2.conf"
+	sleep 1
+	read -r after denied < <(window 2)
+	wait "${LAB_PIDS[-1]}"
+	want=$((256 * 60 + 256 * 50 + 232 * 50))
+	CHECK_DETAIL="before $before pps (want $((256 * 20 + 232 * 50))), after $after pps (want $want)"
+	check "apply mid-flood: passed rate moves to the new policy (5%)" \
+		awk -v g="$after" -v w="$want" -v b="$before" -v wb=$((256 * 20 + 232 * 50)) \
+		'BEGIN { exit !(g > w * 0.95 && g < w * 1.05 && b > wb * 0.95 && b < wb * 1.05) }'
+	CHECK_DETAIL="$denied denied after apply"
+	check "apply mid-flood: the removed deny list denies nothing more" test "$denied" = 0
+	check "show prints what was applied" \
+		bash -c "'$SLUICE' show '$LAB_HOST' | diff - <(grep -v '^#' '$LAB_TMP/policy2.conf')"
+}
+
+test_bad_apply_changes_nothing() {
+	local before
+	before=$("$SLUICE" show "$LAB_HOST")
+	printf 'default rate 50/s\nrule 10.0.0.0/8 rate 20/s\nrule 10.1.0.0/16 rate nope\n' \
+		>"$LAB_TMP/bad.conf"
+	CHECK_DETAIL=$("$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/bad.conf" 2>&1)
+	check "a bad config names line and column, exits 2" bash -c \
+		"'$SLUICE' apply '$LAB_HOST' -f '$LAB_TMP/bad.conf' 2>&1 | grep -q ':3:33:'; test \${PIPESTATUS[0]} = 2"
+	check "a bad config changes nothing" test "$("$SLUICE" show "$LAB_HOST")" = "$before"
+}
+
+lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
+"$SLUICE" attach "$LAB_HOST" --rate 50/s --burst 50 >/dev/null
+test_two_rates_and_lists
+test_apply_mid_flood
+test_bad_apply_changes_nothing
+"$SLUICE" detach "$LAB_HOST" >/dev/null
+lab_finish
