@@ -194,7 +194,7 @@ static int bench_import(void)
 	if (!out)
 		return -errno;
 	for (i = 0; i < 100000; i++)
-		fprintf(out, "10.%d.%d.0/24\n", i >> 8 & 0xff, i & 0xff);
+		fprintf(out, "%d.%d.%d.0/24\n", 10 + (i >> 16), i >> 8 & 0xff, i & 0xff);
 	fclose(out);
 	lim = limiter_open(1000, 0);
 	if (!lim) {
