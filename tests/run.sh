@@ -10,6 +10,7 @@ SUITES=(
 	build/test-datapath
 	tests/e2e/test_cli.sh
 	tests/e2e/test_flood.sh
+	tests/e2e/test_policy.sh
 )
 
 total_passed=0
