@@ -2,6 +2,8 @@
 /*
  * Cursor-style header parsing. Every access is checked against data_end
  * before it is made; the verifier insists, and so do hostile packets.
+ * Plain C with no BPF helpers: the fuzz target (tests/fuzz/) builds this
+ * same file natively under ASan and UBSan.
  */
 #ifndef SLUICE_BPF_PARSE_H
 #define SLUICE_BPF_PARSE_H
@@ -14,8 +16,11 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
-#include <bpf/bpf_helpers.h>
 #include "sluice.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
 
 #define MAX_VLAN_TAGS 2
 /* IPv6 extension headers walked to find the L4 header. */
@@ -197,13 +202,12 @@ static __always_inline void parse_l4(struct cursor *c, struct packet *pkt)
 	}
 }
 
-/* Fills *pkt for IP packets; says why not otherwise. */
-static __always_inline int parse_packet(struct xdp_md *ctx, struct packet *pkt)
+/* Fills *pkt for IP frames in [data, data_end); says why not otherwise. */
+static __always_inline int parse_frame(void *data, void *data_end, struct packet *pkt)
 {
-	void *data = (void *)(long)ctx->data;
 	struct cursor c = {
 		.pos = data,
-		.end = (void *)(long)ctx->data_end,
+		.end = data_end,
 	};
 	__be16 proto;
 	int ret;
@@ -221,6 +225,11 @@ static __always_inline int parse_packet(struct xdp_md *ctx, struct packet *pkt)
 	if (ret == PARSE_IP)
 		parse_l4(&c, pkt);
 	return ret;
+}
+
+static __always_inline int parse_packet(struct xdp_md *ctx, struct packet *pkt)
+{
+	return parse_frame((void *)(long)ctx->data, (void *)(long)ctx->data_end, pkt);
 }
 
 #endif /* SLUICE_BPF_PARSE_H */

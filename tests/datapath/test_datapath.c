@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <netinet/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <stdio.h>
@@ -97,6 +98,91 @@ static void first_fragment(struct frame *f, const struct frame_spec *spec)
 static void later_fragment(struct frame *f, const struct frame_spec *spec)
 {
 	ipv4_of(f, spec)->frag_off = htons(185); /* offset 1480, no L4 header */
+}
+
+static void ihl_set(struct frame *f, const struct frame_spec *spec, int ihl)
+{
+	ipv4_of(f, spec)->ihl = ihl;
+}
+
+static void ihl_0(struct frame *f, const struct frame_spec *spec)
+{
+	ihl_set(f, spec, 0);
+}
+
+static void ihl_1(struct frame *f, const struct frame_spec *spec)
+{
+	ihl_set(f, spec, 1);
+}
+
+static void ihl_2(struct frame *f, const struct frame_spec *spec)
+{
+	ihl_set(f, spec, 2);
+}
+
+static void ihl_3(struct frame *f, const struct frame_spec *spec)
+{
+	ihl_set(f, spec, 3);
+}
+
+/* 40 bytes of options, present: the payload is reused as options. */
+static void ihl_15_present(struct frame *f, const struct frame_spec *spec)
+{
+	ipv4_of(f, spec)->ihl = 15;
+}
+
+static void tot_len_long(struct frame *f, const struct frame_spec *spec)
+{
+	ipv4_of(f, spec)->tot_len = htons(9000);
+}
+
+static void tot_len_header_only(struct frame *f, const struct frame_spec *spec)
+{
+	ipv4_of(f, spec)->tot_len = htons(20);
+}
+
+static void cut_after_ipv4(struct frame *f, const struct frame_spec *spec)
+{
+	f->len = frame_l3_offset(spec) + sizeof(struct iphdr) + 4; /* half a TCP/UDP header */
+}
+
+static void cut_first_ipv6_ext(struct frame *f, const struct frame_spec *spec)
+{
+	f->len = frame_l3_offset(spec) + sizeof(struct ipv6hdr) + 1;
+}
+
+static uint8_t *ipv6_ext(struct frame *f, const struct frame_spec *spec, int i)
+{
+	return f->data + frame_l3_offset(spec) + sizeof(struct ipv6hdr) + 8 * i;
+}
+
+/* Hop-by-hop, then routing, then destination options, then UDP. */
+static void ipv6_mixed_chain(struct frame *f, const struct frame_spec *spec)
+{
+	ipv6_ext(f, spec, 0)[0] = IPPROTO_ROUTING;
+	ipv6_ext(f, spec, 1)[0] = IPPROTO_DSTOPTS;
+	ipv6_ext(f, spec, 2)[0] = IPPROTO_UDP;
+}
+
+static void ipv6_fragment(struct frame *f, const struct frame_spec *spec, uint16_t frag_off)
+{
+	uint8_t *ext = ipv6_ext(f, spec, 0);
+
+	((struct ipv6hdr *)(f->data + frame_l3_offset(spec)))->nexthdr = IPPROTO_FRAGMENT;
+	ext[0] = IPPROTO_UDP;
+	ext[1] = 0;
+	ext[2] = frag_off >> 8;
+	ext[3] = frag_off & 0xff;
+}
+
+static void ipv6_first_fragment(struct frame *f, const struct frame_spec *spec)
+{
+	ipv6_fragment(f, spec, 0x0001); /* offset 0, more fragments */
+}
+
+static void ipv6_later_fragment(struct frame *f, const struct frame_spec *spec)
+{
+	ipv6_fragment(f, spec, 185 << 3);
 }
 
 #define V4(addr) .family = 4, .src = addr, .payload = 18
@@ -190,6 +276,51 @@ static const struct parse_case cases[] = {
 	  { V6("2001:db8::12") },
 	  version_4_in_ipv6,
 	  SLUICE_CNT_MALFORMED },
+	{ "ipv4 ihl 0", { V4("10.0.1.0") }, ihl_0, SLUICE_CNT_MALFORMED },
+	{ "ipv4 ihl 1", { V4("10.0.1.1") }, ihl_1, SLUICE_CNT_MALFORMED },
+	{ "ipv4 ihl 2", { V4("10.0.1.2") }, ihl_2, SLUICE_CNT_MALFORMED },
+	{ "ipv4 ihl 3", { V4("10.0.1.3") }, ihl_3, SLUICE_CNT_MALFORMED },
+	{ "ipv4 ihl 15 with its options present", { .family = 4, .src = "10.0.1.15", .payload = 60 },
+	  ihl_15_present, SLUICE_CNT_PASSED, "10.0.1.15" },
+	{ "ipv4 tot_len larger than the frame", { V4("10.0.1.16") }, tot_len_long,
+	  SLUICE_CNT_PASSED, "10.0.1.16" },
+	{ "ipv4 tot_len equal to the header", { V4("10.0.1.17") }, tot_len_header_only,
+	  SLUICE_CNT_PASSED, "10.0.1.17" },
+	{ "ipv4 truncated udp header: limited by address", { V4("10.0.1.18") }, cut_after_ipv4,
+	  SLUICE_CNT_PASSED, "10.0.1.18" },
+	{ "ipv4 truncated tcp header: limited by address",
+	  { .family = 4, .src = "10.0.1.19", .l4 = IPPROTO_TCP }, cut_after_ipv4,
+	  SLUICE_CNT_PASSED, "10.0.1.19" },
+	{ "ipv4 tcp later fragment", { .family = 4, .src = "10.0.1.20", .l4 = IPPROTO_TCP },
+	  later_fragment, SLUICE_CNT_PASSED, "10.0.1.20" },
+	{ "ipv4 maximal frame (3000 bytes)", { .family = 4, .src = "10.0.1.22", .payload = 2958 },
+	  NULL, SLUICE_CNT_PASSED, "10.0.1.22" },
+	{ "ipv4 behind 802.1Q + 802.1ad", { { TPID_Q, TPID_AD }, V4("10.0.1.23") }, NULL,
+	  SLUICE_CNT_PASSED, "10.0.1.23" },
+	{ "ipv4 802.1Q tag, truncated ipv4", { { TPID_Q }, V4("10.0.1.24") }, cut_ipv4,
+	  SLUICE_CNT_MALFORMED },
+	{ "ipv6 hop-by-hop, routing, dest options chain",
+	  { .family = 6, .src = "2001:db8:1::1", .payload = 18, .v6_hopopts = 3 },
+	  ipv6_mixed_chain, SLUICE_CNT_PASSED, "2001:db8:1::" },
+	{ "ipv6 6 extension headers (the walk limit)",
+	  { .family = 6, .src = "2001:db8:1::6", .payload = 18, .v6_hopopts = 6 }, NULL,
+	  SLUICE_CNT_PASSED, "2001:db8:1::" },
+	{ "ipv6 7 extension headers (past the limit)",
+	  { .family = 6, .src = "2001:db8:1::7", .payload = 18, .v6_hopopts = 7 }, NULL,
+	  SLUICE_CNT_PASSED, "2001:db8:1::" },
+	{ "ipv6 truncated extension header",
+	  { .family = 6, .src = "2001:db8:1::8", .payload = 18, .v6_hopopts = 1 },
+	  cut_first_ipv6_ext, SLUICE_CNT_PASSED, "2001:db8:1::" },
+	{ "ipv6 first fragment",
+	  { .family = 6, .src = "2001:db8:1::9", .payload = 18, .v6_hopopts = 1 },
+	  ipv6_first_fragment, SLUICE_CNT_PASSED, "2001:db8:1::" },
+	{ "ipv6 later fragment",
+	  { .family = 6, .src = "2001:db8:1::10", .payload = 18, .v6_hopopts = 1 },
+	  ipv6_later_fragment, SLUICE_CNT_PASSED, "2001:db8:1::" },
+	{ "ipv6 tcp", { .family = 6, .src = "2001:db8:1::11", .l4 = IPPROTO_TCP }, NULL,
+	  SLUICE_CNT_PASSED, "2001:db8:1::" },
+	{ "ipv4-mapped ipv6 source is keyed as ipv6", { V6("::ffff:10.0.0.1") }, NULL,
+	  SLUICE_CNT_PASSED, "::" },
 };
 /* clang-format on */
 

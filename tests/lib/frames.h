@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FRAME_MAX 1600
+#define FRAME_MAX 4096
 
 struct frame {
 	uint8_t data[FRAME_MAX];
