@@ -9,7 +9,7 @@ ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine)
 
 # Debian packages the build, the tests and the demo need.
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
-		linux-libc-dev iproute2 jq util-linux
+		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)
@@ -28,12 +28,13 @@ BPF_OBJS   := sluice sluice_test flood bench
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
 TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench
-TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath
+TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
+	      $(OUTPUT)/fuzz-datapath $(OUTPUT)/fuzz-parse
 
 .DELETE_ON_ERROR:
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: all deps test demo bench clean
+.PHONY: all deps test demo bench fuzz clean
 
 all: $(OUTPUT)/sluice $(TOOLS) $(TESTS)
 
@@ -79,6 +80,9 @@ $(OUTPUT)/tests/%.o: tests/unit/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 $(OUTPUT)/tests/%.o: tests/datapath/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
+$(OUTPUT)/tests/%.o: tests/fuzz/%.c $(TEST_SKELS) | $(OUTPUT)/tests
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
+
 $(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
@@ -105,6 +109,21 @@ $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_me
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/fuzz-datapath: $(OUTPUT)/tests/fuzz_datapath.o $(OUTPUT)/tests/reference.o \
+		$(TEST_LIB) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# The datapath parser built natively, under libFuzzer, ASan and UBSan.
+$(OUTPUT)/fuzz-parse: tests/fuzz/fuzz_parse.c tests/fuzz/reference.c bpf/parse.h include/*.h
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-Wall -Wextra -Werror -Iinclude -I$(ARCH_INC) tests/fuzz/fuzz_parse.c \
+		tests/fuzz/reference.c -o $@
+
+# make fuzz [FUZZ_SECONDS=N]: both fuzz targets, N seconds each (CI: 30 + 30).
+FUZZ_SECONDS ?= 30
+fuzz: all
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Root is needed: BPF_PROG_TEST_RUN, veth pairs and namespaces.
 test: all

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Both fuzz targets for SECONDS each (default 30); one closing line.
+set -u
+cd "$(dirname "$0")/../.."
+seconds=${1:-${FUZZ_SECONDS:-30}}
+corpus=$(mktemp -d /tmp/sluice-fuzz.XXXXXX)
+trap 'rm -rf "$corpus"' EXIT
+
+passed=0
+failed=0
+out=$(build/fuzz-datapath "$seconds" 2>&1)
+echo "$out"
+if [[ $(tail -n 1 <<<"$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+	passed=${BASH_REMATCH[1]}
+	failed=${BASH_REMATCH[2]}
+else
+	failed=1
+fi
+
+build/fuzz-datapath --seeds "$corpus" >/dev/null
+log=$(cd "$corpus" && "$OLDPWD/build/fuzz-parse" -max_total_time="$seconds" -print_final_stats=1 \
+	"$corpus" 2>&1)
+runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' <<<"$log" | awk '{ print $2 }')
+if grep -q 'Done [0-9]* runs' <<<"$log" && ! grep -q 'ERROR\|disagree\|runtime error' <<<"$log"; then
+	echo "ok   fuzz: parse.h agrees with the reference under ASan and UBSan (${runs:-?} inputs)"
+	passed=$((passed + 1))
+else
+	echo "FAIL fuzz: parse.h under libFuzzer:"
+	grep -A20 'ERROR\|disagree\|runtime error' <<<"$log" | head -30
+	failed=$((failed + 1))
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
