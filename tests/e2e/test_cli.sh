@@ -74,7 +74,17 @@ BAD_INVOCATIONS=(
 	"show nosuchif0"
 )
 
+# The pinned state byte for byte (every map but the live counters and
+# caches), plus what status and show make of it.
 snapshot() {
+	local dir=/sys/fs/bpf/sluice/$LAB_HOST map
+	for map in config policies rules_v4 rules_v6 allow_v4 allow_v6 deny_v4 deny_v6 generation; do
+		bpftool map dump pinned "$dir/$map"
+	done
+	# The live configuration is the inner map the config slot holds (id, LE).
+	set -- $(bpftool map lookup pinned "$dir/config" key 0 0 0 0 | sed 's/.*value: //')
+	bpftool map dump id $((0x$4$3$2$1))
+	ls -l --time-style=+ "$dir"
 	"$SLUICE" status "$LAB_HOST" --json
 	"$SLUICE" show "$LAB_HOST"
 }
