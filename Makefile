@@ -19,7 +19,7 @@ LDLIBS     := -lbpf -lelf -lz -lpthread
 
 USER_LIB   := args policy policy_maps conf state output
 USER_CMDS  := main cmd_attach cmd_set cmd_detach cmd_status cmd_stats cmd_rule cmd_list \
-	      cmd_apply
+	      cmd_apply cmd_upgrade
 LIB_OBJS   := $(USER_LIB:%=$(OUTPUT)/user/%.o)
 CMD_OBJS   := $(USER_CMDS:%=$(OUTPUT)/user/%.o)
 

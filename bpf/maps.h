@@ -17,24 +17,24 @@ struct {
 
 /*
  * The configuration lives in a one-entry array. Userspace writes each new
- * configuration into a fresh one and swaps it into the `config` slot.
- * config_initial is the first; it also gives libbpf the inner map's shape.
+ * configuration into a fresh one and swaps it into the `config` slot, which
+ * starts empty: an upgrade that reuses the pinned slot must not have libbpf
+ * fill it. config_shape is never used; it gives libbpf the inner map's shape
+ * and clang the struct's full BTF.
  */
 struct config_slot {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sluice_config);
-} config_initial SEC(".maps");
+} config_shape SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__array(values, struct config_slot);
-} config SEC(".maps") = {
-	.values = { [0] = &config_initial },
-};
+} config SEC(".maps");
 
 /* Two sets of policy slots; config.policy_set names the live one. */
 struct {

@@ -11,6 +11,7 @@ SUITES=(
 	tests/e2e/test_cli.sh
 	tests/e2e/test_flood.sh
 	tests/e2e/test_policy.sh
+	tests/e2e/test_resilience.sh
 	tests/fuzz/run.sh
 )
 

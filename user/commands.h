@@ -13,5 +13,6 @@ int cmd_allow(int argc, char **argv);
 int cmd_deny(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_upgrade(int argc, char **argv);
 
 #endif /* SLUICE_COMMANDS_H */

@@ -29,6 +29,7 @@ static const struct command commands[] = {
 	{ "deny", cmd_deny, "add, delete or list sources always dropped" },
 	{ "apply", cmd_apply, "replace the whole policy from a file, atomically" },
 	{ "show", cmd_show, "print the running policy in the file format" },
+	{ "upgrade", cmd_upgrade, "swap in this build's program, keeping all state" },
 	{ NULL, NULL, NULL },
 };
 

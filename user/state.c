@@ -120,6 +120,25 @@ static int pin_open(const char *ifname, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
+int state_reuse(struct bpf_object *obj, struct state *st)
+{
+	struct bpf_map *map;
+	size_t i;
+	int err;
+
+	for (i = 0; i < N_PINS; i++) {
+		if (!pins[i].obj_name)
+			continue;
+		map = bpf_object__find_map_by_name(obj, pins[i].obj_name);
+		if (!map)
+			return -ENOENT;
+		err = bpf_map__reuse_fd(map, *pin_fd(st, i));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 void state_from_object(struct bpf_object *obj, struct state *st)
 {
 	size_t i;
@@ -248,13 +267,19 @@ static int config_slot_fd(int config_fd)
 
 int config_read(int config_fd, struct sluice_config *cfg)
 {
-	__u32 zero = 0;
+	struct bpf_map_info info = {};
+	__u32 zero = 0, len = sizeof(info);
 	int fd, err = 0;
 
 	fd = config_slot_fd(config_fd);
 	if (fd < 0)
 		return fd;
-	if (bpf_map_lookup_elem(fd, &zero, cfg))
+	/* State pinned by a sluice of another layout: never read past our struct. */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	else if (info.value_size != sizeof(*cfg))
+		err = -EPROTO;
+	else if (bpf_map_lookup_elem(fd, &zero, cfg))
 		err = -errno;
 	close(fd);
 	return err;
@@ -266,9 +291,11 @@ int config_write(int config_fd, int generation_fd, struct sluice_config *cfg)
 	__u32 zero = 0;
 	int fd, err;
 
+	/* A freshly loaded program has an empty slot: generation 0. */
 	err = config_read(config_fd, &old);
-	if (err)
+	if (err && err != -ENOENT)
 		return err;
+	err = 0;
 	cfg->generation = old.generation + 1;
 	if (bpf_map_update_elem(generation_fd, &zero, &cfg->generation, BPF_ANY))
 		return -errno;

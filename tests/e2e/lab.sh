@@ -10,9 +10,11 @@ SINK=${SINK:-build/sluice-sink}
 LAB_NS=sluice-e2e-$$
 LAB_HOST=slh$$ # the side sluice guards (host namespace)
 LAB_PEER=sln$$ # the side the flood comes from (inside LAB_NS)
-LAB_HOST_IP=10.250.0.1
-LAB_PEER_IP=10.250.0.2
-LAB_SRC_BASE=10.250.1.0 # flood sources count up from here, inside 10.250/16
+# A /16 of the run's own, so labs running side by side never hear each other.
+LAB_NET=10.$((100 + $$ % 150))
+LAB_HOST_IP=$LAB_NET.0.1
+LAB_PEER_IP=$LAB_NET.0.2
+LAB_SRC_BASE=$LAB_NET.1.0 # flood sources count up from here
 LAB_PORT=9000
 LAB_TMP=$(mktemp -d /tmp/sluice-e2e.XXXXXX)
 LAB_PIDS=()

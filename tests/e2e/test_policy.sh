@@ -7,7 +7,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
 
-SOURCES=1000 # 10.250.1.0 - 10.250.4.231
+SOURCES=1000 # LAB_NET.1.0 - LAB_NET.4.231
 PPS=250000   # 250 per source per second
 
 # Sources per /24: .1 rule 20/s, .2 denied, .3 allowed, .4 default 50/s.
@@ -15,9 +15,9 @@ write_policy() {
 	cat >"$1" <<CONF
 # e2e policy
 default rate 50/s burst 50
-rule 10.250.1.0/24 rate 20/s burst 20
-allow 10.250.3.0/24
-deny 10.250.2.0/24
+rule $LAB_NET.1.0/24 rate 20/s burst 20
+allow $LAB_NET.3.0/24
+deny $LAB_NET.2.0/24
 CONF
 }
 
@@ -42,14 +42,14 @@ test_two_rates_and_lists() {
 	sleep 0.5
 	sink_stop
 	echo "     flood: $sent sent in $secs s"
-	group_check "rule 10.250.1.0/24 at 20/s: each source gets 20 + 20 x t" "$LAB_TMP/sink" \
-		"10.250.1." "$(awk -v s="$secs" 'BEGIN { printf "%d", 20 + int(20 * s) }')"
+	group_check "rule $LAB_NET.1.0/24 at 20/s: each source gets 20 + 20 x t" "$LAB_TMP/sink" \
+		"$LAB_NET.1." "$(awk -v s="$secs" 'BEGIN { printf "%d", 20 + int(20 * s) }')"
 	group_check "default at 50/s: each source gets 50 + 50 x t" "$LAB_TMP/sink" \
-		"10.250.4." "$(awk -v s="$secs" 'BEGIN { printf "%d", 50 + int(50 * s) }')"
-	group_check "allowed 10.250.3.0/24: each source gets everything it sent" "$LAB_TMP/sink" \
-		"10.250.3." "$((sent / SOURCES))"
-	CHECK_DETAIL="$(grep -c '^10\.250\.2\.' "$LAB_TMP/sink") denied sources got packets"
-	check "denied 10.250.2.0/24: no packet crosses" bash -c "! grep -q '^10\.250\.2\.' '$LAB_TMP/sink'"
+		"$LAB_NET.4." "$(awk -v s="$secs" 'BEGIN { printf "%d", 50 + int(50 * s) }')"
+	group_check "allowed $LAB_NET.3.0/24: each source gets everything it sent" "$LAB_TMP/sink" \
+		"$LAB_NET.3." "$((sent / SOURCES))"
+	CHECK_DETAIL="$(grep -c "^$LAB_NET.2." "$LAB_TMP/sink") denied sources got packets"
+	check "denied $LAB_NET.2.0/24: no packet crosses" bash -c "! grep -qF '$LAB_NET.2.' '$LAB_TMP/sink'"
 	CHECK_DETAIL="denied $(stat denied), allowed $(stat allowed), want $((sent / 1000 * 256)) each"
 	check "denied and allowed counters match what was sent" \
 		test "$(stat denied)" = $((sent / 1000 * 256)) -a "$(stat allowed)" = $((sent / 1000 * 256))
@@ -76,7 +76,7 @@ test_apply_mid_flood() {
 	sleep 1.5
 	read -r before _ < <(window 1.5)
 	# The /24 rule goes to 60/s and the deny list goes: its sources fall to the default.
-	sed -e 's|rule 10.250.1.0/24 rate 20/s burst 20|rule 10.250.1.0/24 rate 60/s burst 20|' \
+	sed -e "s|rule $LAB_NET.1.0/24 rate 20/s burst 20|rule $LAB_NET.1.0/24 rate 60/s burst 20|" \
 		-e '/^deny/d' "$LAB_TMP/policy.conf" >"$LAB_TMP/policy2.conf"
 	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/policy2.conf"
 	sleep 1

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sluice upgrade: swap in this build's program, keeping every bucket and setting. */
+#include <errno.h>
+#include <stdio.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sluice.skel.h"
+#include "args.h"
+#include "commands.h"
+#include "output.h"
+#include "policy.h"
+#include "state.h"
+
+static const char upgrade_usage[] =
+	"Usage: sluice upgrade IFACE\n"
+	"\n"
+	"Replace the XDP program on IFACE with the one built into this sluice, in one\n"
+	"step (the pinned link is updated atomically). The new program reuses the\n"
+	"pinned maps: no bucket resets, no setting changes, and no packet goes\n"
+	"unfiltered. State pinned by a sluice with another layout is refused.\n";
+
+static const struct option upgrade_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The pinned state must have this build's layout; say what to do if not. */
+static int check_layout(struct state *st)
+{
+	struct sluice_config cfg;
+	int err = config_read(st->maps.config, &cfg);
+
+	if (err == -EPROTO || (!err && cfg.layout_version != SLUICE_LAYOUT_VERSION))
+		return fail_runtime("upgrade", -EPROTO,
+				    "%s holds state of another layout than this sluice's (%d); it "
+				    "cannot be reused. Save it with 'sluice show %s', then detach, "
+				    "attach and apply (buckets start afresh)",
+				    st->ifname, SLUICE_LAYOUT_VERSION, st->ifname);
+	if (err)
+		return fail_runtime("upgrade", err, "cannot read the configuration of %s",
+				    st->ifname);
+	if (st->link_fd < 0)
+		return fail_input("upgrade", "%s has no pinned link (stale state: detach it)",
+				  st->ifname);
+	return EXIT_OK;
+}
+
+static int upgrade_swap(struct state *st)
+{
+	unsigned int ifindex, old_id, new_id;
+	struct sluice *skel;
+	int err;
+
+	skel = sluice__open();
+	if (!skel)
+		return fail_runtime("upgrade", -errno, "cannot open the XDP program");
+	err = state_reuse(skel->obj, st);
+	if (!err)
+		err = sluice__load(skel);
+	if (err) {
+		sluice__destroy(skel);
+		return fail_runtime("upgrade", err, "cannot load the new program on the pinned maps");
+	}
+	old_id = link_prog_id(st->link_fd, &ifindex);
+	if (bpf_link_update(st->link_fd, bpf_program__fd(skel->progs.sluice_xdp), NULL)) {
+		err = -errno;
+		sluice__destroy(skel);
+		return fail_runtime("upgrade", err, "cannot swap the program on %s", st->ifname);
+	}
+	new_id = link_prog_id(st->link_fd, &ifindex);
+	sluice__destroy(skel);
+	printf("sluice: upgraded %s: program %u replaced by %u, buckets and policy kept\n",
+	       st->ifname, old_id, new_id);
+	return EXIT_OK;
+}
+
+int cmd_upgrade(int argc, char **argv)
+{
+	const char *ifname;
+	struct state st;
+	int opt, ret, lock_fd;
+
+	while ((opt = cli_next_option("upgrade", argc, argv, upgrade_options)) != -1) {
+		if (opt == 'h') {
+			fputs(upgrade_usage, stdout);
+			return EXIT_OK;
+		}
+		return EXIT_BAD_INPUT;
+	}
+	if (cli_one_positional("upgrade", argc, argv, "interface name", &ifname))
+		return EXIT_BAD_INPUT;
+	ret = require_root("upgrade");
+	if (!ret)
+		ret = state_open_locked("upgrade", ifname, &st, &lock_fd);
+	if (ret)
+		return ret;
+	ret = check_layout(&st);
+	if (!ret)
+		ret = upgrade_swap(&st);
+	state_close(&st);
+	state_unlock(lock_fd);
+	return ret;
+}
