@@ -74,6 +74,24 @@ stat() {
 	"$SLUICE" stats "$LAB_HOST" --json | jq -r ".counters.$1.packets"
 }
 
+# stat_at COUNTER: "SECONDS VALUE", timed at the middle of the read.
+stat_at() {
+	local t0 v t1
+	t0=$(date +%s.%N)
+	v=$(stat "$1")
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" -v v="$v" 'BEGIN { printf "%.6f %d\n", (a + b) / 2, v }'
+}
+
+# rate_over COUNTER SECONDS: packets per second of a counter over a window.
+rate_over() {
+	local t0 v0 t1 v1
+	read -r t0 v0 < <(stat_at "$1")
+	sleep "$2"
+	read -r t1 v1 < <(stat_at "$1")
+	awk -v a="$t0" -v b="$t1" -v x="$v0" -v y="$v1" 'BEGIN { printf "%d\n", (y - x) / (b - a) }'
+}
+
 # Frames the peer could not hand to the host side (its tx_dropped).
 peer_tx_dropped() {
 	ip netns exec "$LAB_NS" cat "/sys/class/net/$LAB_PEER/statistics/tx_dropped"

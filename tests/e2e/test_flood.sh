@@ -65,27 +65,16 @@ test_flood() {
 	check "one bucket created per source" test "$(stat new_sources)" = "$SOURCES"
 }
 
-# passed packets per second over a window of SECONDS, from the counters.
-passed_rate() {
-	local p0 t0 p1 t1
-	p0=$(stat passed)
-	t0=$(date +%s.%N)
-	sleep "$1"
-	p1=$(stat passed)
-	t1=$(date +%s.%N)
-	awk -v a="$p0" -v b="$p1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%d", (b - a) / (e - s) }'
-}
-
 test_set_mid_flood() {
 	local slow fast want_slow=$((SOURCES * 20)) want_fast=$((SOURCES * 60))
 	"$SLUICE" set "$LAB_HOST" --rate 20/s --burst 10 >/dev/null
 	flood "$SOURCES" 7 "$PPS" >/dev/null &
 	LAB_PIDS+=($!)
 	sleep 1.5 # let the bucket state settle to the new rate
-	slow=$(passed_rate 2)
+	slow=$(rate_over passed 2)
 	"$SLUICE" set "$LAB_HOST" --rate 60/s >/dev/null
 	sleep 1
-	fast=$(passed_rate 2)
+	fast=$(rate_over passed 2)
 	wait "${LAB_PIDS[-1]}"
 	CHECK_DETAIL="measured $slow pps, want $want_slow"
 	check "before set: passed rate is sources x 20/s (5%)" within "$want_slow" "$slow" 5
