@@ -50,29 +50,12 @@ struct {
  */
 __u64 config_generation SEC(".data.generation");
 
-/*
- * Per-CPU negative cache: the last over-limit source (exactly as it came,
- * so rules and prefixes need no second look), the action for it, the
- * moment it may conform again, and a jiffy before which it certainly
- * cannot (0: unknown). A TAT never decreases, so the moment only comes
- * later than remembered; the generation ties the entry to one configuration.
- */
-struct hot_entry {
-	__u32 src[4];
-	__u8 family;
-	__u8 action;
-	__u16 pad;
-	__u32 pad2;
-	__u64 generation;
-	__u64 admissible_at;
-	__u64 admissible_jiffy;
-};
-
+/* The per-CPU over-limit cache (struct sluice_hot in sluice.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct hot_entry);
+	__type(value, struct sluice_hot);
 } hot SEC(".maps");
 
 #endif /* SLUICE_BPF_MAPS_H */

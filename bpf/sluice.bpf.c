@@ -19,7 +19,7 @@ int sluice_xdp(struct xdp_md *ctx)
 {
 	const struct sluice_config *cfg;
 	struct sluice_key key;
-	struct hot_entry *h;
+	struct sluice_hot *h;
 	struct packet pkt;
 	__u64 now;
 	int ret;

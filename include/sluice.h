@@ -10,7 +10,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 1
+#define SLUICE_LAYOUT_VERSION 2
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -55,9 +55,17 @@ struct sluice_key {
 	__u32 addr[4];
 };
 
-/* A whole token bucket under GCRA: the theoretical arrival time. */
+/*
+ * A whole token bucket under GCRA is its theoretical arrival time. The two
+ * counts are for `sluice top`: packets passed, and packets over the limit
+ * (dropped, or in dry run would-drop). Over-limit packets the per-CPU cache
+ * answers are added later, in one go (struct sluice_hot): add its pending
+ * count for the same key to read a source's total.
+ */
 struct sluice_bucket {
 	__u64 tat;
+	__u64 passed;
+	__u64 dropped;
 };
 
 /*
@@ -95,6 +103,30 @@ struct sluice_config {
 
 /* The burst was typed by the operator, not derived from the rate. */
 #define SLUICE_CFG_BURST_EXPLICIT (1U << 0)
+
+/*
+ * The per-CPU over-limit cache: the last over-limit source exactly as it
+ * came (so rules and prefixes need no second look), the action for it, the
+ * moment it may conform again, and a jiffy before which it certainly cannot
+ * (0: unknown). A TAT never decreases, so the moment only comes later than
+ * remembered; the generation ties the entry to one configuration.
+ * The packets it refuses are counted in `pending`, a plain per-CPU count
+ * that goes to key's bucket with one atomic add when the source next
+ * reaches the bucket or the entry is given to another source.
+ */
+struct sluice_hot {
+	__u32 src[4];
+	__u8 family;
+	__u8 action;
+	__u16 pad;
+	__u32 pad2;
+	__u64 generation;
+	__u64 admissible_at;
+	__u64 admissible_jiffy;
+	__u64 pending;
+	struct sluice_key key; /* the bucket the pending count belongs to */
+	__u32 pad3;
+};
 
 enum sluice_counter {
 	SLUICE_CNT_PASSED,	  /* under the limit, passed */
