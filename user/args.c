@@ -5,6 +5,7 @@
 #include <linux/if_link.h>
 #include "sluice.h"
 #include "args.h"
+#include "output.h"
 
 struct unit {
 	const char *name;
@@ -213,11 +214,11 @@ int cli_next_option(const char *cmd, int argc, char **argv, const struct option 
 	opterr = 0;
 	opt = getopt_long(argc, argv, ":h", options, NULL);
 	if (opt == '?') {
-		fprintf(stderr, "sluice %s: unknown option '%s'\n", cmd, argv[optind - 1]);
+		error_line(cmd, "unknown option '%s'", argv[optind - 1]);
 		return '?';
 	}
 	if (opt == ':') {
-		fprintf(stderr, "sluice %s: option '%s' needs a value\n", cmd, argv[optind - 1]);
+		error_line(cmd, "option '%s' needs a value", argv[optind - 1]);
 		return '?';
 	}
 	return opt;
@@ -226,11 +227,11 @@ int cli_next_option(const char *cmd, int argc, char **argv, const struct option 
 int cli_one_positional(const char *cmd, int argc, char **argv, const char *what, const char **out)
 {
 	if (optind >= argc) {
-		fprintf(stderr, "sluice %s: missing %s\n", cmd, what);
+		error_line(cmd, "missing %s", what);
 		return -EINVAL;
 	}
 	if (optind + 1 < argc) {
-		fprintf(stderr, "sluice %s: unexpected argument '%s'\n", cmd, argv[optind + 1]);
+		error_line(cmd, "unexpected argument '%s'", argv[optind + 1]);
 		return -EINVAL;
 	}
 	*out = argv[optind];

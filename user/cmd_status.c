@@ -40,7 +40,6 @@ static int status_collect(const char *ifname, struct iface_status *is)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	unsigned int ifindex, link_ifindex;
 	struct rate rate;
 	struct state st;
 	int err;
@@ -54,19 +53,12 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	if (!err && bpf_obj_get_info_by_fd(st.buckets_fd, &info, &len))
 		err = -errno;
 	is->max_sources = info.max_entries;
-	is->prog_id = link_prog_id(st.link_fd, &link_ifindex);
+	is->health = state_health(&st, &is->prog_id);
 	state_close(&st);
 	if (err)
 		return err;
 
-	ifindex = if_nametoindex(ifname);
-	is->mode = xdp_mode_name((int)ifindex);
-	if (!ifindex)
-		is->health = "stale: interface is gone";
-	else if (!is->prog_id || link_ifindex != ifindex)
-		is->health = "stale: program is not attached";
-	else
-		is->health = "ok";
+	is->mode = xdp_mode_name((int)if_nametoindex(ifname));
 	rate.packets = is->cfg.rate_packets;
 	rate.period_ns = is->cfg.rate_period_ns;
 	format_rate(is->rate, sizeof(is->rate), &rate);
@@ -89,6 +81,17 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_u64(j, "ipv6_prefix", is->cfg.ipv6_prefix);
 	json_u64(j, "max_sources", is->max_sources);
 	json_u64(j, "generation", is->cfg.generation);
+	json_object_end(j);
+}
+
+static void status_json_error(struct json *j, const char *ifname, int err)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "cannot read the state: %s", strerror(-err));
+	json_object_begin(j, NULL);
+	json_string(j, "interface", ifname);
+	json_string(j, "error", msg);
 	json_object_end(j);
 }
 
@@ -115,6 +118,12 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 	}
 	for (i = 0; i < n; i++) {
 		err = status_collect(names[i], &is);
+		if (err && json) {
+			/* An error line here would break the array: the entry says it. */
+			status_json_error(&j, names[i], err);
+			ret = EXIT_FAILURE_RUNTIME;
+			continue;
+		}
 		if (err) {
 			ret = fail_runtime("status", err, "cannot read the state of %s", names[i]);
 			continue;

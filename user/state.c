@@ -97,6 +97,7 @@ int state_open(const char *ifname, struct state *st)
 
 	memset(st, 0, sizeof(*st));
 	st->link_fd = st->config_fd = st->stats_fd = st->buckets_fd = st->generation_fd = -1;
+	st->hot_fd = -1;
 	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
 	err = state_path(ifname, NULL, st->dir, sizeof(st->dir));
 	if (err)
@@ -109,10 +110,12 @@ int state_open(const char *ifname, struct state *st)
 	st->stats_fd = pin_open(ifname, SLUICE_MAP_STATS);
 	st->buckets_fd = pin_open(ifname, SLUICE_MAP_BUCKETS);
 	st->generation_fd = pin_open(ifname, SLUICE_MAP_GENERATION);
+	st->hot_fd = pin_open(ifname, SLUICE_MAP_HOT);
 	err = st->config_fd < 0	      ? st->config_fd
 	      : st->stats_fd < 0      ? st->stats_fd
 	      : st->buckets_fd < 0    ? st->buckets_fd
 	      : st->generation_fd < 0 ? st->generation_fd
+	      : st->hot_fd < 0	      ? st->hot_fd
 				      : 0;
 	if (err)
 		state_close(st);
@@ -121,8 +124,8 @@ int state_open(const char *ifname, struct state *st)
 
 void state_close(struct state *st)
 {
-	int *fds[] = { &st->link_fd, &st->config_fd, &st->stats_fd, &st->buckets_fd,
-		       &st->generation_fd };
+	int *fds[] = { &st->link_fd,	&st->config_fd,	    &st->stats_fd,
+		       &st->buckets_fd, &st->generation_fd, &st->hot_fd };
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -284,4 +287,17 @@ unsigned int link_prog_id(int link_fd, unsigned int *ifindex)
 		return 0;
 	*ifindex = info.xdp.ifindex;
 	return info.prog_id;
+}
+
+const char *state_health(const struct state *st, unsigned int *prog_id)
+{
+	unsigned int ifindex, link_ifindex;
+
+	*prog_id = link_prog_id(st->link_fd, &link_ifindex);
+	ifindex = if_nametoindex(st->ifname);
+	if (!ifindex)
+		return "stale: interface is gone";
+	if (!*prog_id || link_ifindex != ifindex)
+		return "stale: program is not attached";
+	return STATE_OK;
 }

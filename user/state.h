@@ -18,6 +18,7 @@ struct state {
 	int stats_fd;
 	int buckets_fd;
 	int generation_fd;
+	int hot_fd;
 };
 
 /* Mounts bpffs on /sys/fs/bpf when nothing is mounted there. */
@@ -50,5 +51,12 @@ int stats_read(int stats_fd, struct sluice_stats *sum);
 const char *xdp_mode_name(int ifindex);
 /* Program id of the pinned link, 0 when unknown. */
 unsigned int link_prog_id(int link_fd, unsigned int *ifindex);
+
+#define STATE_OK "ok"
+/*
+ * STATE_OK when the pinned link runs the program on the interface, else
+ * why the state is stale; *prog_id is the program's id, 0 when unknown.
+ */
+const char *state_health(const struct state *st, unsigned int *prog_id);
 
 #endif /* SLUICE_STATE_H */
