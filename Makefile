@@ -15,9 +15,9 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)
 CFLAGS     ?= -O2 -g
 CFLAGS     += -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
-LDLIBS     := -lbpf -lelf -lz -lpthread
+LDLIBS     := -lbpf -lelf -lz -lpthread -lm
 
-USER_LIB   := args policy state output
+USER_LIB   := args policy state output metrics sources prom
 USER_CMDS  := main cmd_attach cmd_set cmd_detach cmd_status cmd_stats
 LIB_OBJS   := $(USER_LIB:%=$(OUTPUT)/user/%.o)
 CMD_OBJS   := $(USER_CMDS:%=$(OUTPUT)/user/%.o)

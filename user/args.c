@@ -132,6 +132,47 @@ int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const 
 	return 0;
 }
 
+/* Whole seconds to nanoseconds, refusing what would overflow. */
+static int seconds_to_ns(uint64_t whole, uint64_t *ns, const char **why)
+{
+	if (whole > UINT64_MAX / NSEC_PER_SEC / 2) {
+		*why = "number is too large";
+		return -ERANGE;
+	}
+	*ns = whole * NSEC_PER_SEC;
+	return 0;
+}
+
+int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why)
+{
+	static char msg[96];
+	uint64_t whole, ns, scale = NSEC_PER_SEC / 10;
+	int err;
+
+	err = parse_digits(&s, &whole, why);
+	if (!err)
+		err = seconds_to_ns(whole, &ns, why);
+	if (err)
+		return err;
+	if (*s == '.' && s[1]) {
+		/* Up to nanoseconds; a digit beyond is a mistake, not rounding. */
+		for (s++; *s >= '0' && *s <= '9' && scale; s++, scale /= 10)
+			ns += (uint64_t)(*s - '0') * scale;
+	}
+	if (*s) {
+		*why = "expected seconds, e.g. 1 or 0.5";
+		return -EINVAL;
+	}
+	if (ns < min_ns || ns > max_ns) {
+		snprintf(msg, sizeof(msg), "must be between %g and %g seconds",
+			 (double)min_ns / NSEC_PER_SEC, (double)max_ns / NSEC_PER_SEC);
+		*why = msg;
+		return -ERANGE;
+	}
+	*out = ns;
+	return 0;
+}
+
 int parse_prefix(const char *s, unsigned int max, unsigned int *out, const char **why)
 {
 	static char msg[64];

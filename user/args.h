@@ -31,6 +31,8 @@ struct rate {
 
 int parse_rate(const char *s, struct rate *rate, const char **why);
 int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
+/* Seconds with an optional fraction ("1", "0.25"), to nanoseconds. */
+int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why);
 int parse_prefix(const char *s, unsigned int max, unsigned int *out, const char **why);
 int parse_action(const char *s, uint32_t *action, const char **why);
 int parse_mode(const char *s, uint32_t *xdp_flags, const char **why);

@@ -25,7 +25,7 @@ static const struct command commands[] = {
 	{ "set", cmd_set, "change rate, burst or action live" },
 	{ "detach", cmd_detach, "stop limiting and remove all state" },
 	{ "status", cmd_status, "list attached interfaces and their settings" },
-	{ "stats", cmd_stats, "print the counters of an interface" },
+	{ "stats", cmd_stats, "print the counters of an interface, once or live" },
 	{ NULL, NULL, NULL },
 };
 
