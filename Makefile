@@ -18,7 +18,7 @@ CFLAGS     += -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
 LDLIBS     := -lbpf -lelf -lz -lpthread -lm
 
 USER_LIB   := args policy state output metrics sources prom
-USER_CMDS  := main cmd_attach cmd_set cmd_detach cmd_status cmd_stats
+USER_CMDS  := main cmd_attach cmd_set cmd_detach cmd_status cmd_stats cmd_top
 LIB_OBJS   := $(USER_LIB:%=$(OUTPUT)/user/%.o)
 CMD_OBJS   := $(USER_CMDS:%=$(OUTPUT)/user/%.o)
 

@@ -248,12 +248,30 @@ void format_rate(char *buf, unsigned long len, const struct rate *rate)
 			 (unsigned long long)rate->period_ns);
 }
 
+/* ":" then every option with a one-letter value, as getopt wants them: "n:h". */
+static void short_options(const struct option *options, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[n++] = ':';
+	for (; options->name && n + 3 < len; options++) {
+		if (options->val <= ' ' || options->val > '~')
+			continue;
+		buf[n++] = (char)options->val;
+		if (options->has_arg == required_argument)
+			buf[n++] = ':';
+	}
+	buf[n] = '\0';
+}
+
 int cli_next_option(const char *cmd, int argc, char **argv, const struct option *options)
 {
+	char shorts[64];
 	int opt;
 
 	opterr = 0;
-	opt = getopt_long(argc, argv, ":h", options, NULL);
+	short_options(options, shorts, sizeof(shorts));
+	opt = getopt_long(argc, argv, shorts, options, NULL);
 	if (opt == '?') {
 		error_line(cmd, "unknown option '%s'", argv[optind - 1]);
 		return '?';

@@ -8,5 +8,6 @@ int cmd_set(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif /* SLUICE_COMMANDS_H */

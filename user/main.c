@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "detach", cmd_detach, "stop limiting and remove all state" },
 	{ "status", cmd_status, "list attached interfaces and their settings" },
 	{ "stats", cmd_stats, "print the counters of an interface, once or live" },
+	{ "top", cmd_top, "list the busiest sources of an interface" },
 	{ NULL, NULL, NULL },
 };
 
