@@ -9,7 +9,7 @@ ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine)
 
 # Debian packages the build, the tests and the demo need.
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
-		linux-libc-dev iproute2 jq util-linux
+		linux-libc-dev iproute2 jq util-linux libmicrohttpd-dev prometheus curl
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)
@@ -18,7 +18,7 @@ CFLAGS     += -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
 LDLIBS     := -lbpf -lelf -lz -lpthread -lm
 
 USER_LIB   := args policy state output metrics sources prom
-USER_CMDS  := main cmd_attach cmd_set cmd_detach cmd_status cmd_stats cmd_top
+USER_CMDS  := main cmd_attach cmd_set cmd_detach cmd_status cmd_stats cmd_top cmd_exporter
 LIB_OBJS   := $(USER_LIB:%=$(OUTPUT)/user/%.o)
 CMD_OBJS   := $(USER_CMDS:%=$(OUTPUT)/user/%.o)
 
@@ -81,8 +81,9 @@ $(OUTPUT)/tests/%.o: tests/datapath/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 $(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
+# Only the CLI serves HTTP.
 $(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -lmicrohttpd -o $@
 
 $(OUTPUT)/sluice-flood: $(OUTPUT)/tools/flood.o
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

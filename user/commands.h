@@ -9,5 +9,6 @@ int cmd_detach(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
 
 #endif /* SLUICE_COMMANDS_H */

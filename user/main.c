@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{ "status", cmd_status, "list attached interfaces and their settings" },
 	{ "stats", cmd_stats, "print the counters of an interface, once or live" },
 	{ "top", cmd_top, "list the busiest sources of an interface" },
+	{ "exporter", cmd_exporter, "serve Prometheus metrics for every interface" },
 	{ NULL, NULL, NULL },
 };
 
