@@ -94,11 +94,13 @@ $(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
 $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/harness.o $(LIB_OBJS)
+$(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/test_output.o \
+		$(OUTPUT)/tests/harness.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \
-		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/datapath_main.o \
+		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/test_counts.o \
+		$(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 

@@ -21,5 +21,7 @@ int main(int argc, char **argv)
 		suite_meter();
 	if (!only || !strcmp(only, "concurrency"))
 		suite_concurrency();
+	if (!only || !strcmp(only, "counts"))
+		suite_counts();
 	return harness_finish();
 }

@@ -34,6 +34,7 @@ static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, const
 	fx->stats_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_STATS);
 	fx->buckets_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_BUCKETS);
 	fx->generation_fd = bpf_object__find_map_fd_by_name(obj, ".data.generation");
+	fx->hot_fd = bpf_object__find_map_fd_by_name(obj, SLUICE_MAP_HOT);
 	return fixture_configure(fx, s);
 }
 

@@ -21,6 +21,7 @@ struct fixture {
 	int stats_fd;
 	int buckets_fd;
 	int generation_fd;
+	int hot_fd;
 };
 
 /* Loads the test-clock build with these settings; 0 or -errno. */

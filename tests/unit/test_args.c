@@ -7,6 +7,7 @@
 #include "args.h"
 #include "harness.h"
 #include "policy.h"
+#include "unit.h"
 
 struct rate_case {
 	const char *in;
@@ -204,5 +205,6 @@ int main(void)
 	test_prefixes();
 	test_words();
 	test_config_build();
+	suite_output();
 	return harness_finish();
 }
