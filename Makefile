@@ -9,17 +9,18 @@ ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine)
 
 # Debian packages the build, the tests and the demo need.
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
-		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux
+		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
+		prometheus curl
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)
 CFLAGS     ?= -O2 -g
 CFLAGS     += -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
-LDLIBS     := -lbpf -lelf -lz -lpthread
+LDLIBS     := -lbpf -lelf -lz -lpthread -lm
 
-USER_LIB   := args policy policy_maps conf state output
+USER_LIB   := args policy policy_maps conf state output metrics sources prom
 USER_CMDS  := main cmd_attach cmd_set cmd_detach cmd_status cmd_stats cmd_rule cmd_list \
-	      cmd_apply cmd_upgrade
+	      cmd_apply cmd_upgrade cmd_top cmd_exporter
 LIB_OBJS   := $(USER_LIB:%=$(OUTPUT)/user/%.o)
 CMD_OBJS   := $(USER_CMDS:%=$(OUTPUT)/user/%.o)
 
@@ -86,8 +87,9 @@ $(OUTPUT)/tests/%.o: tests/fuzz/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 $(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
+# Only the CLI serves HTTP.
 $(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -lmicrohttpd -o $@
 
 $(OUTPUT)/sluice-flood: $(OUTPUT)/tools/flood.o
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
@@ -98,14 +100,15 @@ $(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
 $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/harness.o $(LIB_OBJS)
+$(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/test_output.o \
+		$(OUTPUT)/tests/harness.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-conf: $(OUTPUT)/tests/test_conf.o $(OUTPUT)/tests/harness.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \
-		$(OUTPUT)/tests/test_policy.o \
+		$(OUTPUT)/tests/test_policy.o $(OUTPUT)/tests/test_counts.o \
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

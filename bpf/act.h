@@ -12,7 +12,7 @@
 #define ECN_NOT_ECT 0x00
 #define ECN_CE 0x03
 
-static __always_inline void verdict_of(struct verdict *v, const struct sluice_policy *p)
+static __always_inline void verdict_of(struct sluice_verdict *v, const struct sluice_policy *p)
 {
 	v->action = p->action;
 	v->dscp = p->dscp;
@@ -31,7 +31,7 @@ static __always_inline void csum_replace2(__sum16 *sum, __be16 from, __be16 to)
 }
 
 /* The new traffic class byte, or -1 when ECN marking must drop (Not-ECT). */
-static __always_inline int marked_tos(__u8 tos, const struct verdict *v)
+static __always_inline int marked_tos(__u8 tos, const struct sluice_verdict *v)
 {
 	if (v->mark_ecn) {
 		if ((tos & ECN_MASK) == ECN_NOT_ECT)
@@ -43,7 +43,7 @@ static __always_inline int marked_tos(__u8 tos, const struct verdict *v)
 	return tos;
 }
 
-static __always_inline int mark_ipv4(struct iphdr *iph, const struct verdict *v)
+static __always_inline int mark_ipv4(struct iphdr *iph, const struct sluice_verdict *v)
 {
 	__be16 *word = (__be16 *)iph; /* version, ihl and tos */
 	__be16 before = *word;
@@ -57,7 +57,7 @@ static __always_inline int mark_ipv4(struct iphdr *iph, const struct verdict *v)
 }
 
 /* IPv6 has no header checksum; the class straddles the first two bytes. */
-static __always_inline int mark_ipv6(struct ipv6hdr *ip6h, const struct verdict *v)
+static __always_inline int mark_ipv6(struct ipv6hdr *ip6h, const struct sluice_verdict *v)
 {
 	__u8 *b = (__u8 *)ip6h;
 	__u8 tclass = (__u8)((b[0] & 0x0f) << 4 | b[1] >> 4);
@@ -71,7 +71,7 @@ static __always_inline int mark_ipv6(struct ipv6hdr *ip6h, const struct verdict 
 }
 
 static __always_inline int act_mark(struct xdp_md *ctx, const struct packet *pkt,
-				    const struct verdict *v)
+				    const struct sluice_verdict *v, __u32 slot)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	void *l3 = data + (pkt->l3_off & 0xff);
@@ -85,23 +85,24 @@ static __always_inline int act_mark(struct xdp_md *ctx, const struct packet *pkt
 	}
 	if (err) {
 		/* As a router would: a packet that cannot carry CE is dropped. */
-		stats_count(ctx, SLUICE_CNT_DROPPED);
+		stats_count_rule(ctx, slot, SLUICE_CNT_DROPPED);
 		return XDP_DROP;
 	}
-	stats_count(ctx, SLUICE_CNT_MARKED);
+	stats_count_rule(ctx, slot, SLUICE_CNT_MARKED);
 	return XDP_PASS;
 }
 
+/* slot: the policy's index in rule_stats (set * SLUICE_MAX_POLICIES + slot). */
 static __always_inline int act_over_limit(struct xdp_md *ctx, const struct packet *pkt,
-					  const struct verdict *v)
+					  const struct sluice_verdict *v, __u32 slot)
 {
 	if (v->action == SLUICE_ACTION_DRY_RUN) {
-		stats_count(ctx, SLUICE_CNT_WOULD_DROP);
+		stats_count_rule(ctx, slot, SLUICE_CNT_WOULD_DROP);
 		return XDP_PASS;
 	}
 	if (v->action == SLUICE_ACTION_MARK)
-		return act_mark(ctx, pkt, v);
-	stats_count(ctx, SLUICE_CNT_DROPPED);
+		return act_mark(ctx, pkt, v, slot);
+	stats_count_rule(ctx, slot, SLUICE_CNT_DROPPED);
 	return XDP_DROP;
 }
 

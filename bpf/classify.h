@@ -83,22 +83,28 @@ static __always_inline int policy_matches(const struct sluice_policy *p, const s
 /*
  * The longest rule CIDR holding the source names its candidates, most
  * specific first (userspace folds the enclosing CIDRs' rules in); the
- * first whose L4 class matches wins, else the default in slot 0.
+ * first whose L4 class matches wins, else the default in slot 0. *index is
+ * the winner's index in policies and rule_stats.
  */
 static __always_inline const struct sluice_policy *classify_policy(const struct packet *pkt,
-								   const struct sluice_config *cfg)
+								   const struct sluice_config *cfg,
+								   __u32 *index)
 {
 	const struct sluice_rule_group *group = NULL;
 	const struct sluice_policy *p;
-	__u32 i;
+	__u32 i, slot;
 
+	*index = cfg->policy_set * SLUICE_MAX_POLICIES;
 	if (pkt->family == SLUICE_FAMILY_IPV4 ? cfg->rules_v4 : cfg->rules_v6)
 		group = lpm_lookup(&rules_v4, &rules_v6, pkt, cfg->policy_set);
 	if (group) {
 		for (i = 0; i < SLUICE_MAX_CANDIDATES && i < group->count; i++) {
-			p = policy_at(cfg->policy_set, group->slots[i]);
-			if (p && policy_matches(p, pkt))
+			slot = group->slots[i] & (SLUICE_MAX_POLICIES - 1);
+			p = policy_at(cfg->policy_set, slot);
+			if (p && policy_matches(p, pkt)) {
+				*index += slot;
 				return p;
+			}
 		}
 	}
 	return policy_at(cfg->policy_set, 0);

@@ -83,6 +83,14 @@ struct {
 	__type(value, struct sluice_stats);
 } stats SEC(".maps");
 
+/* The same per policy slot, both sets: what each rule passed and held back. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * SLUICE_MAX_POLICIES);
+	__type(key, __u32);
+	__type(value, struct sluice_stats);
+} rule_stats SEC(".maps");
+
 /*
  * The generation of the newest configuration, raised by userspace before
  * it swaps the configuration in. A global costs one load, where a map
@@ -90,40 +98,12 @@ struct {
  */
 __u64 config_generation SEC(".data.generation");
 
-/* What to do with a packet over its limit: copied from its policy. */
-struct verdict {
-	__u8 action; /* enum sluice_action */
-	__u8 dscp;
-	__u8 mark_dscp;
-	__u8 mark_ecn;
-};
-
-/*
- * Per-CPU negative cache: the last over-limit source and L4 class (exactly
- * as they came, so they select the same policy again), what to do with it,
- * the moment it may conform again, and a jiffy before which it certainly
- * cannot (0: unknown). A TAT never decreases, so the moment only comes
- * later than remembered; the generation ties the entry to one configuration.
- */
-struct hot_entry {
-	__u32 src[4];
-	__u8 family;
-	__u8 proto;
-	__u8 tcp_syn;
-	__u8 pad;
-	__u16 dport;
-	__u16 pad2;
-	struct verdict verdict;
-	__u64 generation;
-	__u64 admissible_at;
-	__u64 admissible_jiffy;
-};
-
+/* The per-CPU over-limit cache (struct sluice_hot in sluice.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct hot_entry);
+	__type(value, struct sluice_hot);
 } hot SEC(".maps");
 
 #endif /* SLUICE_BPF_MAPS_H */

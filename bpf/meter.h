@@ -4,6 +4,11 @@
  * compare-and-swap, so every CPU meters the same bucket. A per-CPU negative
  * cache answers repeated over-limit packets without the configuration, the
  * hash map or the clock.
+ *
+ * Each bucket also counts its packets for `sluice top`, at the price of one
+ * atomic add per packet that reaches it. Packets the cache refuses are
+ * counted in the cache entry (plain per-CPU) and added to the bucket later
+ * in one go, so the fast path stays free of shared writes.
  */
 #ifndef SLUICE_BPF_METER_H
 #define SLUICE_BPF_METER_H
@@ -23,7 +28,7 @@ enum meter_verdict {
 	METER_OVER,
 };
 
-static __always_inline struct hot_entry *hot_get(void)
+static __always_inline struct sluice_hot *hot_get(void)
 {
 	__u32 zero = 0;
 
@@ -34,7 +39,7 @@ static __always_inline struct hot_entry *hot_get(void)
  * The cached entry is about this packet's source and L4 class (which pick
  * the same policy again) under the live configuration.
  */
-static __always_inline int hot_matches(const struct hot_entry *h, const struct packet *pkt)
+static __always_inline int hot_matches(const struct sluice_hot *h, const struct packet *pkt)
 {
 	return h->generation == config_generation && h->family == pkt->family &&
 	       h->src[0] == pkt->addr[0] && h->src[1] == pkt->addr[1] &&
@@ -46,31 +51,70 @@ static __always_inline int hot_matches(const struct hot_entry *h, const struct p
  * The fast path: is this a repeat offender, still over its limit? Jiffies
  * answer most such packets with one load; only near the moment the source
  * may conform again does it take the precise clock, which it hands on in
- * *now (0 when not read) for the full decision.
+ * *now (0 when not read) for the full decision. A packet it refuses is
+ * counted against its source in the entry.
  */
-static __always_inline int hot_still_over(const struct hot_entry *h, const struct packet *pkt,
+static __always_inline int hot_still_over(struct sluice_hot *h, const struct packet *pkt,
 					  __u64 *now)
 {
 	*now = 0;
 	if (!h || !hot_matches(h, pkt))
 		return 0;
-	if (clock_jiffies() < h->admissible_jiffy)
-		return 1;
-	*now = clock_now();
-	return *now < h->admissible_at;
+	if (clock_jiffies() >= h->admissible_jiffy) {
+		*now = clock_now();
+		if (*now >= h->admissible_at)
+			return 0;
+	}
+	h->pending++;
+	return 1;
+}
+
+static __always_inline int key_same(const struct sluice_key *a, const struct sluice_key *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
+}
+
+/* The entry's pending refusals when they belong to key: they ride on key's own add. */
+static __always_inline __u64 hot_take_pending(struct sluice_hot *h, const struct sluice_key *key)
+{
+	__u64 n;
+
+	if (!h || !h->pending || !key_same(&h->key, key))
+		return 0;
+	n = h->pending;
+	h->pending = 0;
+	return n;
+}
+
+/* Hands the entry's pending refusals to their bucket before the entry changes hands. */
+static __always_inline void hot_flush(struct sluice_hot *h)
+{
+	struct sluice_bucket *b;
+
+	if (!h->pending)
+		return;
+	b = bpf_map_lookup_elem(&buckets, &h->key);
+	if (b)
+		__sync_fetch_and_add(&b->dropped, h->pending);
+	/* An evicted source is forgotten, its count with it. */
+	h->pending = 0;
 }
 
 /*
  * Remembers an over-limit source until the earliest moment a packet of
  * min_cost may conform again.
  */
-static __always_inline void hot_remember(struct hot_entry *h, const struct packet *pkt,
-					 const struct sluice_policy *p,
+static __always_inline void hot_remember(struct sluice_hot *h, const struct packet *pkt,
+					 const struct sluice_key *key,
+					 const struct sluice_policy *p, __u32 index,
 					 const struct sluice_config *cfg, __u64 tat, __u64 now,
 					 __u64 min_cost)
 {
 	__u64 admissible_at = gcra_admissible_at(tat, min_cost, p->limit);
 
+	hot_flush(h);
 	h->src[0] = pkt->addr[0];
 	h->src[1] = pkt->addr[1];
 	h->src[2] = pkt->addr[2];
@@ -80,9 +124,11 @@ static __always_inline void hot_remember(struct hot_entry *h, const struct packe
 	h->tcp_syn = pkt->tcp_syn;
 	h->dport = pkt->dport;
 	verdict_of(&h->verdict, p);
+	h->rule_slot = (__u16)index;
 	h->generation = cfg->generation;
 	h->admissible_at = admissible_at;
 	h->admissible_jiffy = clock_jiffy_before(admissible_at - now, cfg->jiffy_recip);
+	h->key = *key;
 }
 
 /* What this packet costs its bucket: one interval, or its length in bytes. */
@@ -116,16 +162,20 @@ static __always_inline int meter_bucket(struct sluice_bucket *b, const struct sl
 
 /*
  * A source seen for the first time gets a full bucket, metered with this
- * packet. Returns -EEXIST when another CPU created it first.
+ * packet (and counted in it). Returns -EEXIST when another CPU created it
+ * first.
  */
 static __always_inline int meter_new_source(struct xdp_md *ctx, const struct sluice_key *key,
 					    const struct sluice_policy *p, __u64 now, __u64 cost)
 {
-	struct sluice_bucket fresh;
 	int conforms = cost <= p->limit;
+	struct sluice_bucket fresh = {
+		.tat = conforms ? now + cost : now,
+		.passed = conforms,
+		.dropped = !conforms,
+	};
 	long err;
 
-	fresh.tat = conforms ? now + cost : now;
 	err = bpf_map_update_elem(&buckets, key, &fresh, BPF_NOEXIST);
 	if (err)
 		return err == -EEXIST ? -EEXIST : -ENOSPC;
@@ -133,11 +183,14 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, const struct slu
 	return conforms ? METER_CONFORMS : METER_OVER;
 }
 
-/* The full decision, once the fast path could not answer; now may be 0 (unread). */
+/*
+ * The full decision, once the fast path could not answer; now may be 0
+ * (unread). Either outcome costs the bucket one atomic add for `top`.
+ */
 static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet *pkt,
 					const struct sluice_key *key,
-					const struct sluice_policy *p,
-					const struct sluice_config *cfg, struct hot_entry *h,
+					const struct sluice_policy *p, __u32 index,
+					const struct sluice_config *cfg, struct sluice_hot *h,
 					__u64 now)
 {
 	struct sluice_bucket *b;
@@ -159,11 +212,14 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 			return METER_CONFORMS;
 		}
 	}
-	if (meter_bucket(b, p, now, cost, &tat) == METER_CONFORMS)
+	if (meter_bucket(b, p, now, cost, &tat) == METER_CONFORMS) {
+		__sync_fetch_and_add(&b->passed, 1);
 		return METER_CONFORMS;
+	}
+	__sync_fetch_and_add(&b->dropped, 1 + hot_take_pending(h, key));
 	/* A byte-rate bucket may take a smaller packet sooner: assume none. */
 	if (h && tat)
-		hot_remember(h, pkt, p, cfg, tat, now,
+		hot_remember(h, pkt, key, p, index, cfg, tat, now,
 			     p->flags & SLUICE_POL_BYTES ? 0 : cost);
 	return METER_OVER;
 }

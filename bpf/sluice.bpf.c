@@ -37,9 +37,10 @@ int sluice_xdp(struct xdp_md *ctx)
 	const struct sluice_config *cfg;
 	const struct sluice_policy *p;
 	struct sluice_key key;
-	struct verdict verdict;
-	struct hot_entry *h;
+	struct sluice_verdict verdict;
+	struct sluice_hot *h;
 	struct packet pkt;
+	__u32 index;
 	__u64 now;
 	int ret;
 
@@ -55,7 +56,7 @@ int sluice_xdp(struct xdp_md *ctx)
 
 	h = hot_get();
 	if (hot_still_over(h, &pkt, &now))
-		return act_over_limit(ctx, &pkt, &h->verdict);
+		return act_over_limit(ctx, &pkt, &h->verdict, h->rule_slot);
 
 	cfg = config_get();
 	if (cfg) {
@@ -63,7 +64,7 @@ int sluice_xdp(struct xdp_md *ctx)
 		if (ret >= 0)
 			return ret;
 	}
-	p = cfg ? classify_policy(&pkt, cfg) : NULL;
+	p = cfg ? classify_policy(&pkt, cfg, &index) : NULL;
 	if (!p) {
 		/* Only between map creation and the first config write. */
 		stats_count(ctx, SLUICE_CNT_PASSED);
@@ -71,12 +72,12 @@ int sluice_xdp(struct xdp_md *ctx)
 	}
 
 	classify_key(&key, &pkt, p);
-	if (meter_packet(ctx, &pkt, &key, p, cfg, h, now) == METER_CONFORMS) {
-		stats_count(ctx, SLUICE_CNT_PASSED);
+	if (meter_packet(ctx, &pkt, &key, p, index, cfg, h, now) == METER_CONFORMS) {
+		stats_count_rule(ctx, index, SLUICE_CNT_PASSED);
 		return XDP_PASS;
 	}
 	verdict_of(&verdict, p);
-	return act_over_limit(ctx, &pkt, &verdict);
+	return act_over_limit(ctx, &pkt, &verdict, index);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -27,4 +27,18 @@ static __always_inline void stats_count(struct xdp_md *ctx, enum sluice_counter 
 	st->c[which].bytes += frame_len(ctx);
 }
 
+/* Counts one metered packet for the interface and for its rule's slot. */
+static __always_inline void stats_count_rule(struct xdp_md *ctx, __u32 slot,
+					     enum sluice_counter which)
+{
+	struct sluice_stats *st;
+
+	stats_count(ctx, which);
+	st = bpf_map_lookup_elem(&rule_stats, &slot);
+	if (!st)
+		return;
+	st->c[which].packets++;
+	st->c[which].bytes += frame_len(ctx);
+}
+
 #endif /* SLUICE_BPF_STATS_H */

@@ -10,7 +10,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 2
+#define SLUICE_LAYOUT_VERSION 3
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -25,6 +25,7 @@
 #define SLUICE_MAP_DENY_V4    "deny_v4"
 #define SLUICE_MAP_DENY_V6    "deny_v6"
 #define SLUICE_MAP_STATS      "stats"
+#define SLUICE_MAP_RULE_STATS "rule_stats"
 #define SLUICE_MAP_HOT	      "hot"
 #define SLUICE_MAP_GENERATION "generation"
 
@@ -73,9 +74,17 @@ struct sluice_key {
 	__u32 addr[4];
 };
 
-/* A whole token bucket under GCRA: the theoretical arrival time. */
+/*
+ * A whole token bucket under GCRA is its theoretical arrival time. The two
+ * counts are for `sluice top`: packets passed, and packets over the limit
+ * (dropped, or in dry run would-drop). Over-limit packets the per-CPU cache
+ * answers are added later, in one go (struct sluice_hot): add its pending
+ * count for the same key to read a source's total.
+ */
 struct sluice_bucket {
 	__u64 tat;
+	__u64 passed;
+	__u64 dropped;
 };
 
 /* sluice_policy.flags */
@@ -186,6 +195,41 @@ struct sluice_rule_group {
 	__u32 slots[SLUICE_MAX_CANDIDATES];
 };
 
+/* What to do with a packet over its limit: copied from its policy. */
+struct sluice_verdict {
+	__u8 action; /* enum sluice_action */
+	__u8 dscp;
+	__u8 mark_dscp;
+	__u8 mark_ecn;
+};
+
+/*
+ * The per-CPU over-limit cache: the last over-limit source and L4 class
+ * exactly as they came (so they select the same policy again), what to do
+ * with it, the moment it may conform again, and a jiffy before which it
+ * certainly cannot (0: unknown). A TAT never decreases, so the moment only
+ * comes later than remembered; the generation ties the entry to one
+ * configuration. The packets it refuses are counted in `pending`, a plain
+ * per-CPU count that goes to key's bucket with one atomic add when the
+ * source next reaches the bucket or the entry is given to another source.
+ */
+struct sluice_hot {
+	__u32 src[4];
+	__u8 family;
+	__u8 proto;
+	__u8 tcp_syn;
+	__u8 pad;
+	__u16 dport;
+	__u16 rule_slot; /* the policy's slot in the live set, for per-rule counts */
+	struct sluice_verdict verdict;
+	__u64 generation;
+	__u64 admissible_at;
+	__u64 admissible_jiffy;
+	__u64 pending;
+	struct sluice_key key; /* the bucket the pending count belongs to */
+	__u32 pad3;
+};
+
 enum sluice_counter {
 	SLUICE_CNT_PASSED,	  /* under the limit, passed */
 	SLUICE_CNT_DROPPED,	  /* over the limit, dropped */
@@ -205,7 +249,11 @@ struct sluice_counter_pair {
 	__u64 bytes;
 };
 
-/* Value of the single-entry per-CPU stats array. */
+/*
+ * Value of the single-entry per-CPU stats array, and of the per-rule
+ * per-CPU array (indexed like policies: set * SLUICE_MAX_POLICIES + slot;
+ * only passed, dropped, would_drop and marked are counted per rule).
+ */
 struct sluice_stats {
 	struct sluice_counter_pair c[SLUICE_CNT_MAX];
 };

@@ -13,6 +13,7 @@ SUITES=(
 	tests/e2e/test_policy.sh
 	tests/e2e/test_resilience.sh
 	tests/fuzz/run.sh
+	tests/e2e/test_observability.sh
 )
 
 total_passed=0

@@ -3,10 +3,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <linux/if_link.h>
 #include "args.h"
+#include "output.h"
 
 struct unit {
 	const char *name;
@@ -184,6 +187,105 @@ int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const 
 	}
 	*out = v;
 	return 0;
+}
+
+/* Whole seconds to nanoseconds, refusing what would overflow. */
+static int seconds_to_ns(uint64_t whole, uint64_t *ns, const char **why)
+{
+	if (whole > UINT64_MAX / NSEC_PER_SEC / 2) {
+		*why = "number is too large";
+		return -ERANGE;
+	}
+	*ns = whole * NSEC_PER_SEC;
+	return 0;
+}
+
+int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why)
+{
+	static char msg[96];
+	uint64_t whole, ns, scale = NSEC_PER_SEC / 10;
+	int err;
+
+	err = parse_digits(&s, &whole, why);
+	if (!err)
+		err = seconds_to_ns(whole, &ns, why);
+	if (err)
+		return err;
+	if (*s == '.' && s[1]) {
+		/* Up to nanoseconds; a digit beyond is a mistake, not rounding. */
+		for (s++; *s >= '0' && *s <= '9' && scale; s++, scale /= 10)
+			ns += (uint64_t)(*s - '0') * scale;
+	}
+	if (*s) {
+		*why = "expected seconds, e.g. 1 or 0.5";
+		return -EINVAL;
+	}
+	if (ns < min_ns || ns > max_ns) {
+		snprintf(msg, sizeof(msg), "must be between %g and %g seconds",
+			 (double)min_ns / NSEC_PER_SEC, (double)max_ns / NSEC_PER_SEC);
+		*why = msg;
+		return -ERANGE;
+	}
+	*out = ns;
+	return 0;
+}
+
+/* "[v6]:port" or "v4:port": the address part, unbracketed, into buf. */
+static int listen_split(const char *s, char *buf, size_t len, const char **port, bool *v6)
+{
+	const char *colon, *start = s, *end;
+
+	*v6 = *s == '[';
+	if (*v6) {
+		start = s + 1;
+		end = strchr(start, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		colon = end + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -EINVAL;
+		end = colon;
+	}
+	if ((size_t)(end - start) >= len)
+		return -EINVAL;
+	memcpy(buf, start, (size_t)(end - start));
+	buf[end - start] = '\0';
+	*port = colon + 1;
+	return 0;
+}
+
+int parse_listen(const char *s, struct sockaddr_storage *addr, const char **why)
+{
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)addr;
+	struct sockaddr_in *in = (struct sockaddr_in *)addr;
+	char host[INET6_ADDRSTRLEN];
+	const char *port;
+	uint64_t p;
+	bool v6;
+
+	memset(addr, 0, sizeof(*addr));
+	if (listen_split(s, host, sizeof(host), &port, &v6)) {
+		*why = "expected ADDR:PORT, e.g. 127.0.0.1:9723 or [::1]:9723";
+		return -EINVAL;
+	}
+	if (parse_digits(&port, &p, why) || *port || p > 65535) {
+		*why = "port must be a number from 0 to 65535";
+		return -EINVAL;
+	}
+	if (v6 && inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)p);
+		return 0;
+	}
+	if (!v6 && inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)p);
+		return 0;
+	}
+	*why = "not a numeric IPv4 address or bracketed IPv6 address";
+	return -EINVAL;
 }
 
 int parse_prefix(const char *s, unsigned int max, unsigned int *out, const char **why)
@@ -395,18 +497,36 @@ int parse_port_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why
 	return 0;
 }
 
+/* ":" then every option with a one-letter value, as getopt wants them: "n:h". */
+static void short_options(const struct option *options, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[n++] = ':';
+	for (; options->name && n + 3 < len; options++) {
+		if (options->val <= ' ' || options->val > '~')
+			continue;
+		buf[n++] = (char)options->val;
+		if (options->has_arg == required_argument)
+			buf[n++] = ':';
+	}
+	buf[n] = '\0';
+}
+
 int cli_next_option(const char *cmd, int argc, char **argv, const struct option *options)
 {
+	char shorts[64];
 	int opt;
 
 	opterr = 0;
-	opt = getopt_long(argc, argv, ":h", options, NULL);
+	short_options(options, shorts, sizeof(shorts));
+	opt = getopt_long(argc, argv, shorts, options, NULL);
 	if (opt == '?') {
-		fprintf(stderr, "sluice %s: unknown option '%s'\n", cmd, argv[optind - 1]);
+		error_line(cmd, "unknown option '%s'", argv[optind - 1]);
 		return '?';
 	}
 	if (opt == ':') {
-		fprintf(stderr, "sluice %s: option '%s' needs a value\n", cmd, argv[optind - 1]);
+		error_line(cmd, "option '%s' needs a value", argv[optind - 1]);
 		return '?';
 	}
 	return opt;
@@ -415,11 +535,11 @@ int cli_next_option(const char *cmd, int argc, char **argv, const struct option 
 int cli_one_positional(const char *cmd, int argc, char **argv, const char *what, const char **out)
 {
 	if (optind >= argc) {
-		fprintf(stderr, "sluice %s: missing %s\n", cmd, what);
+		error_line(cmd, "missing %s", what);
 		return -EINVAL;
 	}
 	if (optind + 1 < argc) {
-		fprintf(stderr, "sluice %s: unexpected argument '%s'\n", cmd, argv[optind + 1]);
+		error_line(cmd, "unexpected argument '%s'", argv[optind + 1]);
 		return -EINVAL;
 	}
 	*out = argv[optind];

@@ -54,6 +54,11 @@ struct cidr {
 int parse_rate(const char *s, struct rate *rate, const char **why);
 int parse_burst(const char *s, struct burst *burst, const char **why);
 int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
+/* Seconds with an optional fraction ("1", "0.25"), to nanoseconds. */
+int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why);
+struct sockaddr_storage;
+/* A numeric listen address: "127.0.0.1:9723", "[::1]:9723"; port 0 picks one. */
+int parse_listen(const char *s, struct sockaddr_storage *addr, const char **why);
 int parse_prefix(const char *s, unsigned int max, unsigned int *out, const char **why);
 int parse_action(const char *s, uint32_t *action, const char **why);
 int parse_mode(const char *s, uint32_t *xdp_flags, const char **why);

@@ -42,7 +42,6 @@ static int status_collect(const char *ifname, struct iface_status *is)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	unsigned int ifindex, link_ifindex;
 	struct burst burst;
 	struct rate rate;
 	struct state st;
@@ -57,19 +56,12 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	if (!err && bpf_obj_get_info_by_fd(st.buckets_fd, &info, &len))
 		err = -errno;
 	is->max_sources = info.max_entries;
-	is->prog_id = link_prog_id(st.link_fd, &link_ifindex);
+	is->health = state_health(&st, &is->prog_id);
 	state_close(&st);
 	if (err)
 		return err;
 
-	ifindex = if_nametoindex(ifname);
-	is->mode = xdp_mode_name((int)ifindex);
-	if (!ifindex)
-		is->health = "stale: interface is gone";
-	else if (!is->prog_id || link_ifindex != ifindex)
-		is->health = "stale: program is not attached";
-	else
-		is->health = "ok";
+	is->mode = xdp_mode_name((int)if_nametoindex(ifname));
 	rate.amount = is->dflt.rate_amount;
 	rate.period_ns = is->dflt.rate_period_ns;
 	rate.unit = is->dflt.rate_unit;
@@ -103,6 +95,17 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_object_end(j);
 }
 
+static void status_json_error(struct json *j, const char *ifname, int err)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "cannot read the state: %s", strerror(-err));
+	json_object_begin(j, NULL);
+	json_string(j, "interface", ifname);
+	json_string(j, "error", msg);
+	json_object_end(j);
+}
+
 static void status_human_one(const struct iface_status *is)
 {
 	printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %s\n", is->ifname,
@@ -127,6 +130,12 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 	}
 	for (i = 0; i < n; i++) {
 		err = status_collect(names[i], &is);
+		if (err && json) {
+			/* An error line here would break the array: the entry says it. */
+			status_json_error(&j, names[i], err);
+			ret = EXIT_FAILURE_RUNTIME;
+			continue;
+		}
 		if (err) {
 			ret = fail_runtime("status", err, "cannot read the state of %s", names[i]);
 			continue;

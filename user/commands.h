@@ -14,5 +14,7 @@ int cmd_deny(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_upgrade(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
 
 #endif /* SLUICE_COMMANDS_H */

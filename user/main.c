@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The sluice command table and dispatch, nothing else. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "args.h"
 #include "commands.h"
+#include "output.h"
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "0.1.0"
@@ -23,13 +25,15 @@ static const struct command commands[] = {
 	{ "set", cmd_set, "change the default rate, burst or action live" },
 	{ "detach", cmd_detach, "stop limiting and remove all state" },
 	{ "status", cmd_status, "list attached interfaces and their settings" },
-	{ "stats", cmd_stats, "print the counters of an interface" },
+	{ "stats", cmd_stats, "print the counters of an interface, once or live" },
 	{ "rule", cmd_rule, "add, delete or list rules for source CIDRs and classes" },
 	{ "allow", cmd_allow, "add, delete or list sources never limited" },
 	{ "deny", cmd_deny, "add, delete or list sources always dropped" },
 	{ "apply", cmd_apply, "replace the whole policy from a file, atomically" },
 	{ "show", cmd_show, "print the running policy in the file format" },
 	{ "upgrade", cmd_upgrade, "swap in this build's program, keeping all state" },
+	{ "top", cmd_top, "list the busiest sources of an interface" },
+	{ "exporter", cmd_exporter, "serve Prometheus metrics for every interface" },
 	{ NULL, NULL, NULL },
 };
 
@@ -52,12 +56,27 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * Decided before any parsing, so that even an error about the options
+ * themselves comes as JSON when the caller asked for JSON.
+ */
+static bool wants_json(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
 
+	output_json_errors(wants_json(argc, argv));
 	if (argc < 2) {
-		fprintf(stderr, "sluice: missing command (see 'sluice --help')\n");
+		error_line(NULL, "missing command (see 'sluice --help')");
 		return EXIT_BAD_INPUT;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -72,6 +91,6 @@ int main(int argc, char **argv)
 	for (c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->run(argc - 1, argv + 1);
-	fprintf(stderr, "sluice: unknown command '%s' (see 'sluice --help')\n", argv[1]);
+	error_line(NULL, "unknown command '%s' (see 'sluice --help')", argv[1]);
 	return EXIT_BAD_INPUT;
 }

@@ -1,19 +1,67 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 #include "args.h"
 #include "output.h"
 
+/* Room for any message we print; longer ones are cut, never overflowed. */
+#define ERROR_MAX 512
+
+static bool json_errors;
+
+void output_json_errors(bool on)
+{
+	json_errors = on;
+}
+
+static void error_emit(const char *cmd, const char *msg)
+{
+	struct json j;
+
+	if (!json_errors) {
+		fprintf(stderr, "sluice%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", msg);
+		return;
+	}
+	json_init(&j, stdout);
+	json_object_begin(&j, NULL);
+	if (cmd)
+		json_string(&j, "command", cmd);
+	json_string(&j, "error", msg);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+/* Formats and emits one error; err != 0 appends its strerror. */
+static void error_vline(const char *cmd, int err, const char *fmt, va_list ap)
+{
+	char msg[ERROR_MAX];
+	int n;
+
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (err && n >= 0 && (size_t)n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s", strerror(err < 0 ? -err : err));
+	error_emit(cmd, msg);
+}
+
+void error_line(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vline(cmd, 0, fmt, ap);
+	va_end(ap);
+}
+
 int fail_input(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "sluice %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	error_vline(cmd, 0, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_BAD_INPUT;
 }
 
@@ -21,19 +69,27 @@ int fail_runtime(const char *cmd, int err, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "sluice %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	error_vline(cmd, err, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, ": %s\n", strerror(err < 0 ? -err : err));
 	return EXIT_FAILURE_RUNTIME;
+}
+
+int fail_state(const char *cmd, int err, const char *ifname, const char *doing)
+{
+	if (err == -EPROTO)
+		return fail_runtime(cmd, 0,
+				    "the pinned state of %s has another layout (another version of "
+				    "sluice attached it): run 'sluice detach %s' and attach again",
+				    ifname, ifname);
+	return fail_runtime(cmd, err, "cannot %s of %s", doing, ifname);
 }
 
 int require_root(const char *cmd)
 {
 	if (geteuid() == 0)
 		return 0;
-	fprintf(stderr, "sluice %s: must be run as root (needs CAP_BPF and CAP_NET_ADMIN)\n", cmd);
+	error_line(cmd, "must be run as root (needs CAP_BPF and CAP_NET_ADMIN)");
 	return EXIT_FAILURE_RUNTIME;
 }
 
@@ -123,6 +179,23 @@ void json_bool(struct json *j, const char *key, bool value)
 {
 	json_prefix(j, key);
 	fputs(value ? "true" : "false", j->out);
+}
+
+void json_double(struct json *j, const char *key, double value, int decimals)
+{
+	/* JSON has no NaN or infinity. */
+	if (!isfinite(value)) {
+		json_null(j, key);
+		return;
+	}
+	json_prefix(j, key);
+	fprintf(j->out, "%.*f", decimals, value);
+}
+
+void json_null(struct json *j, const char *key)
+{
+	json_prefix(j, key);
+	fputs("null", j->out);
 }
 
 void json_finish(struct json *j)

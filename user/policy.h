@@ -56,6 +56,7 @@ struct policy_maps {
 	int config, generation, policies;
 	int rules_v4, rules_v6;
 	int allow_v4, allow_v6, deny_v4, deny_v6;
+	int rule_stats; /* per-slot counters, cleared when a set is rewritten */
 };
 
 void settings_default(struct settings *s);

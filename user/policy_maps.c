@@ -223,6 +223,9 @@ static int write_slots(const struct policy_maps *m, const struct policy_doc *doc
 			err = 0;
 		if (!err)
 			err = slot_write(m, set, slot, &p);
+		/* The slot's counts belonged to whatever it held before. */
+		if (!err)
+			err = stats_clear_at(m->rule_stats, set * SLUICE_MAX_POLICIES + slot);
 		if (err)
 			return err;
 	}

@@ -33,6 +33,7 @@ static const struct {
 	{ SLUICE_PIN_LINK, NULL, offsetof(struct state, link_fd) },
 	{ SLUICE_MAP_BUCKETS, "buckets", offsetof(struct state, buckets_fd) },
 	{ SLUICE_MAP_STATS, "stats", offsetof(struct state, stats_fd) },
+	{ SLUICE_MAP_RULE_STATS, "rule_stats", offsetof(struct state, maps.rule_stats) },
 	{ SLUICE_MAP_HOT, "hot", offsetof(struct state, hot_fd) },
 	{ SLUICE_MAP_CONFIG, "config", offsetof(struct state, maps.config) },
 	{ SLUICE_MAP_GENERATION, ".data.generation", offsetof(struct state, maps.generation) },
@@ -312,11 +313,10 @@ int config_write(int config_fd, int generation_fd, struct sluice_config *cfg)
 	return err;
 }
 
-int stats_read(int stats_fd, struct sluice_stats *sum)
+int stats_read_at(int fd, __u32 index, struct sluice_stats *sum)
 {
 	struct sluice_stats *percpu;
 	int ncpu, cpu, i, err = 0;
-	__u32 zero = 0;
 
 	ncpu = libbpf_num_possible_cpus();
 	if (ncpu < 0)
@@ -324,7 +324,7 @@ int stats_read(int stats_fd, struct sluice_stats *sum)
 	percpu = calloc((size_t)ncpu, sizeof(*percpu));
 	if (!percpu)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(stats_fd, &zero, percpu)) {
+	if (bpf_map_lookup_elem(fd, &index, percpu)) {
 		err = -errno;
 		goto out;
 	}
@@ -337,6 +337,28 @@ int stats_read(int stats_fd, struct sluice_stats *sum)
 	}
 out:
 	free(percpu);
+	return err;
+}
+
+int stats_read(int stats_fd, struct sluice_stats *sum)
+{
+	return stats_read_at(stats_fd, 0, sum);
+}
+
+int stats_clear_at(int fd, __u32 index)
+{
+	struct sluice_stats *zero;
+	int ncpu, err = 0;
+
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu < 0)
+		return ncpu;
+	zero = calloc((size_t)ncpu, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	if (bpf_map_update_elem(fd, &index, zero, BPF_ANY))
+		err = -errno;
+	free(zero);
 	return err;
 }
 
@@ -422,4 +444,17 @@ int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, 
 	if (err)
 		return fail_runtime(cmd, err, "cannot write the policy of %s", st->ifname);
 	return EXIT_OK;
+}
+
+const char *state_health(const struct state *st, unsigned int *prog_id)
+{
+	unsigned int ifindex, link_ifindex;
+
+	*prog_id = link_prog_id(st->link_fd, &link_ifindex);
+	ifindex = if_nametoindex(st->ifname);
+	if (!ifindex)
+		return "stale: interface is gone";
+	if (!*prog_id || link_ifindex != ifindex)
+		return "stale: program is not attached";
+	return STATE_OK;
 }

@@ -61,12 +61,22 @@ int config_read(int config_fd, struct sluice_config *cfg);
  * the fully written configuration in.
  */
 int config_write(int config_fd, int generation_fd, struct sluice_config *cfg);
-/* Sums the per-CPU counters. */
+/* Sums the per-CPU counters (of entry index, for the per-rule array). */
 int stats_read(int stats_fd, struct sluice_stats *sum);
+int stats_read_at(int fd, __u32 index, struct sluice_stats *sum);
+/* Zeroes entry index on every CPU. */
+int stats_clear_at(int fd, __u32 index);
 
 /* "native", "generic" or "none" for what is attached to ifindex. */
 const char *xdp_mode_name(int ifindex);
 /* Program id of the pinned link, 0 when unknown. */
 unsigned int link_prog_id(int link_fd, unsigned int *ifindex);
+
+#define STATE_OK "ok"
+/*
+ * STATE_OK when the pinned link runs the program on the interface, else
+ * why the state is stale; *prog_id is the program's id, 0 when unknown.
+ */
+const char *state_health(const struct state *st, unsigned int *prog_id);
 
 #endif /* SLUICE_STATE_H */

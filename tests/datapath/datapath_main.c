@@ -23,5 +23,7 @@ int main(int argc, char **argv)
 		suite_policy();
 	if (!only || !strcmp(only, "concurrency"))
 		suite_concurrency();
+	if (!only || !strcmp(only, "counts"))
+		suite_counts();
 	return harness_finish();
 }

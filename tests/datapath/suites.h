@@ -7,5 +7,6 @@ void suite_parse(void);
 void suite_meter(void);
 void suite_policy(void);
 void suite_concurrency(void);
+void suite_counts(void);
 
 #endif /* SLUICE_TEST_SUITES_H */

@@ -116,10 +116,11 @@ sink_stop() {
 	wait "$SINK_PID" 2>/dev/null
 }
 
-# flood SOURCES SECONDS PPS: prints "PACKETS SECONDS" as the generator measured them.
+# flood SOURCES SECONDS PPS [FIRST_SOURCE]: prints "PACKETS SECONDS" as the
+# generator measured them. Sources count up from FIRST_SOURCE (LAB_SRC_BASE).
 flood() {
 	ip netns exec "$LAB_NS" "$FLOOD" "$LAB_PEER" --dst-mac "$(cat "/sys/class/net/$LAB_HOST/address")" \
-		--dst "$LAB_HOST_IP" --dport "$LAB_PORT" --src "$LAB_SRC_BASE" --sources "$1" \
+		--dst "$LAB_HOST_IP" --dport "$LAB_PORT" --src "${4:-$LAB_SRC_BASE}" --sources "$1" \
 		--duration "$2" --rate "$3" 2>"$LAB_TMP/flood.err" |
 		awk '/^sent/ { print $2, $5 }'
 }

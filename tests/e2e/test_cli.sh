@@ -72,6 +72,26 @@ BAD_INVOCATIONS=(
 	"apply HOST -f /nonexistent/policy"
 	"show"
 	"show nosuchif0"
+	"stats HOST --watch 0"
+	"stats HOST --watch 0.01"
+	"stats HOST --watch=abc"
+	"stats HOST --watch 1 extra"
+	"stats HOST --count 3"
+	"stats HOST --watch --count 0"
+	"stats HOST --prometheus --watch"
+	"top"
+	"top nosuchif0"
+	"top HOST -n 0"
+	"top HOST -n lots"
+	"top HOST -n"
+	"top HOST --sort size"
+	"top HOST extra"
+	"exporter extra"
+	"exporter --listen"
+	"exporter --listen 127.0.0.1"
+	"exporter --listen 127.0.0.1:65536"
+	"exporter --listen localhost:9723"
+	"exporter --listen ::1:9723"
 )
 
 # The pinned state byte for byte (every map but the live counters and
@@ -120,7 +140,7 @@ test_help() {
 	check "sluice --help exits 0" "$SLUICE" --help
 	check "sluice --version exits 0" "$SLUICE" --version
 	local cmd
-	for cmd in attach set detach status stats rule allow deny apply show; do
+	for cmd in attach set detach status stats rule allow deny apply show upgrade top exporter; do
 		check "sluice $cmd --help exits 0 and shows usage" \
 			bash -c "'$SLUICE' $cmd --help | grep -q '^Usage: sluice $cmd'"
 	done

@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "policy.h"
 #include <stdbool.h>
+#include "unit.h"
 
 struct rate_case {
 	const char *in;
@@ -362,5 +363,6 @@ int main(void)
 	test_cidrs();
 	test_ports_and_protos();
 	test_policy_build();
+	suite_output();
 	return harness_finish();
 }

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the observability pieces: interval and listen-address
+ * parsers, rates, the counter table, the JSON writer, JSON errors and the
+ * Prometheus writer, each against exact expected text.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "args.h"
+#include "harness.h"
+#include "metrics.h"
+#include "output.h"
+#include "prom.h"
+#include "unit.h"
+
+struct seconds_case {
+	const char *in;
+	int err;
+	uint64_t ns;
+};
+
+/* clang-format off: one case per line; the range is 0.1 s to 3600 s */
+static const struct seconds_case seconds_cases[] = {
+	{ "1", 0, 1000000000 },
+	{ "0.5", 0, 500000000 },
+	{ "0.1", 0, 100000000 },
+	{ "2.25", 0, 2250000000 },
+	{ "3600", 0, 3600000000000 },
+	{ "1.000000001", 0, 1000000001 },
+	{ "0.05", -ERANGE },
+	{ "0", -ERANGE },
+	{ "3601", -ERANGE },
+	{ "1.0000000001", -EINVAL },
+	{ "1.", -EINVAL },
+	{ ".5", -EINVAL },
+	{ "-1", -EINVAL },
+	{ "1s", -EINVAL },
+	{ "1e3", -EINVAL },
+	{ "", -EINVAL },
+	{ "99999999999999999999", -ERANGE },
+};
+/* clang-format on */
+
+static void test_seconds(void)
+{
+	const char *why = "";
+	char name[96];
+	uint64_t ns;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(seconds_cases) / sizeof(seconds_cases[0]); i++) {
+		const struct seconds_case *c = &seconds_cases[i];
+
+		ns = 0;
+		err = parse_seconds(c->in, NSEC_PER_SEC / 10, 3600 * NSEC_PER_SEC, &ns, &why);
+		snprintf(name, sizeof(name), "seconds '%s'", c->in);
+		check(err == c->err && (err || ns == c->ns), name, "got %d (%s) %llu ns", err,
+		      err ? why : "", (unsigned long long)ns);
+	}
+}
+
+struct listen_case {
+	const char *in;
+	int err;
+	int family;
+	const char *addr;
+	unsigned int port;
+};
+
+/* clang-format off: one case per line */
+static const struct listen_case listen_cases[] = {
+	{ "127.0.0.1:9723", 0, AF_INET, "127.0.0.1", 9723 },
+	{ "0.0.0.0:0", 0, AF_INET, "0.0.0.0", 0 },
+	{ "[::1]:80", 0, AF_INET6, "::1", 80 },
+	{ "[2001:db8::5]:65535", 0, AF_INET6, "2001:db8::5", 65535 },
+	{ "127.0.0.1", -EINVAL },
+	{ "127.0.0.1:", -EINVAL },
+	{ "127.0.0.1:65536", -EINVAL },
+	{ "127.0.0.1:-1", -EINVAL },
+	{ "127.0.0.1:80x", -EINVAL },
+	{ "localhost:80", -EINVAL },
+	{ "::1:80", -EINVAL },
+	{ "[::1]80", -EINVAL },
+	{ "[127.0.0.1]:80", -EINVAL },
+	{ "[::1:80", -EINVAL },
+	{ ":80", -EINVAL },
+	{ "", -EINVAL },
+};
+/* clang-format on */
+
+static int listen_matches(const struct sockaddr_storage *ss, const struct listen_case *c)
+{
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+	char host[INET6_ADDRSTRLEN] = "";
+
+	if (ss->ss_family != c->family)
+		return 0;
+	if (c->family == AF_INET6)
+		return inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host)) &&
+		       !strcmp(host, c->addr) && ntohs(in6->sin6_port) == c->port;
+	return inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host)) && !strcmp(host, c->addr) &&
+	       ntohs(in->sin_port) == c->port;
+}
+
+static void test_listen(void)
+{
+	struct sockaddr_storage ss;
+	const char *why = "";
+	char name[96];
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(listen_cases) / sizeof(listen_cases[0]); i++) {
+		const struct listen_case *c = &listen_cases[i];
+
+		err = parse_listen(c->in, &ss, &why);
+		snprintf(name, sizeof(name), "listen '%s'", c->in);
+		check(err == c->err && (err || listen_matches(&ss, c)), name, "got %d (%s)", err,
+		      err ? why : "");
+	}
+}
+
+static void test_rates(void)
+{
+	check(per_second(1500, 500, NSEC_PER_SEC / 2) == 2000.0, "1000 events in 0.5 s: 2000/s",
+	      "got %f", per_second(1500, 500, NSEC_PER_SEC / 2));
+	check(per_second(300, 1000, NSEC_PER_SEC) == 300.0,
+	      "a counter that went back restarts from zero", "got %f",
+	      per_second(300, 1000, NSEC_PER_SEC));
+	check(per_second(5, 1, 0) == 0.0, "no interval: rate 0", "got %f", per_second(5, 1, 0));
+}
+
+/* Prometheus metric names: [a-zA-Z_:][a-zA-Z0-9_:]*; ours are lower snake case. */
+static int metric_name_ok(const char *s)
+{
+	if (!s || !*s || (*s >= '0' && *s <= '9'))
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return 0;
+	return 1;
+}
+
+static void test_counter_table(void)
+{
+	int i, bad = -1;
+
+	for (i = 0; i < SLUICE_CNT_MAX && bad < 0; i++)
+		if (!counter_info[i].name || !metric_name_ok(counter_info[i].metric) ||
+		    !counter_info[i].help || !*counter_info[i].help ||
+		    strchr(counter_info[i].help, '\n') || strchr(counter_info[i].help, '\\'))
+			bad = i;
+	check(bad < 0, "every counter has a name, a valid metric and one line of help",
+	      "counter %d is incomplete", bad);
+}
+
+/* Runs fn with stdout captured into buf. */
+static void capture_stdout(void (*fn)(void *), void *arg, char *buf, size_t len)
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDOUT_FILENO);
+	size_t n = 0;
+
+	fflush(stdout);
+	if (tmp && saved >= 0 && dup2(fileno(tmp), STDOUT_FILENO) >= 0) {
+		fn(arg);
+		fflush(stdout);
+		dup2(saved, STDOUT_FILENO);
+		rewind(tmp);
+		n = fread(buf, 1, len - 1, tmp);
+	}
+	buf[n] = '\0';
+	if (saved >= 0)
+		close(saved);
+	if (tmp)
+		fclose(tmp);
+}
+
+static void write_json(void *arg)
+{
+	struct json j;
+
+	(void)arg;
+	json_init(&j, stdout);
+	json_object_begin(&j, NULL);
+	json_string(&j, "s", "a\"b\\c\n\x01");
+	json_double(&j, "d", 2.5, 3);
+	json_double(&j, "nan", NAN, 3);
+	json_null(&j, "n");
+	json_array_begin(&j, "a");
+	json_u64(&j, NULL, 18446744073709551615ULL);
+	json_bool(&j, NULL, false);
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+static void write_error(void *arg)
+{
+	output_json_errors(true);
+	fail_input((const char *)arg, "%s is not \"attached\"", "eth9");
+	output_json_errors(false);
+}
+
+static void test_json(void)
+{
+	const char *want_json = "{\"s\":\"a\\\"b\\\\c\\u000a\\u0001\",\"d\":2.500,\"nan\":null,"
+				"\"n\":null,\"a\":[18446744073709551615,false]}\n";
+	const char *want_error =
+		"{\"command\":\"stats\",\"error\":\"eth9 is not \\\"attached\\\"\"}\n";
+	char out[512];
+
+	capture_stdout(write_json, NULL, out, sizeof(out));
+	check(!strcmp(out, want_json), "JSON writer: escapes, numbers, null, nesting", "got %s",
+	      out);
+	capture_stdout(write_error, "stats", out, sizeof(out));
+	check(!strcmp(out, want_error), "with --json an error is one JSON object on stdout",
+	      "got %s", out);
+}
+
+static void sample_fake(struct sample *s, struct rule_counts *rule)
+{
+	memset(s, 0, sizeof(*s));
+	memset(rule, 0, sizeof(*rule));
+	snprintf(rule->name, sizeof(rule->name), "default");
+	s->sum.c[SLUICE_CNT_PASSED].packets = 7;
+	s->sum.c[SLUICE_CNT_DROPPED].packets = 11;
+	s->sum.c[SLUICE_CNT_DROPPED].bytes = 704;
+	s->sum.c[SLUICE_CNT_NEW_SOURCE].packets = 3;
+	rule->c[SLUICE_CNT_PASSED] = s->sum.c[SLUICE_CNT_PASSED];
+	rule->c[SLUICE_CNT_DROPPED] = s->sum.c[SLUICE_CNT_DROPPED];
+	s->rules = rule;
+	s->nrules = 1;
+	s->sources = 3;
+	s->capacity = 1000;
+}
+
+static int occurrences(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (; (text = strstr(text, what)); text += strlen(what))
+		n++;
+	return n;
+}
+
+static void test_prometheus(void)
+{
+	struct prom_iface ifs[2];
+	struct rule_counts rules[2];
+	struct sample s[2];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	sample_fake(&s[0], &rules[0]);
+	sample_fake(&s[1], &rules[1]);
+	s[1].sum.c[SLUICE_CNT_NEW_SOURCE].packets = 4;
+	ifs[0] = (struct prom_iface){ "eth0", &s[0], true };
+	ifs[1] = (struct prom_iface){ "we\"ird", &s[1], false };
+	out = open_memstream(&text, &len);
+	if (!out) {
+		check(false, "Prometheus writer", "open_memstream failed");
+		return;
+	}
+	prom_write(out, ifs, 2);
+	fclose(out);
+	check(strstr(text, "# HELP sluice_dropped_packets_total Packets over their source's "
+			   "limit, dropped.\n# TYPE sluice_dropped_packets_total counter\n"
+			   "sluice_dropped_packets_total{interface=\"eth0\",rule=\"default\","
+			   "reason=\"rate\"} 11\n") != NULL,
+	      "Prometheus: HELP, TYPE, then series with interface, rule and reason labels", "%s",
+	      text);
+	check(strstr(text, "sluice_dropped_bytes_total{interface=\"eth0\",rule=\"default\","
+			   "reason=\"rate\"} 704\n") != NULL,
+	      "Prometheus: bytes as their own counter family", "%s", text);
+	check(strstr(text, "sluice_new_sources_total{interface=\"we\\\"ird\"} 4\n") != NULL,
+	      "Prometheus: label values escaped; table events without bytes", "%s", text);
+	check(strstr(text, "sluice_attached{interface=\"eth0\"} 1\nsluice_attached{interface="
+			   "\"we\\\"ird\"} 0\n") != NULL &&
+		      strstr(text, "sluice_sources_capacity{interface=\"eth0\"} 1000\n") != NULL,
+	      "Prometheus: gauges for table size and attachment", "%s", text);
+	check(occurrences(text, "# TYPE sluice_passed_packets_total ") == 1 &&
+		      occurrences(text, "# HELP ") == occurrences(text, "# TYPE ") &&
+		      strstr(text, "# TYPE sluice_passed_packets_total") <
+			      strstr(text, "sluice_passed_packets_total{"),
+	      "Prometheus: one HELP and TYPE per family, before its series", "%s", text);
+	free(text);
+}
+
+void suite_output(void)
+{
+	test_seconds();
+	test_listen();
+	test_rates();
+	test_counter_table();
+	test_json();
+	test_prometheus();
+}

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The unit suites besides the parsers', run by test_args.c's main. */
+#ifndef SLUICE_TEST_UNIT_H
+#define SLUICE_TEST_UNIT_H
+
+void suite_output(void);
+
+#endif /* SLUICE_TEST_UNIT_H */

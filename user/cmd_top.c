@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sluice top: the busiest sources, read from the bucket table. Each bucket
+ * counts its packets passed and over the limit; whether a source is limited
+ * now, and for how long, follows from its TAT and the clock the datapath
+ * uses (CLOCK_MONOTONIC).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gcra.h"
+#include "args.h"
+#include "commands.h"
+#include "metrics.h"
+#include "output.h"
+#include "sources.h"
+#include "state.h"
+
+static const char top_usage[] =
+	"Usage: sluice top IFACE [-n N] [--sort drops|passed|rate] [--json]\n"
+	"\n"
+	"List the busiest sources (prefixes) with their rule, packets passed and over\n"
+	"the limit (dropped, or would-drop in dry run), and whether they are limited\n"
+	"now, with the time until their next packet would pass.\n"
+	"  -n, --limit N   sources to show (default 20)\n"
+	"  --sort KEY      drops (default), passed, or rate: packets per second over\n"
+	"                  a one-second window (top then takes a second)\n"
+	"  --json          JSON instead of a table\n";
+
+#define TOP_DEFAULT	20
+#define RATE_WINDOW_NS	NSEC_PER_SEC
+#define PREFIX_TEXT_MAX 64
+
+enum top_sort { SORT_DROPS, SORT_PASSED, SORT_RATE };
+
+static const char *const sort_names[] = {
+	[SORT_DROPS] = "drops",
+	[SORT_PASSED] = "passed",
+	[SORT_RATE] = "rate",
+};
+
+enum { OPT_JSON = 256, OPT_SORT };
+
+static const struct option top_options[] = {
+	{ "limit", required_argument, NULL, 'n' },
+	{ "sort", required_argument, NULL, OPT_SORT },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct top_opts {
+	const char *ifname;
+	uint64_t limit;
+	enum top_sort sort;
+	bool json;
+};
+
+/* One source as shown. */
+struct top_row {
+	const struct source_row *src;
+	double pps;	       /* NAN when not measured */
+	int limited;	       /* 1 yes, 0 no, -1 unknown rule */
+	uint64_t next_pass_ns; /* until the next packet would pass, when limited */
+};
+
+struct top_view {
+	struct policy_doc doc; /* the live policy, for rule names and limits */
+	struct top_row *rows;
+	size_t n;
+	uint64_t time_ns;
+	double window_s; /* NAN when rates were not measured */
+};
+
+static void limit_state(struct top_row *row, const struct policy_doc *doc, uint64_t now_ns)
+{
+	uint64_t min_cost, limit, admissible, now = now_ns << SLUICE_TIME_SHIFT;
+
+	if (rule_limits(doc, row->src->key.policy, &min_cost, &limit)) {
+		row->limited = -1;
+		return;
+	}
+	admissible = gcra_admissible_at(row->src->b.tat, min_cost, limit);
+	row->limited = now < admissible;
+	row->next_pass_ns = 0;
+	/* Rounded up: the packet passes no earlier than shown. */
+	if (row->limited)
+		row->next_pass_ns =
+			(admissible - now + (1 << SLUICE_TIME_SHIFT) - 1) >> SLUICE_TIME_SHIFT;
+}
+
+static uint64_t row_total(const struct source_row *r)
+{
+	return r->b.passed + r->b.dropped;
+}
+
+/* Every source as shown; with an earlier reading, packets per second since it. */
+static int view_build(struct top_view *v, const struct source_table *now,
+		      const struct source_table *before)
+{
+	uint64_t dt = before ? now->time_ns - before->time_ns : 0;
+	struct source_index ix = {};
+	const struct source_row *old;
+	size_t i;
+
+	if (before && sources_index(before, &ix))
+		return -ENOMEM;
+	v->n = now->n;
+	v->time_ns = now->time_ns;
+	v->window_s = before ? (double)dt / NSEC_PER_SEC : NAN;
+	v->rows = calloc(now->n ? now->n : 1, sizeof(*v->rows));
+	for (i = 0; v->rows && i < now->n; i++) {
+		v->rows[i].src = &now->rows[i];
+		v->rows[i].pps = NAN;
+		if (before) {
+			old = sources_lookup(&ix, &now->rows[i].key);
+			v->rows[i].pps =
+				per_second(row_total(&now->rows[i]), old ? row_total(old) : 0, dt);
+		}
+		limit_state(&v->rows[i], &v->doc, now->time_ns);
+	}
+	sources_index_free(&ix);
+	return v->rows ? 0 : -ENOMEM;
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* Ties fall back on the other count, then the key, so the order is stable. */
+static int by_drops(const void *a, const void *b)
+{
+	const struct source_row *x = ((const struct top_row *)a)->src;
+	const struct source_row *y = ((const struct top_row *)b)->src;
+
+	return cmp_u64_desc(x->b.dropped, y->b.dropped)
+		       ?: cmp_u64_desc(x->b.passed, y->b.passed)
+		       ?: memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+static int by_passed(const void *a, const void *b)
+{
+	const struct source_row *x = ((const struct top_row *)a)->src;
+	const struct source_row *y = ((const struct top_row *)b)->src;
+
+	return cmp_u64_desc(x->b.passed, y->b.passed) ?: by_drops(a, b);
+}
+
+static int by_rate(const void *a, const void *b)
+{
+	double x = ((const struct top_row *)a)->pps, y = ((const struct top_row *)b)->pps;
+
+	return x < y ? 1 : x > y ? -1 : by_drops(a, b);
+}
+
+typedef int (*row_cmp)(const void *, const void *);
+
+static void swap_rows(struct top_row *a, struct top_row *b)
+{
+	struct top_row t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Restores a heap whose root may be out of place; the root is the worst row kept. */
+static void heap_down(struct top_row *h, size_t n, size_t i, row_cmp cmp)
+{
+	size_t worst, l;
+
+	for (;;) {
+		worst = i;
+		l = 2 * i + 1;
+		if (l < n && cmp(&h[l], &h[worst]) > 0)
+			worst = l;
+		if (l + 1 < n && cmp(&h[l + 1], &h[worst]) > 0)
+			worst = l + 1;
+		if (worst == i)
+			return;
+		swap_rows(&h[i], &h[worst]);
+		i = worst;
+	}
+}
+
+/*
+ * Moves the best `keep` rows to the front, in order. A heap of `keep` rows
+ * over one sequential pass: sorting a million rows to show twenty would
+ * cost seconds of cache misses.
+ */
+static void view_select(struct top_view *v, enum top_sort sort, size_t keep)
+{
+	static const row_cmp cmps[] = {
+		[SORT_DROPS] = by_drops,
+		[SORT_PASSED] = by_passed,
+		[SORT_RATE] = by_rate,
+	};
+	row_cmp cmp = cmps[sort];
+	size_t i;
+
+	if (keep > v->n)
+		keep = v->n;
+	for (i = keep / 2; i-- > 0;)
+		heap_down(v->rows, keep, i, cmp);
+	for (i = keep; i < v->n; i++) {
+		if (cmp(&v->rows[i], &v->rows[0]) >= 0)
+			continue;
+		swap_rows(&v->rows[i], &v->rows[0]);
+		heap_down(v->rows, keep, 0, cmp);
+	}
+	qsort(v->rows, keep, sizeof(*v->rows), cmp);
+}
+
+static void top_json_row(struct json *j, const struct top_view *v, const struct top_row *r)
+{
+	char prefix[PREFIX_TEXT_MAX], rule[RULE_NAME_MAX];
+
+	key_format(&r->src->key, prefix, sizeof(prefix));
+	rule_name(&v->doc, r->src->key.policy, rule, sizeof(rule));
+	json_object_begin(j, NULL);
+	json_string(j, "prefix", prefix);
+	json_string(j, "family", r->src->key.family == SLUICE_FAMILY_IPV6 ? "ipv6" : "ipv4");
+	json_string(j, "rule", rule);
+	json_u64(j, "passed", r->src->b.passed);
+	json_u64(j, "dropped", r->src->b.dropped);
+	json_double(j, "pps", r->pps, 3); /* NAN becomes null */
+	if (r->limited < 0) {
+		json_null(j, "limited");
+		json_null(j, "next_pass_ns");
+	} else {
+		json_bool(j, "limited", r->limited);
+		json_u64(j, "next_pass_ns", r->next_pass_ns);
+	}
+	json_object_end(j);
+}
+
+static void top_json(const struct top_opts *o, const struct top_view *v, size_t shown)
+{
+	struct json j;
+	size_t i;
+
+	json_init(&j, stdout);
+	json_object_begin(&j, NULL);
+	json_string(&j, "interface", o->ifname);
+	json_u64(&j, "time_ns", v->time_ns);
+	json_string(&j, "sort", sort_names[o->sort]);
+	json_double(&j, "interval_s", v->window_s, 6);
+	json_u64(&j, "sources_tracked", v->n);
+	json_array_begin(&j, "sources");
+	for (i = 0; i < shown; i++)
+		top_json_row(&j, v, &v->rows[i]);
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+static void format_wait(char *buf, size_t len, const struct top_row *r)
+{
+	if (r->limited < 0)
+		snprintf(buf, len, "?");
+	else if (!r->limited)
+		snprintf(buf, len, "-");
+	else if (r->next_pass_ns < NSEC_PER_SEC / 1000)
+		snprintf(buf, len, "%.0f us", (double)r->next_pass_ns / 1e3);
+	else if (r->next_pass_ns < NSEC_PER_SEC)
+		snprintf(buf, len, "%.1f ms", (double)r->next_pass_ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", (double)r->next_pass_ns / 1e9);
+}
+
+static void top_human(const struct top_opts *o, const struct top_view *v, size_t shown)
+{
+	char prefix[PREFIX_TEXT_MAX], rule[RULE_NAME_MAX], wait[32];
+	const struct top_row *r;
+	size_t i;
+
+	printf("sluice top on %s: %zu sources tracked, %zu busiest by %s\n", o->ifname, v->n, shown,
+	       sort_names[o->sort]);
+	printf("%-24s %-20s %14s %14s %12s %-7s %s\n", "PREFIX", "RULE", "PASSED", "DROPPED", "PPS",
+	       "LIMITED", "NEXT PASS");
+	for (i = 0; i < shown; i++) {
+		r = &v->rows[i];
+		key_format(&r->src->key, prefix, sizeof(prefix));
+		rule_name(&v->doc, r->src->key.policy, rule, sizeof(rule));
+		format_wait(wait, sizeof(wait), r);
+		printf("%-24s %-20s %14llu %14llu ", prefix, rule,
+		       (unsigned long long)r->src->b.passed, (unsigned long long)r->src->b.dropped);
+		if (isnan(r->pps))
+			printf("%12s", "-");
+		else
+			printf("%12.1f", r->pps);
+		printf(" %-7s %s\n", r->limited < 0 ? "?" : r->limited ? "yes" : "no", wait);
+	}
+}
+
+/* Reads the table (twice, a window apart, when sorting by rate); the best rows first. */
+static int top_collect(const struct top_opts *o, const struct state *st, struct top_view *v,
+		       struct source_table *now)
+{
+	struct source_table before = {};
+	struct timespec window = { .tv_sec = RATE_WINDOW_NS / NSEC_PER_SEC };
+	int err;
+
+	err = policy_load(&st->maps, &v->doc, false);
+	if (!err && o->sort == SORT_RATE) {
+		err = sources_read(st->buckets_fd, st->hot_fd, &before);
+		if (!err)
+			nanosleep(&window, NULL);
+	}
+	if (!err)
+		err = sources_read(st->buckets_fd, st->hot_fd, now);
+	if (!err)
+		err = view_build(v, now, o->sort == SORT_RATE ? &before : NULL);
+	if (!err)
+		view_select(v, o->sort, o->limit);
+	sources_free(&before);
+	return err;
+}
+
+static int top_option(struct top_opts *o, int opt)
+{
+	const char *why;
+	size_t i;
+
+	switch (opt) {
+	case 'n':
+		if (parse_count(optarg, 1, MAX_SOURCES_MAX, &o->limit, &why))
+			return fail_input("top", "bad value '%s' for -n: %s", optarg, why);
+		return -1;
+	case OPT_SORT:
+		for (i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
+			if (!strcmp(optarg, sort_names[i])) {
+				o->sort = (enum top_sort)i;
+				return -1;
+			}
+		return fail_input("top", "bad value '%s' for --sort: use drops, passed or rate",
+				  optarg);
+	case OPT_JSON:
+		o->json = true;
+		return -1;
+	}
+	return EXIT_BAD_INPUT;
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int top_parse(int argc, char **argv, struct top_opts *o)
+{
+	int opt, ret;
+
+	o->limit = TOP_DEFAULT;
+	o->sort = SORT_DROPS;
+	while ((opt = cli_next_option("top", argc, argv, top_options)) != -1) {
+		if (opt == 'h') {
+			fputs(top_usage, stdout);
+			return EXIT_OK;
+		}
+		ret = top_option(o, opt);
+		if (ret >= 0)
+			return ret;
+	}
+	if (cli_one_positional("top", argc, argv, "interface name", &o->ifname))
+		return EXIT_BAD_INPUT;
+	return -1;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct source_table table = {};
+	struct top_view view = {};
+	struct top_opts o = {};
+	struct state st;
+	size_t shown;
+	int ret, err;
+
+	ret = top_parse(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	ret = require_root("top");
+	if (ret)
+		return ret;
+
+	err = state_open(o.ifname, &st);
+	if (err == -ENOENT)
+		return fail_input("top", "%s is not attached", o.ifname);
+	if (err)
+		return fail_state("top", err, o.ifname, "open the state");
+	err = top_collect(&o, &st, &view, &table);
+	state_close(&st);
+	if (err) {
+		ret = fail_state("top", err, o.ifname, "read the sources");
+		goto out;
+	}
+	shown = view.n < o.limit ? view.n : (size_t)o.limit;
+	if (o.json)
+		top_json(&o, &view, shown);
+	else
+		top_human(&o, &view, shown);
+	ret = EXIT_OK;
+out:
+	free(view.rows);
+	doc_free(&view.doc);
+	sources_free(&table);
+	return ret;
+}

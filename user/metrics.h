@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What each datapath counter means, in one table that every output reads
+ * (stats, --watch, --json, Prometheus, the exporter), and timed samples of
+ * the counters from which rates are taken: per-CPU sums and CLOCK_MONOTONIC
+ * timestamps, two samples a known interval apart.
+ */
+#ifndef SLUICE_METRICS_H
+#define SLUICE_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "sluice.h"
+#include "state.h"
+
+enum counter_kind {
+	COUNTER_TRAFFIC, /* an outcome: every packet lands in exactly one of these */
+	COUNTER_TABLE,	 /* an event of the bucket table, also counted as traffic */
+};
+
+struct counter_info {
+	const char *name;   /* JSON key and table row: "would_drop" */
+	const char *metric; /* Prometheus family stem: sluice_<metric>_packets_total */
+	const char *reason; /* value of the `reason` label, NULL for none */
+	const char *help;   /* one line, for --help and Prometheus HELP */
+	enum counter_kind kind;
+	bool per_rule; /* counted per rule as well */
+};
+
+/* Indexed by enum sluice_counter: a new counter needs one row here. */
+extern const struct counter_info counter_info[SLUICE_CNT_MAX];
+
+#define RULE_NAME_MAX 64
+
+/* One rule's counters; only the counters flagged per_rule are filled. */
+struct rule_counts {
+	char name[RULE_NAME_MAX];
+	struct sluice_counter_pair c[SLUICE_CNT_MAX];
+};
+
+/* Everything the counter outputs show, read at one moment. */
+struct sample {
+	uint64_t time_ns; /* CLOCK_MONOTONIC, taken as the counters were read */
+	struct sluice_stats sum;
+	struct rule_counts *rules; /* the default rule first */
+	int nrules;
+	uint64_t sources;  /* buckets in the table now */
+	uint64_t capacity; /* most buckets the table holds */
+};
+
+int sample_read(const struct state *st, struct sample *s);
+void sample_free(struct sample *s);
+
+uint64_t monotonic_ns(void);
+/*
+ * Events per second of a counter between two readings dt_ns apart. A
+ * counter that went back was reset (detached and attached again): it
+ * counts from zero.
+ */
+double per_second(uint64_t now, uint64_t before, uint64_t dt_ns);
+
+/*
+ * The name the rule with this policy id is shown under: "default", or its
+ * CIDR and class ("0.0.0.0/0 proto tcp dport 22 syn"); a rule changed or
+ * deleted since shows as "replaced-N".
+ */
+void rule_name(const struct policy_doc *doc, uint16_t policy, char *buf, size_t len);
+/*
+ * The GCRA numbers of the rule with this policy id: the bucket limit and the
+ * smallest cost a packet can have; -ENOENT when the rule is gone.
+ */
+int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost,
+		uint64_t *limit);
+
+#endif /* SLUICE_METRICS_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The Prometheus text exposition format (version 0.0.4) for one or more
+ * interfaces: every family once, with HELP and TYPE, then one series per
+ * interface (and rule, and reason). Used by `stats --prometheus` and the
+ * exporter alike.
+ */
+#ifndef SLUICE_PROM_H
+#define SLUICE_PROM_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "metrics.h"
+
+#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct prom_iface {
+	const char *ifname;
+	const struct sample *s;
+	bool attached; /* the program runs on the interface (status "ok") */
+};
+
+void prom_write(FILE *out, const struct prom_iface *ifs, int n);
+
+#endif /* SLUICE_PROM_H */

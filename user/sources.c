@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "metrics.h"
+#include "sources.h"
+
+/* Entries per batch; a hash bucket with more than this is retried larger. */
+#define BATCH_FIRST 4096
+#define BATCH_MAX   (1 << 20)
+
+typedef int (*bucket_fn)(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx);
+
+/* A table pinned by another layout would be read as garbage: refuse it. */
+static int table_check(int buckets_fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(buckets_fd, &info, &len))
+		return -errno;
+	if (info.key_size != sizeof(struct sluice_key) ||
+	    info.value_size != sizeof(struct sluice_bucket))
+		return -EPROTO;
+	return 0;
+}
+
+struct batch {
+	struct sluice_key *keys;
+	struct sluice_bucket *vals;
+	__u32 cap;
+};
+
+static int batch_grow(struct batch *bt, __u32 cap)
+{
+	void *keys, *vals;
+
+	if (cap > BATCH_MAX)
+		return -E2BIG;
+	keys = realloc(bt->keys, cap * sizeof(*bt->keys));
+	if (keys)
+		bt->keys = keys;
+	vals = realloc(bt->vals, cap * sizeof(*bt->vals));
+	if (vals)
+		bt->vals = vals;
+	if (!keys || !vals)
+		return -ENOMEM;
+	bt->cap = cap;
+	return 0;
+}
+
+/* Calls fn on every bucket, batch by batch, until the table ends. */
+static int buckets_walk(int buckets_fd, bucket_fn fn, void *ctx)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct batch bt = {};
+	__u32 in = 0, out = 0, count, i;
+	bool first = true, done = false;
+	int err;
+
+	err = table_check(buckets_fd);
+	if (!err)
+		err = batch_grow(&bt, BATCH_FIRST);
+	while (!err && !done) {
+		count = bt.cap;
+		err = bpf_map_lookup_batch(buckets_fd, first ? NULL : &in, &out, bt.keys, bt.vals,
+					   &count, &opts);
+		if (err == -ENOSPC && !count) {
+			err = batch_grow(&bt, bt.cap * 2);
+			continue;
+		}
+		if (err == -ENOENT) {
+			done = true;
+			err = 0;
+		}
+		for (i = 0; !err && i < count; i++)
+			err = fn(&bt.keys[i], &bt.vals[i], ctx);
+		in = out;
+		first = false;
+	}
+	free(bt.keys);
+	free(bt.vals);
+	return err;
+}
+
+static int count_one(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx)
+{
+	(void)key;
+	(void)b;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+int sources_count(int buckets_fd, uint64_t *n)
+{
+	*n = 0;
+	return buckets_walk(buckets_fd, count_one, n);
+}
+
+static int keep_one(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx)
+{
+	struct source_table *t = ctx;
+	struct source_row *rows;
+	size_t cap;
+
+	if (t->n == t->cap) {
+		cap = t->cap ? t->cap * 2 : 1024;
+		rows = realloc(t->rows, cap * sizeof(*rows));
+		if (!rows)
+			return -ENOMEM;
+		t->rows = rows;
+		t->cap = cap;
+	}
+	t->rows[t->n].key = *key;
+	t->rows[t->n].b = *b;
+	t->n++;
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sluice_key));
+}
+
+struct pending {
+	struct sluice_key key; /* first, so a key compares like an entry */
+	uint64_t n;
+};
+
+/* The per-CPU caches' counts not yet in a bucket, sorted by key; returns how many. */
+static int pending_read(int hot_fd, struct pending **out)
+{
+	struct sluice_hot *hot;
+	struct pending *p;
+	int ncpu, cpu, k = 0;
+	__u32 zero = 0;
+
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu < 0)
+		return ncpu;
+	hot = calloc((size_t)ncpu, sizeof(*hot));
+	p = calloc((size_t)ncpu, sizeof(*p));
+	if (!hot || !p) {
+		k = -ENOMEM;
+	} else if (bpf_map_lookup_elem(hot_fd, &zero, hot)) {
+		k = -errno;
+	} else {
+		for (cpu = 0; cpu < ncpu; cpu++)
+			if (hot[cpu].pending)
+				p[k++] = (struct pending){ hot[cpu].key, hot[cpu].pending };
+		qsort(p, (size_t)k, sizeof(*p), key_cmp);
+	}
+	free(hot);
+	if (k <= 0)
+		free(p);
+	*out = k > 0 ? p : NULL;
+	return k;
+}
+
+/* Adds the over-limit packets each CPU's cache has not yet handed to a bucket. */
+static int pending_add(int hot_fd, struct source_table *t)
+{
+	struct pending *p, *hit;
+	size_t i;
+	int k;
+
+	k = pending_read(hot_fd, &p);
+	if (k <= 0)
+		return k;
+	for (i = 0; i < t->n; i++) {
+		hit = bsearch(&t->rows[i].key, p, (size_t)k, sizeof(*p), key_cmp);
+		/* Two CPUs may hold the same source: add every entry for it. */
+		for (; hit && hit > p && !key_cmp(hit - 1, &t->rows[i].key); hit--)
+			;
+		for (; hit && hit < p + k && !key_cmp(hit, &t->rows[i].key); hit++)
+			t->rows[i].b.dropped += hit->n;
+	}
+	free(p);
+	return 0;
+}
+
+int sources_read(int buckets_fd, int hot_fd, struct source_table *t)
+{
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	err = buckets_walk(buckets_fd, keep_one, t);
+	if (!err)
+		err = pending_add(hot_fd, t);
+	t->time_ns = monotonic_ns();
+	if (err)
+		sources_free(t);
+	return err;
+}
+
+/* A key's five words mixed into one (the multiplier is the 64-bit golden ratio). */
+static uint64_t key_hash(const struct sluice_key *key)
+{
+	const __u32 *w = (const __u32 *)key;
+	uint64_t h = 0;
+	int i;
+
+	for (i = 0; i < (int)(sizeof(*key) / sizeof(*w)); i++)
+		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+int sources_index(const struct source_table *t, struct source_index *ix)
+{
+	size_t cap = 16, i, slot;
+
+	/* At most half full, so probes stay short. */
+	while (cap < 2 * t->n)
+		cap *= 2;
+	ix->slots = calloc(cap, sizeof(*ix->slots));
+	if (!ix->slots)
+		return -ENOMEM;
+	ix->mask = cap - 1;
+	ix->t = t;
+	for (i = 0; i < t->n; i++) {
+		slot = key_hash(&t->rows[i].key) & ix->mask;
+		while (ix->slots[slot])
+			slot = (slot + 1) & ix->mask;
+		ix->slots[slot] = i + 1;
+	}
+	return 0;
+}
+
+const struct source_row *sources_lookup(const struct source_index *ix, const struct sluice_key *key)
+{
+	size_t slot = key_hash(key) & ix->mask;
+	const struct source_row *row;
+
+	for (; ix->slots[slot]; slot = (slot + 1) & ix->mask) {
+		row = &ix->t->rows[ix->slots[slot] - 1];
+		if (!key_cmp(&row->key, key))
+			return row;
+	}
+	return NULL;
+}
+
+void sources_index_free(struct source_index *ix)
+{
+	free(ix->slots);
+	ix->slots = NULL;
+}
+
+void sources_free(struct source_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+void key_format(const struct sluice_key *key, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN] = "?";
+	int af = key->family == SLUICE_FAMILY_IPV6 ? AF_INET6 : AF_INET;
+
+	inet_ntop(af, key->addr, addr, sizeof(addr));
+	snprintf(buf, len, "%s/%u", addr, key->prefix_len);
+}

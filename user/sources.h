@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The bucket table read from userspace: one row per tracked source, with
+ * the over-limit packets the per-CPU caches still hold for it added in.
+ * Entries are read in batches, a few thousand per system call, and reading
+ * does not refresh their place in the LRU.
+ */
+#ifndef SLUICE_SOURCES_H
+#define SLUICE_SOURCES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "sluice.h"
+
+struct source_row {
+	struct sluice_key key;
+	struct sluice_bucket b; /* b.dropped includes the caches' pending counts */
+};
+
+struct source_table {
+	struct source_row *rows; /* in table order */
+	size_t n, cap;
+	uint64_t time_ns; /* CLOCK_MONOTONIC when the read ended */
+};
+
+/* Number of buckets in the table. */
+int sources_count(int buckets_fd, uint64_t *n);
+/* Every bucket, with the pending counts of the per-CPU `hot` map added. */
+int sources_read(int buckets_fd, int hot_fd, struct source_table *t);
+void sources_free(struct source_table *t);
+
+/* Rows by key, to join two readings of the table in linear time. */
+struct source_index {
+	size_t *slots; /* row + 1, 0 for empty; open addressing */
+	size_t mask;
+	const struct source_table *t;
+};
+
+int sources_index(const struct source_table *t, struct source_index *ix);
+const struct source_row *sources_lookup(const struct source_index *ix,
+					const struct sluice_key *key);
+void sources_index_free(struct source_index *ix);
+
+/* The key as a prefix: "192.0.2.0/24", "2001:db8::/64". */
+void key_format(const struct sluice_key *key, char *buf, size_t len);
+
+#endif /* SLUICE_SOURCES_H */
