@@ -11,6 +11,13 @@ static __always_inline __u64 frame_len(struct xdp_md *ctx)
 	return bpf_xdp_get_buff_len(ctx);
 }
 
+static __always_inline void stats_add(struct sluice_stats *st, enum sluice_counter which,
+				      __u64 bytes)
+{
+	st->c[which].packets++;
+	st->c[which].bytes += bytes;
+}
+
 /*
  * Counts one packet. The lookup is inlined by the verifier and cheaper than
  * keeping the pointer (and the length) alive across the whole program.
@@ -21,24 +28,24 @@ static __always_inline void stats_count(struct xdp_md *ctx, enum sluice_counter 
 	__u32 zero = 0;
 
 	st = bpf_map_lookup_elem(&stats, &zero);
-	if (!st)
-		return;
-	st->c[which].packets++;
-	st->c[which].bytes += frame_len(ctx);
+	if (st)
+		stats_add(st, which, frame_len(ctx));
 }
 
 /* Counts one metered packet for the interface and for its rule's slot. */
 static __always_inline void stats_count_rule(struct xdp_md *ctx, __u32 slot,
 					     enum sluice_counter which)
 {
+	__u64 bytes = frame_len(ctx);
 	struct sluice_stats *st;
+	__u32 zero = 0;
 
-	stats_count(ctx, which);
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (st)
+		stats_add(st, which, bytes);
 	st = bpf_map_lookup_elem(&rule_stats, &slot);
-	if (!st)
-		return;
-	st->c[which].packets++;
-	st->c[which].bytes += frame_len(ctx);
+	if (st)
+		stats_add(st, which, bytes);
 }
 
 #endif /* SLUICE_BPF_STATS_H */
