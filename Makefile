@@ -45,7 +45,8 @@ deps:
 	done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y --no-install-recommends $$missing; \
 	fi
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tools $(OUTPUT)/tests:
@@ -109,6 +110,7 @@ $(OUTPUT)/test-conf: $(OUTPUT)/tests/test_conf.o $(OUTPUT)/tests/harness.o $(LIB
 
 $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \
 		$(OUTPUT)/tests/test_policy.o $(OUTPUT)/tests/test_counts.o \
+		$(OUTPUT)/tests/test_pressure.o \
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

@@ -98,6 +98,14 @@ struct {
  */
 __u64 config_generation SEC(".data.generation");
 
+/* Admission and overflow state per rule id: outlives set flips, like buckets. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct sluice_admission);
+} admission SEC(".maps");
+
 /* The per-CPU over-limit cache (struct sluice_hot in sluice.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -140,19 +140,20 @@ static __always_inline __u64 packet_cost(struct xdp_md *ctx, const struct sluice
 	       SLUICE_BYTE_SHIFT;
 }
 
-static __always_inline int meter_bucket(struct sluice_bucket *b, const struct sluice_policy *p,
-					__u64 now, __u64 cost, __u64 *over_tat)
+/* One GCRA step on a shared TAT: compare-and-swap, retried on contention. */
+static __always_inline int gcra_take(__u64 *tatp, __u64 now, __u64 cost, __u64 limit,
+				     __u64 *over_tat)
 {
 	__u64 tat, next;
 	int i;
 
 	for (i = 0; i < METER_CAS_TRIES; i++) {
-		tat = *(volatile __u64 *)&b->tat;
-		if (!gcra_conforms(tat, now, cost, p->limit, &next)) {
+		tat = *(volatile __u64 *)tatp;
+		if (!gcra_conforms(tat, now, cost, limit, &next)) {
 			*over_tat = tat;
 			return METER_OVER;
 		}
-		if (__sync_val_compare_and_swap(&b->tat, tat, next) == tat)
+		if (__sync_val_compare_and_swap(tatp, tat, next) == tat)
 			return METER_CONFORMS;
 	}
 	/* Never admit what we could not account for. */
@@ -160,25 +161,71 @@ static __always_inline int meter_bucket(struct sluice_bucket *b, const struct sl
 	return METER_OVER;
 }
 
+/* The cost of this packet to the overflow bucket, in the rule's unit. */
+static __always_inline __u64 overflow_cost(struct xdp_md *ctx, const struct sluice_policy *p)
+{
+	if (!(p->flags & SLUICE_POL_BYTES))
+		return p->overflow_interval;
+	return (frame_len(ctx) * p->overflow_interval + (1ULL << SLUICE_BYTE_SHIFT) - 1) >>
+	       SLUICE_BYTE_SHIFT;
+}
+
 /*
- * A source seen for the first time gets a full bucket, metered with this
- * packet (and counted in it). Returns -EEXIST when another CPU created it
- * first.
+ * A source refused a bucket: charged to the rule's shared overflow bucket,
+ * never passed unmetered.
+ */
+static __always_inline int meter_overflow(struct xdp_md *ctx, const struct sluice_policy *p,
+					  struct sluice_admission *adm, __u64 now)
+{
+	__u64 tat;
+
+	stats_count(ctx, SLUICE_CNT_REFUSED);
+	if (gcra_take(&adm->overflow_tat, now, overflow_cost(ctx, p), p->overflow_limit, &tat) ==
+	    METER_CONFORMS) {
+		stats_count(ctx, SLUICE_CNT_OVERFLOW_PASSED);
+		return METER_CONFORMS;
+	}
+	stats_count(ctx, SLUICE_CNT_OVERFLOW_DROPPED);
+	return METER_OVER;
+}
+
+/* A failed insert, counted by cause; --on-full says pass or drop. */
+static __always_inline int meter_insert_failed(struct xdp_md *ctx, const struct sluice_policy *p,
+					       long err)
+{
+	stats_count(ctx, err == -ENOMEM ? SLUICE_CNT_INSERT_NOMEM : SLUICE_CNT_INSERT_FAILED);
+	return p->flags & SLUICE_POL_FAIL_OPEN ? METER_CONFORMS : METER_OVER;
+}
+
+/*
+ * A source seen for the first time: admitted within the rule's new-source
+ * budget, it gets a bucket holding the initial burst, metered with this
+ * packet (and counted in it); refused, it goes to the overflow bucket.
+ * Returns -EEXIST when another CPU created the bucket first.
  */
 static __always_inline int meter_new_source(struct xdp_md *ctx, const struct sluice_key *key,
 					    const struct sluice_policy *p, __u64 now, __u64 cost)
 {
-	int conforms = cost <= p->limit;
+	__u32 id = p->id;
+	struct sluice_admission *adm = bpf_map_lookup_elem(&admission, &id);
+	__u64 start = now + p->initial_offset, tat;
+	int conforms = cost + p->initial_offset <= p->limit;
 	struct sluice_bucket fresh = {
-		.tat = conforms ? now + cost : now,
+		.tat = conforms ? start + cost : start,
 		.passed = conforms,
 		.dropped = !conforms,
 	};
 	long err;
 
+	if (!adm)
+		return METER_OVER;
+	if (gcra_take(&adm->admit_tat, now, p->admit_interval, p->admit_limit, &tat) != METER_CONFORMS)
+		return meter_overflow(ctx, p, adm, now);
 	err = bpf_map_update_elem(&buckets, key, &fresh, BPF_NOEXIST);
+	if (err == -EEXIST)
+		return -EEXIST;
 	if (err)
-		return err == -EEXIST ? -EEXIST : -ENOSPC;
+		return meter_insert_failed(ctx, p, err);
 	stats_count(ctx, SLUICE_CNT_NEW_SOURCE);
 	return conforms ? METER_CONFORMS : METER_OVER;
 }
@@ -203,16 +250,13 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 	b = bpf_map_lookup_elem(&buckets, key);
 	if (!b) {
 		ret = meter_new_source(ctx, key, p, now, cost);
-		if (ret != -EEXIST && ret != -ENOSPC)
+		if (ret != -EEXIST)
 			return ret;
-		b = ret == -EEXIST ? bpf_map_lookup_elem(&buckets, key) : NULL;
-		if (!b) {
-			/* Fail open, but never silently. */
-			stats_count(ctx, SLUICE_CNT_INSERT_FAILED);
-			return METER_CONFORMS;
-		}
+		b = bpf_map_lookup_elem(&buckets, key);
+		if (!b)
+			return meter_insert_failed(ctx, p, -ENOENT);
 	}
-	if (meter_bucket(b, p, now, cost, &tat) == METER_CONFORMS) {
+	if (gcra_take(&b->tat, now, cost, p->limit, &tat) == METER_CONFORMS) {
 		__sync_fetch_and_add(&b->passed, 1);
 		return METER_CONFORMS;
 	}

@@ -10,7 +10,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 3
+#define SLUICE_LAYOUT_VERSION 4
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -27,6 +27,7 @@
 #define SLUICE_MAP_STATS      "stats"
 #define SLUICE_MAP_RULE_STATS "rule_stats"
 #define SLUICE_MAP_HOT	      "hot"
+#define SLUICE_MAP_ADMISSION  "admission"
 #define SLUICE_MAP_GENERATION "generation"
 
 /*
@@ -93,6 +94,7 @@ struct sluice_bucket {
 #define SLUICE_POL_MARK_DSCP	  (1U << 2) /* mark: rewrite DSCP to dscp */
 #define SLUICE_POL_MARK_ECN	  (1U << 3) /* mark: set ECN CE, drop Not-ECT */
 #define SLUICE_POL_MATCH_SYN	  (1U << 4) /* match TCP SYN without ACK only */
+#define SLUICE_POL_FAIL_OPEN	  (1U << 5) /* a failed bucket insert passes (--on-full pass) */
 
 /*
  * One limiter: the default (slot 0) or a rule. Policies live in an array
@@ -129,6 +131,31 @@ struct sluice_policy {
 	/* Prefix masks in network byte order, precomputed in userspace. */
 	__u32 ipv4_mask;
 	__u32 ipv6_mask[4];
+	/*
+	 * Table pressure. New sources get buckets through an admission GCRA
+	 * (per packet); the packets of refused sources are charged to one
+	 * shared overflow GCRA (same cost as the rule's). A new bucket starts
+	 * with `initial` worth of credit: its TAT begins limit - initial ahead.
+	 */
+	__u64 admit_interval;
+	__u64 admit_limit;
+	__u64 overflow_interval;
+	__u64 overflow_limit;
+	__u64 initial_offset;
+	/* What the operator typed, for show (0: the default). */
+	__u64 new_sources_amount;
+	__u64 new_sources_period_ns;
+	__u64 overflow_amount;
+	__u64 overflow_period_ns;
+	__u64 initial_burst;
+	__u8 overflow_unit; /* enum sluice_rate_unit */
+	__u8 pad2[7];
+};
+
+/* Per rule id: the admission and overflow TATs (map `admission`). */
+struct sluice_admission {
+	__u64 admit_tat;
+	__u64 overflow_tat;
 };
 
 enum sluice_rate_unit {
@@ -240,7 +267,11 @@ enum sluice_counter {
 	SLUICE_CNT_NON_IP,	  /* not IPv4 or IPv6, passed untouched */
 	SLUICE_CNT_MALFORMED,	  /* truncated or invalid headers, passed */
 	SLUICE_CNT_NEW_SOURCE,	  /* buckets created (also counted above) */
-	SLUICE_CNT_INSERT_FAILED, /* bucket could not be created: passed */
+	SLUICE_CNT_INSERT_FAILED, /* bucket insert failed (not ENOMEM); --on-full decides */
+	SLUICE_CNT_INSERT_NOMEM,  /* bucket insert failed for memory; --on-full decides */
+	SLUICE_CNT_REFUSED,	  /* new source over the admission budget: no bucket */
+	SLUICE_CNT_OVERFLOW_PASSED,  /* refused, passed by the overflow bucket */
+	SLUICE_CNT_OVERFLOW_DROPPED, /* refused, dropped by the overflow bucket */
 	SLUICE_CNT_MAX,
 };
 

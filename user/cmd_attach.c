@@ -21,6 +21,8 @@ static const char attach_usage[] =
 	"Usage: sluice attach IFACE --rate RATE [--burst N] [--action drop|mark|dry-run]\n"
 	"                    [--dscp N] [--ecn] [--mode native|generic]\n"
 	"                    [--ipv4-prefix N] [--ipv6-prefix N] [--max-sources N]\n"
+	"                    [--new-sources RATE] [--overflow-rate RATE] [--initial-burst N]\n"
+	"                    [--on-full drop|pass]\n"
 	"\n"
 	"Limit every source address on IFACE to RATE: packets (500/s, 30/m, 2/h, 10k/s)\n"
 	"or bandwidth (10mbit/s, 1gbit/s, 500kB/s). These settings are the default\n"
@@ -34,7 +36,12 @@ static const char attach_usage[] =
 	"  --mode M           native or generic XDP (default: native when the driver can)\n"
 	"  --ipv4-prefix N    sources share a bucket per IPv4 /N (default 32)\n"
 	"  --ipv6-prefix N    sources share a bucket per IPv6 /N (default 64)\n"
-	"  --max-sources N    buckets tracked at once, least recently used evicted (default 1000000)\n";
+	"  --max-sources N    buckets tracked at once, least recently used evicted (default 1000000)\n"
+	"  --new-sources RATE new buckets admitted per rule (default 10k/s); other new sources\n"
+	"                     share the overflow bucket\n"
+	"  --overflow-rate R  the overflow bucket's rate (default: --rate, with --burst)\n"
+	"  --initial-burst N  credit of a new bucket (default: the whole burst)\n"
+	"  --on-full drop|pass  when a bucket cannot be created at all (default drop)\n";
 
 struct attach_opts {
 	const char *ifname;
@@ -56,6 +63,10 @@ static const struct option attach_options[] = {
 	{ "ecn", no_argument, NULL, OPT_LIMITER + 4 },
 	{ "ipv4-prefix", required_argument, NULL, OPT_LIMITER + 5 },
 	{ "ipv6-prefix", required_argument, NULL, OPT_LIMITER + 6 },
+	{ "new-sources", required_argument, NULL, OPT_LIMITER + 7 },
+	{ "overflow-rate", required_argument, NULL, OPT_LIMITER + 8 },
+	{ "initial-burst", required_argument, NULL, OPT_LIMITER + 9 },
+	{ "on-full", required_argument, NULL, OPT_LIMITER + 10 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };

@@ -13,6 +13,8 @@
 static const char rule_usage[] =
 	"Usage: sluice rule add IFACE CIDR --rate RATE [--burst N] [--action drop|mark|dry-run]\n"
 	"                       [--dscp N] [--ecn] [--ipv4-prefix N | --ipv6-prefix N]\n"
+	"                       [--new-sources RATE] [--overflow-rate RATE] [--initial-burst N]\n"
+	"                       [--on-full drop|pass]\n"
 	"                       [--proto tcp|udp|icmp|icmpv6] [--dport N[-M]] [--syn]\n"
 	"       sluice rule del IFACE CIDR [--proto P] [--dport N[-M]] [--syn]\n"
 	"       sluice rule list IFACE [--json]\n"
@@ -35,15 +37,19 @@ static const struct option rule_options[] = {
 	{ "ecn", no_argument, NULL, OPT_OPTION + 4 },
 	{ "ipv4-prefix", required_argument, NULL, OPT_OPTION + 5 },
 	{ "ipv6-prefix", required_argument, NULL, OPT_OPTION + 6 },
-	{ "proto", required_argument, NULL, OPT_OPTION + 7 },
-	{ "dport", required_argument, NULL, OPT_OPTION + 8 },
-	{ "syn", no_argument, NULL, OPT_OPTION + 9 },
+	{ "new-sources", required_argument, NULL, OPT_OPTION + 7 },
+	{ "overflow-rate", required_argument, NULL, OPT_OPTION + 8 },
+	{ "initial-burst", required_argument, NULL, OPT_OPTION + 9 },
+	{ "on-full", required_argument, NULL, OPT_OPTION + 10 },
+	{ "proto", required_argument, NULL, OPT_OPTION + 11 },
+	{ "dport", required_argument, NULL, OPT_OPTION + 12 },
+	{ "syn", no_argument, NULL, OPT_OPTION + 13 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Options 0-6 shape the limiter; 7-9 the match. */
-#define FIRST_MATCH_OPTION 7
+/* Options 0-10 shape the limiter; 11-13 the match. */
+#define FIRST_MATCH_OPTION 11
 
 struct rule_opts {
 	const char *verb;

@@ -11,7 +11,8 @@
 
 static const char set_usage[] =
 	"Usage: sluice set IFACE [--rate RATE] [--burst N] [--action drop|mark|dry-run]\n"
-	"                  [--dscp N] [--ecn]\n"
+	"                  [--dscp N] [--ecn] [--new-sources RATE] [--overflow-rate RATE]\n"
+	"                  [--initial-burst N] [--on-full drop|pass]\n"
 	"\n"
 	"Change the default policy on IFACE without reattaching. Existing buckets keep\n"
 	"their state; every packet sees either the old or the new settings as a whole.\n"
@@ -26,6 +27,10 @@ static const struct option set_options[] = {
 	{ "action", required_argument, NULL, OPT_LIMITER + 2 },
 	{ "dscp", required_argument, NULL, OPT_LIMITER + 3 },
 	{ "ecn", no_argument, NULL, OPT_LIMITER + 4 },
+	{ "new-sources", required_argument, NULL, OPT_LIMITER + 5 },
+	{ "overflow-rate", required_argument, NULL, OPT_LIMITER + 6 },
+	{ "initial-burst", required_argument, NULL, OPT_LIMITER + 7 },
+	{ "on-full", required_argument, NULL, OPT_LIMITER + 8 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -34,7 +39,7 @@ static const struct option set_options[] = {
 struct set_opts {
 	const char *ifname;
 	struct settings given;
-	bool has[5];
+	bool has[9];
 };
 
 static int set_parse(int argc, char **argv, struct set_opts *o)
@@ -57,9 +62,12 @@ static int set_parse(int argc, char **argv, struct set_opts *o)
 	}
 	if (cli_one_positional("set", argc, argv, "interface name", &o->ifname))
 		return EXIT_BAD_INPUT;
-	if (!o->has[0] && !o->has[1] && !o->has[2] && !o->has[3] && !o->has[4])
+	for (opt = 0; opt < 9 && !o->has[opt]; opt++)
+		;
+	if (opt == 9)
 		return fail_input("set", "nothing to change (give --rate, --burst, --action, "
-					 "--dscp or --ecn)");
+					 "--dscp, --ecn, --new-sources, --overflow-rate, "
+					 "--initial-burst or --on-full)");
 	return -1;
 }
 
@@ -83,6 +91,14 @@ static void set_apply(const struct set_opts *o, struct settings *s)
 	}
 	if (o->has[4])
 		s->mark_ecn = true;
+	if (o->has[5])
+		s->new_sources = o->given.new_sources;
+	if (o->has[6])
+		s->overflow = o->given.overflow;
+	if (o->has[7])
+		s->initial = o->given.initial;
+	if (o->has[8])
+		s->on_full_pass = o->given.on_full_pass;
 }
 
 int cmd_set(int argc, char **argv)

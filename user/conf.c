@@ -21,6 +21,16 @@ static int apply_prefix(unsigned int *out, const char *value, unsigned int max, 
 	return parse_prefix(value, max, out, why);
 }
 
+static int parse_on_full(const char *value, bool *pass, const char **why)
+{
+	if (!strcmp(value, "drop") || !strcmp(value, "pass")) {
+		*pass = !strcmp(value, "pass");
+		return 0;
+	}
+	*why = "expected drop or pass";
+	return -EINVAL;
+}
+
 static int apply_dscp(struct settings *s, const char *value, const char **why)
 {
 	uint64_t v;
@@ -58,6 +68,14 @@ int option_apply(struct settings *s, struct match *m, const char *name, const ch
 		s->mark_ecn = true;
 		return 0;
 	}
+	if (!strcmp(name, "new-sources"))
+		return parse_rate(value, &s->new_sources, why);
+	if (!strcmp(name, "overflow-rate"))
+		return parse_rate(value, &s->overflow, why);
+	if (!strcmp(name, "initial-burst"))
+		return parse_burst(value, &s->initial, why);
+	if (!strcmp(name, "on-full"))
+		return parse_on_full(value, &s->on_full_pass, why);
 	if (!strcmp(name, "ipv4-prefix"))
 		return apply_prefix(&s->ipv4_prefix, value, 32, why);
 	if (!strcmp(name, "ipv6-prefix"))
@@ -106,6 +124,20 @@ void format_settings(char *buf, size_t len, const struct settings *s)
 		append(buf, len, "ipv4-prefix %u", s->ipv4_prefix);
 	if (s->ipv6_prefix != SLUICE_DEFAULT_IPV6_PREFIX)
 		append(buf, len, "ipv6-prefix %u", s->ipv6_prefix);
+	if (s->new_sources.amount) {
+		format_rate(v, sizeof(v), &s->new_sources);
+		append(buf, len, "new-sources %s", v);
+	}
+	if (s->overflow.amount) {
+		format_rate(v, sizeof(v), &s->overflow);
+		append(buf, len, "overflow-rate %s", v);
+	}
+	if (s->initial.value) {
+		format_burst(v, sizeof(v), &s->initial);
+		append(buf, len, "initial-burst %s", v);
+	}
+	if (s->on_full_pass)
+		append(buf, len, "on-full pass");
 }
 
 void format_match(char *buf, size_t len, const struct match *m)
@@ -201,7 +233,8 @@ static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first
 		if (err == -ENOENT)
 			return fail_at(pc, t->col[i - (value ? 1 : 0)],
 				       "unknown option '%s' (expected rate, burst, action, dscp, "
-				       "ecn, ipv4-prefix, ipv6-prefix%s)",
+				       "ecn, ipv4-prefix, ipv6-prefix, new-sources, overflow-rate, "
+				       "initial-burst, on-full%s)",
 				       name, m ? ", proto, dport, syn" : "");
 		if (err)
 			return fail_at(pc, t->col[i], "bad %s '%s': %s", name, value, why);

@@ -2,7 +2,8 @@
 /*
  * The policy language, shared by the command line and config files: the
  * same option names (rate, burst, action, dscp, ecn, ipv4-prefix,
- * ipv6-prefix, proto, dport, syn) mean the same in both. A config file is
+ * ipv6-prefix, new-sources, overflow-rate, initial-burst, on-full; and for
+ * rules proto, dport, syn) mean the same in both. A config file is
  * one statement per line:
  *
  *   default OPTIONS...
@@ -17,11 +18,6 @@
 
 #include <stdio.h>
 #include "policy.h"
-
-/* Limiter options: every command and statement that sets a limiter. */
-#define LIMITER_OPTIONS "rate", "burst", "action", "dscp", "ecn", "ipv4-prefix", "ipv6-prefix"
-/* Match options: rules only. */
-#define MATCH_OPTIONS "proto", "dport", "syn"
 
 /* Does this option stand alone (a flag) rather than take a value? */
 bool option_is_flag(const char *name);

@@ -77,7 +77,35 @@ const struct counter_info counter_info[SLUICE_CNT_MAX] = {
 	[SLUICE_CNT_INSERT_FAILED] = {
 		.name = "insert_failed",
 		.metric = "insert_failed",
-		.help = "Buckets that could not be created; their packets passed.",
+		.reason = "error",
+		.help = "Buckets that could not be created (not for memory); --on-full decided.",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_INSERT_NOMEM] = {
+		.name = "insert_nomem",
+		.metric = "insert_failed",
+		.reason = "nomem",
+		.help = "Buckets that could not be created for lack of memory; --on-full decided.",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_REFUSED] = {
+		.name = "refused",
+		.metric = "refused",
+		.help = "New sources over their rule's new-source budget: no bucket.",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_OVERFLOW_PASSED] = {
+		.name = "overflow_passed",
+		.metric = "overflow",
+		.reason = "passed",
+		.help = "Packets of refused sources the overflow bucket passed.",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_OVERFLOW_DROPPED] = {
+		.name = "overflow_dropped",
+		.metric = "overflow",
+		.reason = "dropped",
+		.help = "Packets of refused sources the overflow bucket held back.",
 		.kind = COUNTER_TABLE,
 	},
 };

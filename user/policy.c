@@ -139,6 +139,74 @@ static int check_match(const struct match *m, const char **why)
 	return 0;
 }
 
+/* T and limit of a packet rate with a burst of one second of it (for admission). */
+static void packet_gcra(const struct rate *r, __u64 *interval, __u64 *limit)
+{
+	uint64_t period = r->period_ns << SLUICE_TIME_SHIFT;
+	uint64_t burst = per_second(r) ?: 1;
+
+	*interval = (period + r->amount - 1) / r->amount;
+	*limit = burst * *interval;
+}
+
+static int pressure_build(struct sluice_policy *p, const struct settings *s, const char **why)
+{
+	struct rate admit = s->new_sources;
+	struct sluice_policy over = { 0 };
+	struct settings o;
+	int err;
+
+	if (!admit.amount) {
+		admit.amount = DEFAULT_NEW_SOURCES_PER_SEC;
+		admit.period_ns = NSEC_PER_SEC;
+		admit.unit = SLUICE_UNIT_PACKETS;
+	}
+	if (admit.unit != SLUICE_UNIT_PACKETS) {
+		*why = "new-sources is a rate of sources (such as 10k/s), not a bandwidth";
+		return -EINVAL;
+	}
+	packet_gcra(&admit, &p->admit_interval, &p->admit_limit);
+
+	/* The overflow bucket meters like the rule itself, at its own rate. */
+	o = *s;
+	if (s->overflow.amount) {
+		if ((s->overflow.unit == SLUICE_UNIT_PACKETS) != (s->rate.unit == SLUICE_UNIT_PACKETS)) {
+			*why = "overflow-rate must count what rate counts (packets or bandwidth)";
+			return -EINVAL;
+		}
+		o.rate = s->overflow;
+		o.burst.value = 0;
+		o.burst.bytes = false;
+	}
+	err = o.rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(&over, &o, why) :
+						   meter_bytes(&over, &o, why);
+	if (err)
+		return err;
+	p->overflow_interval = over.interval;
+	p->overflow_limit = over.limit;
+
+	/* A new bucket holds `initial` of its burst: its TAT starts ahead. */
+	if (s->initial.value) {
+		if (s->initial.bytes != !!(p->flags & SLUICE_POL_BYTES) ||
+		    s->initial.value > p->burst) {
+			*why = "initial-burst must be in the burst's unit and at most the burst";
+			return -EINVAL;
+		}
+		p->initial_offset = p->limit - (p->flags & SLUICE_POL_BYTES ?
+							(s->initial.value * p->interval) >>
+								SLUICE_BYTE_SHIFT :
+							s->initial.value * p->interval);
+	}
+	p->new_sources_amount = s->new_sources.amount;
+	p->new_sources_period_ns = s->new_sources.period_ns;
+	p->overflow_amount = s->overflow.amount;
+	p->overflow_period_ns = s->overflow.period_ns;
+	p->overflow_unit = s->overflow.unit;
+	p->initial_burst = s->initial.value;
+	p->flags |= s->on_full_pass ? SLUICE_POL_FAIL_OPEN : 0;
+	return 0;
+}
+
 int policy_build(struct sluice_policy *p, const struct settings *s, const struct match *m,
 		 uint16_t id, const char **why)
 {
@@ -155,6 +223,8 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 	if (!err)
 		err = s->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(p, s, why) :
 							    meter_bytes(p, s, why);
+	if (!err)
+		err = pressure_build(p, s, why);
 	if (err)
 		return err;
 
@@ -198,6 +268,14 @@ void policy_settings(const struct sluice_policy *p, struct settings *s, struct m
 	s->mark_ecn = !!(p->flags & SLUICE_POL_MARK_ECN);
 	s->ipv4_prefix = p->ipv4_prefix;
 	s->ipv6_prefix = p->ipv6_prefix;
+	s->new_sources.amount = p->new_sources_amount;
+	s->new_sources.period_ns = p->new_sources_period_ns;
+	s->overflow.amount = p->overflow_amount;
+	s->overflow.period_ns = p->overflow_period_ns;
+	s->overflow.unit = p->overflow_unit;
+	s->initial.value = p->initial_burst;
+	s->initial.bytes = p->initial_burst && (p->flags & SLUICE_POL_BYTES);
+	s->on_full_pass = !!(p->flags & SLUICE_POL_FAIL_OPEN);
 	if (!m)
 		return;
 	memset(m, 0, sizeof(*m));
@@ -223,7 +301,13 @@ bool settings_equal(const struct settings *a, const struct settings *b)
 	       a->rate.unit == b->rate.unit && a->burst.value == b->burst.value &&
 	       a->burst.bytes == b->burst.bytes && a->action == b->action && a->dscp == b->dscp &&
 	       a->mark_dscp == b->mark_dscp && a->mark_ecn == b->mark_ecn &&
-	       a->ipv4_prefix == b->ipv4_prefix && a->ipv6_prefix == b->ipv6_prefix;
+	       a->ipv4_prefix == b->ipv4_prefix && a->ipv6_prefix == b->ipv6_prefix &&
+	       a->new_sources.amount == b->new_sources.amount &&
+	       a->new_sources.period_ns == b->new_sources.period_ns &&
+	       a->overflow.amount == b->overflow.amount &&
+	       a->overflow.period_ns == b->overflow.period_ns &&
+	       a->overflow.unit == b->overflow.unit && a->initial.value == b->initial.value &&
+	       a->on_full_pass == b->on_full_pass;
 }
 
 int doc_find_rule(const struct policy_doc *doc, const struct match *m)

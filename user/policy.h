@@ -22,7 +22,15 @@ struct settings {
 	bool mark_ecn;
 	unsigned int ipv4_prefix;
 	unsigned int ipv6_prefix;
+	/* Table pressure; zero values mean the defaults. */
+	struct rate new_sources; /* new buckets per period (default 10k/s) */
+	struct rate overflow;	 /* the shared bucket of refused sources (default: the rate) */
+	struct burst initial;	 /* credit of a new bucket (default: the whole burst) */
+	bool on_full_pass;	 /* a failed insert passes (default: it is dropped) */
 };
+
+/* New buckets per second a rule admits unless told otherwise. */
+#define DEFAULT_NEW_SOURCES_PER_SEC 10000
 
 /* What a rule applies to: a source CIDR and an optional L4 class. */
 struct match {

@@ -21,6 +21,8 @@ int main(int argc, char **argv)
 		suite_meter();
 	if (!only || !strcmp(only, "policy"))
 		suite_policy();
+	if (!only || !strcmp(only, "pressure"))
+		suite_pressure();
 	if (!only || !strcmp(only, "concurrency"))
 		suite_concurrency();
 	if (!only || !strcmp(only, "counts"))

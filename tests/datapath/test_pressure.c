@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Table pressure under the test clock: the new-source budget, the shared
+ * overflow bucket of refused sources, and the initial burst of new buckets.
+ */
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <stdio.h>
+#include <string.h>
+#include "fixture.h"
+#include "frames.h"
+#include "harness.h"
+#include "suites.h"
+
+#define NOW_NS (1000 * NSEC_PER_SEC)
+
+static int open_settings(struct fixture *fx, const char *rate, const char *burst,
+			 const char *opts[][2])
+{
+	struct settings s;
+	const char *why;
+	int i;
+
+	settings_default(&s);
+	parse_rate(rate, &s.rate, &why);
+	parse_burst(burst, &s.burst, &why);
+	for (i = 0; opts && opts[i][0]; i++) {
+		if (!strcmp(opts[i][0], "new-sources"))
+			parse_rate(opts[i][1], &s.new_sources, &why);
+		else if (!strcmp(opts[i][0], "overflow-rate"))
+			parse_rate(opts[i][1], &s.overflow, &why);
+		else if (!strcmp(opts[i][0], "initial-burst"))
+			parse_burst(opts[i][1], &s.initial, &why);
+	}
+	if (fixture_open_test_clock(fx, &s, 1024))
+		return -1;
+	fixture_set_clock(fx, NOW_NS);
+	return 0;
+}
+
+/* One packet from each of n sources 10.20.x.y; returns how many passed. */
+static int spray(struct fixture *fx, int first, int n)
+{
+	struct frame_spec spec = { .family = 4, .payload = 18 };
+	char addr[32];
+	struct frame f;
+	int i, passed = 0;
+
+	for (i = first; i < first + n; i++) {
+		snprintf(addr, sizeof(addr), "10.20.%d.%d", i / 250, i % 250 + 1);
+		spec.src = addr;
+		frame_build(&f, &spec);
+		passed += fixture_run(fx, f.data, f.len, 1) == XDP_PASS;
+	}
+	return passed;
+}
+
+static uint64_t count(struct fixture *fx, enum sluice_counter c)
+{
+	struct sluice_stats st = {};
+
+	fixture_stats(fx, &st);
+	return st.c[c].packets;
+}
+
+static void case_budget_and_overflow(void)
+{
+	const char *opts[][2] = { { "new-sources", "5/s" }, { NULL, NULL } };
+	struct fixture fx;
+	int passed, later;
+
+	if (open_settings(&fx, "1/s", "2", opts)) {
+		check(false, "new-source budget", "cannot load");
+		return;
+	}
+	/* 5 admitted (their first packet passes), 15 refused: 2 pass the overflow bucket. */
+	passed = spray(&fx, 0, 20);
+	check(passed == 7 && count(&fx, SLUICE_CNT_NEW_SOURCE) == 5 &&
+		      count(&fx, SLUICE_CNT_REFUSED) == 15 &&
+		      count(&fx, SLUICE_CNT_OVERFLOW_PASSED) == 2 &&
+		      count(&fx, SLUICE_CNT_OVERFLOW_DROPPED) == 13 && fixture_bucket_count(&fx) == 5,
+	      "20 new sources against a budget of 5/s: 5 buckets, 15 refused, 2 overflow passes",
+	      "passed %d new %llu refused %llu overflow %llu/%llu buckets %d", passed,
+	      (unsigned long long)count(&fx, SLUICE_CNT_NEW_SOURCE),
+	      (unsigned long long)count(&fx, SLUICE_CNT_REFUSED),
+	      (unsigned long long)count(&fx, SLUICE_CNT_OVERFLOW_PASSED),
+	      (unsigned long long)count(&fx, SLUICE_CNT_OVERFLOW_DROPPED), fixture_bucket_count(&fx));
+	check(count(&fx, SLUICE_CNT_PASSED) == 7 && count(&fx, SLUICE_CNT_DROPPED) == 13,
+	      "refused packets are counted as passed or dropped too, never unmetered",
+	      "passed %llu dropped %llu", (unsigned long long)count(&fx, SLUICE_CNT_PASSED),
+	      (unsigned long long)count(&fx, SLUICE_CNT_DROPPED));
+	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
+	later = spray(&fx, 20, 20);
+	check(fixture_bucket_count(&fx) == 10 && later == 6,
+	      "a second later: 5 more admitted, the overflow bucket refilled by 1",
+	      "buckets %d passed %d (want 10, 6)", fixture_bucket_count(&fx), later);
+	fixture_close(&fx);
+}
+
+static void case_overflow_rate(void)
+{
+	const char *opts[][2] = { { "new-sources", "1/s" }, { "overflow-rate", "3/s" },
+				  { NULL, NULL } };
+	struct fixture fx;
+	int passed;
+
+	if (open_settings(&fx, "100/s", "100", opts)) {
+		check(false, "overflow rate", "cannot load");
+		return;
+	}
+	passed = spray(&fx, 0, 50);
+	check(passed == 1 + 3, "overflow-rate 3/s: refused sources share 3 packets",
+	      "passed %d (want 4)", passed);
+	fixture_close(&fx);
+}
+
+static void case_initial_burst(void)
+{
+	const char *opts[][2] = { { "initial-burst", "2" }, { NULL, NULL } };
+	struct frame_spec spec = { .family = 4, .src = "10.30.0.1", .payload = 18 };
+	struct fixture fx;
+	struct frame f;
+	int i, first = 0, later = 0;
+
+	if (open_settings(&fx, "10/s", "10", opts)) {
+		check(false, "initial burst", "cannot load");
+		return;
+	}
+	frame_build(&f, &spec);
+	for (i = 0; i < 20; i++)
+		first += fixture_run(&fx, f.data, f.len, 1) == XDP_PASS;
+	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
+	for (i = 0; i < 20; i++)
+		later += fixture_run(&fx, f.data, f.len, 1) == XDP_PASS;
+	check(first == 2 && later == 10,
+	      "initial-burst 2: a new source starts with 2, then refills to the full burst",
+	      "first %d (want 2), a second later %d (want 10)", first, later);
+	fixture_close(&fx);
+}
+
+void suite_pressure(void)
+{
+	case_budget_and_overflow();
+	case_overflow_rate();
+	case_initial_burst();
+}
