@@ -54,7 +54,7 @@ $(OUTPUT)/sluice.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
 $(OUTPUT)/sluice_test.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -DSLUICE_TEST_CLOCK -c $< -o $@
 
-$(OUTPUT)/%.bpf.o: tools/%.bpf.c include/*.h | $(OUTPUT)
+$(OUTPUT)/%.bpf.o: tools/%.bpf.c tools/*.h include/*.h | $(OUTPUT)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
@@ -84,7 +84,9 @@ $(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 $(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/sluice-flood: $(OUTPUT)/tools/flood.o
+FLOOD_OBJS := $(patsubst %,$(OUTPUT)/tools/%.o,flood flood_args flood_frame flood_dev)
+
+$(OUTPUT)/sluice-flood: $(FLOOD_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
