@@ -7,9 +7,10 @@ CC         ?= gcc
 BPFTOOL    ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
 ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine)
 
-# Debian packages the build, the tests and the demo need.
+# Debian packages the build, the tests and the demo need (ethtool: GRO on a
+# veth peer, so the generator's frames reach a stack with no XDP program).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
-		linux-libc-dev iproute2 jq util-linux
+		linux-libc-dev iproute2 jq util-linux ethtool
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)

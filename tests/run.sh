@@ -9,6 +9,7 @@ SUITES=(
 	build/test-datapath
 	tests/e2e/test_cli.sh
 	tests/e2e/test_flood.sh
+	tests/e2e/test_generator.sh
 )
 
 total_passed=0
