@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -113,6 +114,20 @@ static int flood(struct flood *skel, const struct flood_opts *o, const void *fra
 	return err;
 }
 
+/*
+ * CPU time of this process: the sending, and the receiving side's softirq
+ * work whenever the kernel ran it on our time (as a veth peer's NAPI does).
+ */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 static void report(const struct flood_opts *o, __u64 sent, __u64 elapsed)
 {
 	double secs = (double)elapsed / NSEC_PER_SEC;
@@ -120,8 +135,8 @@ static void report(const struct flood_opts *o, __u64 sent, __u64 elapsed)
 	if (o->quiet)
 		printf("%llu\n", (unsigned long long)sent);
 	else
-		printf("sent %llu packets in %.3f s (%.0f pps)\n", (unsigned long long)sent, secs,
-		       secs > 0 ? sent / secs : 0);
+		printf("sent %llu packets in %.3f s (%.0f pps), cpu %.3f s\n",
+		       (unsigned long long)sent, secs, secs > 0 ? sent / secs : 0, cpu_seconds());
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
