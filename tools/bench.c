@@ -235,7 +235,7 @@ static int bench_new_source(int drop_fd, const struct frame *f, bool full)
 	return 0;
 }
 
-static const __u32 tracked_counts[] = { 1, 1000, 100000, 1000000 };
+static const __u32 tracked_counts[] = { 1, 1000, 10000, 100000, 1000000 };
 #define N_TRACKED (sizeof(tracked_counts) / sizeof(tracked_counts[0]))
 
 /* The growth of sluice's own cost (over the floor) from 1 to 1,000,000 sources. */
