@@ -14,6 +14,7 @@ SUITES=(
 	tests/e2e/test_resilience.sh
 	tests/fuzz/run.sh
 	tests/e2e/test_observability.sh
+	tests/e2e/test_generator.sh
 )
 
 total_passed=0

@@ -3,8 +3,16 @@
  * sluice-bench: ns/packet of the datapath from BPF_PROG_TEST_RUN with
  * `repeat`, against the floor of a bare XDP_DROP program. It prints
  * figures; it is a benchmark, not a test, and never fails on a slow machine.
+ *
+ * Paths: one source over its limit (the over-limit cache, with and without
+ * the precise clock), a new source (table with room, and full so that the
+ * LRU evicts), and N tracked sources all under or all over their limits,
+ * for N from 1 to 1,000,000, which gives the growth of the cost with the
+ * number of sources.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,20 +27,24 @@
 #include "policy.h"
 #include "state.h"
 
-#define REPEAT	     1000000
-#define ROUNDS	     31
-#define MANY_SOURCES 100000
+#define REPEAT 1000000
+#define ROUNDS 31
+/* Buckets in the limiter of every many-source case: room for 1,000,000 sources. */
+#define TABLE_SIZE (1U << 20)
+/* New sources per round while the table has room: ROUNDS of them fit, with margin. */
+#define NEW_REPEAT 30000
 
 struct figure {
 	double ns;    /* median ns/packet of the program under test */
 	double floor; /* median ns/packet of its floor, measured alongside */
 	double ratio; /* median of the per-round ratios */
+	double own;   /* median of the per-round differences: the program's own cost */
 };
 
-static double run_once(int prog_fd, const struct frame *f)
+static double run_once(int prog_fd, const struct frame *f, __u32 repeat)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = (__u32)f->len,
-		    .repeat = REPEAT);
+		    .repeat = repeat);
 
 	if (bpf_prog_test_run_opts(prog_fd, &opts))
 		return -1;
@@ -56,31 +68,37 @@ static double median(double *v, int n)
  * The machine's speed drifts (other tenants, frequency), so the program and
  * its floor alternate round by round and the ratio is taken per round.
  */
-static struct figure measure(int prog_fd, int floor_fd, const struct frame *f)
+static struct figure measure(int prog_fd, int floor_fd, const struct frame *f, __u32 repeat)
 {
-	double ns[ROUNDS], floor[ROUNDS], ratio[ROUNDS];
+	double ns[ROUNDS], floor[ROUNDS], ratio[ROUNDS], own[ROUNDS];
 	struct figure fig;
 	int i;
 
 	for (i = 0; i < ROUNDS; i++) {
-		floor[i] = run_once(floor_fd, f);
-		ns[i] = run_once(prog_fd, f);
+		floor[i] = run_once(floor_fd, f, repeat);
+		ns[i] = run_once(prog_fd, f, repeat);
 		ratio[i] = floor[i] > 0 ? ns[i] / floor[i] : 0;
+		own[i] = ns[i] - floor[i];
 	}
 	fig.ns = median(ns, ROUNDS);
 	fig.floor = median(floor, ROUNDS);
 	fig.ratio = median(ratio, ROUNDS);
+	fig.own = median(own, ROUNDS);
 	return fig;
 }
 
 static void report(const char *name, const struct figure *fig, const char *floor_name)
 {
-	printf("%-40s %6.1f ns/packet  %5.2fx %s (%.1f ns)\n", name, fig->ns, fig->ratio,
+	printf("%-48s %6.1f ns/packet  %5.2fx %s (%.1f ns)\n", name, fig->ns, fig->ratio,
 	       floor_name, fig->floor);
 }
 
-/* A fresh limiter (empty buckets) at `rate`/s; burst 0 means the default. */
-static struct sluice *limiter_open(uint64_t rate, uint64_t burst)
+/*
+ * A fresh limiter (empty buckets) at `rate`/s; burst 0 means the default,
+ * table 0 the default table size. New sources are admitted without limit
+ * (the admission budget is a policy choice; here it would hide the insert).
+ */
+static struct sluice *limiter_open(uint64_t rate, uint64_t burst, __u32 table)
 {
 	struct policy_doc doc;
 	struct sluice *skel;
@@ -91,11 +109,17 @@ static struct sluice *limiter_open(uint64_t rate, uint64_t burst)
 	doc.dflt.rate.amount = rate;
 	doc.dflt.rate.period_ns = NSEC_PER_SEC;
 	doc.dflt.burst.value = burst;
+	doc.dflt.new_sources.amount = RATE_MAX_PER_SEC;
+	doc.dflt.new_sources.period_ns = NSEC_PER_SEC;
 	if (doc_validate(&doc, &why))
 		return NULL;
-	skel = sluice__open_and_load();
+	skel = sluice__open();
 	if (!skel)
 		return NULL;
+	if ((table && bpf_map__set_max_entries(skel->maps.buckets, table)) || sluice__load(skel)) {
+		sluice__destroy(skel);
+		return NULL;
+	}
 	state_from_object(skel->obj, &st);
 	if (policy_create(&st.maps, &doc)) {
 		sluice__destroy(skel);
@@ -104,8 +128,8 @@ static struct sluice *limiter_open(uint64_t rate, uint64_t burst)
 	return skel;
 }
 
-/* A rotator that gives every run the next of MANY_SOURCES sources. */
-static struct bench *rotator_open(int target_fd)
+/* A rotator that gives every run the next of `count` sources, then starts over. */
+static struct bench *rotator_open(int target_fd, __u32 count)
 {
 	struct bench *b;
 	__u32 zero = 0;
@@ -113,7 +137,7 @@ static struct bench *rotator_open(int target_fd)
 	b = bench__open();
 	if (!b)
 		return NULL;
-	b->rodata->source_count = MANY_SOURCES;
+	b->rodata->source_count = count;
 	if (bench__load(b) ||
 	    bpf_map_update_elem(bpf_map__fd(b->maps.target), &zero, &target_fd, BPF_ANY)) {
 		bench__destroy(b);
@@ -125,45 +149,130 @@ static struct bench *rotator_open(int target_fd)
 static int bench_single(int drop_fd, const struct frame *f, const char *name, uint64_t rate,
 			uint64_t burst)
 {
-	struct sluice *lim = limiter_open(rate, burst);
+	struct sluice *lim = limiter_open(rate, burst, 0);
 	struct figure fig;
 
 	if (!lim)
 		return -errno ?: -EINVAL;
-	fig = measure(bpf_program__fd(lim->progs.sluice_xdp), drop_fd, f);
+	fig = measure(bpf_program__fd(lim->progs.sluice_xdp), drop_fd, f, REPEAT);
 	report(name, &fig, "bare XDP_DROP");
 	sluice__destroy(lim);
 	return 0;
 }
 
-/* Many sources: rotator -> sluice against rotator -> XDP_DROP. */
-static int bench_many(int drop_fd, const struct frame *f, const char *name, uint64_t rate,
-		      uint64_t burst)
-{
-	struct bench *floor = NULL, *front = NULL;
+/* Many sources: a rotator in front of sluice, and one in front of XDP_DROP. */
+struct many {
 	struct sluice *lim;
+	struct bench *front;
+	struct bench *floor;
+};
+
+static void many_close(struct many *m)
+{
+	bench__destroy(m->front);
+	bench__destroy(m->floor);
+	sluice__destroy(m->lim);
+}
+
+static int many_open(struct many *m, int drop_fd, __u32 count, uint64_t rate, uint64_t burst)
+{
+	memset(m, 0, sizeof(*m));
+	m->lim = limiter_open(rate, burst, TABLE_SIZE);
+	if (m->lim) {
+		m->floor = rotator_open(drop_fd, count);
+		m->front = rotator_open(bpf_program__fd(m->lim->progs.sluice_xdp), count);
+	}
+	if (!m->lim || !m->floor || !m->front) {
+		many_close(m);
+		return -errno ?: -EINVAL;
+	}
+	return 0;
+}
+
+static struct figure many_measure(struct many *m, const struct frame *f, __u32 repeat)
+{
+	return measure(bpf_program__fd(m->front->progs.rotate_source),
+		       bpf_program__fd(m->floor->progs.rotate_source), f, repeat);
+}
+
+/*
+ * N tracked sources: one pass creates a bucket for each, then every packet
+ * hits one of them in turn. Either every source stays under its limit
+ * (1G/s), or every source is over it (1/s, burst 1).
+ */
+static int bench_tracked(int drop_fd, const struct frame *f, __u32 n, bool over, struct figure *fig)
+{
+	char name[64];
+	struct many m;
+	int err;
+
+	err = over ? many_open(&m, drop_fd, n, 1, 1)
+		   : many_open(&m, drop_fd, n, NSEC_PER_SEC, 1000);
+	if (err)
+		return err;
+	run_once(bpf_program__fd(m.front->progs.rotate_source), f, n);
+	*fig = many_measure(&m, f, REPEAT);
+	snprintf(name, sizeof(name), "sluice, %u sources tracked, %s limit", n,
+		 over ? "all over" : "all under");
+	report(name, fig, "rotator+DROP");
+	many_close(&m);
+	return 0;
+}
+
+/*
+ * Every packet from a source never seen before. With room in the table
+ * the bucket is taken from the free list; in a full one, the least
+ * recently used bucket is evicted for it.
+ */
+static int bench_new_source(int drop_fd, const struct frame *f, bool full)
+{
 	struct figure fig;
+	struct many m;
+	int err;
+
+	err = many_open(&m, drop_fd, UINT32_MAX, 1, 1);
+	if (err)
+		return err;
+	if (full)
+		run_once(bpf_program__fd(m.front->progs.rotate_source), f, TABLE_SIZE);
+	fig = many_measure(&m, f, full ? REPEAT : NEW_REPEAT);
+	report(full ? "sluice, new source, full table (LRU evicts)"
+		    : "sluice, new source, table with room",
+	       &fig, "rotator+DROP");
+	many_close(&m);
+	return 0;
+}
+
+static const __u32 tracked_counts[] = { 1, 1000, 10000, 100000, 1000000 };
+#define N_TRACKED (sizeof(tracked_counts) / sizeof(tracked_counts[0]))
+
+/* The growth of sluice's own cost (over the floor) from 1 to 1,000,000 sources. */
+static void report_growth(const char *what, const struct figure *fig)
+{
+	const struct figure *first = &fig[0], *last = &fig[N_TRACKED - 1];
+
+	printf("growth, 1 -> %u sources, %s: own cost %.1f -> %.1f ns, %.2fx "
+	       "(with the rotator %.1f -> %.1f ns, %.2fx); target at most 2x\n",
+	       tracked_counts[N_TRACKED - 1], what, first->own, last->own,
+	       first->own > 0 ? last->own / first->own : 0, first->ns, last->ns,
+	       first->ns > 0 ? last->ns / first->ns : 0);
+}
+
+static int run_tracked(int drop_fd, const struct frame *f)
+{
+	struct figure under[N_TRACKED], over[N_TRACKED];
+	size_t i;
 	int err = 0;
 
-	lim = limiter_open(rate, burst);
-	if (lim) {
-		floor = rotator_open(drop_fd);
-		front = rotator_open(bpf_program__fd(lim->progs.sluice_xdp));
-	}
-	if (!lim || !floor || !front) {
-		err = -errno ?: -EINVAL;
-		goto out;
-	}
-	/* One pass over every source first, so buckets exist and the map is warm. */
-	run_once(bpf_program__fd(front->progs.rotate_source), f);
-	fig = measure(bpf_program__fd(front->progs.rotate_source),
-		      bpf_program__fd(floor->progs.rotate_source), f);
-	report(name, &fig, "rotator+DROP");
-out:
-	bench__destroy(front);
-	bench__destroy(floor);
-	sluice__destroy(lim);
-	return err;
+	for (i = 0; i < N_TRACKED && !err; i++)
+		err = bench_tracked(drop_fd, f, tracked_counts[i], false, &under[i]);
+	for (i = 0; i < N_TRACKED && !err; i++)
+		err = bench_tracked(drop_fd, f, tracked_counts[i], true, &over[i]);
+	if (err)
+		return err;
+	report_growth("all under their limits", under);
+	report_growth("all over their limits", over);
+	return 0;
 }
 
 static double seconds_since(const struct timespec *t0)
@@ -196,7 +305,7 @@ static int bench_import(void)
 	for (i = 0; i < 100000; i++)
 		fprintf(out, "%d.%d.%d.0/24\n", 10 + (i >> 16), i >> 8 & 0xff, i & 0xff);
 	fclose(out);
-	lim = limiter_open(1000, 0);
+	lim = limiter_open(1000, 0, 0);
 	if (!lim) {
 		unlink(path);
 		return -EINVAL;
@@ -218,7 +327,7 @@ static int bench_import(void)
 
 static int run(int drop_fd, const struct frame *f)
 {
-	struct figure fig = measure(drop_fd, drop_fd, f);
+	struct figure fig = measure(drop_fd, drop_fd, f, REPEAT);
 	int err;
 
 	report("bare XDP_DROP (against itself)", &fig, "bare XDP_DROP");
@@ -234,10 +343,11 @@ static int run(int drop_fd, const struct frame *f)
 	if (!err)
 		err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 1/s", 1, 1);
 	if (!err)
-		err = bench_many(drop_fd, f, "sluice, 100,000 sources over limit", 1, 1);
+		err = bench_new_source(drop_fd, f, false);
 	if (!err)
-		err = bench_many(drop_fd, f, "sluice, 100,000 sources under limit", 1000000000ULL,
-				 1000);
+		err = bench_new_source(drop_fd, f, true);
+	if (!err)
+		err = run_tracked(drop_fd, f);
 	if (!err)
 		err = bench_import();
 	return err;
@@ -261,9 +371,10 @@ int main(void)
 			strerror(errno));
 		return 1;
 	}
-	printf("BPF_PROG_TEST_RUN, %d runs x %d rounds per figure (medians); "
-	       "64-byte IPv4 UDP frame\n",
-	       REPEAT, ROUNDS);
+	printf("BPF_PROG_TEST_RUN, %d runs x %d rounds per figure (medians; %d runs for new "
+	       "sources into a table with room); 64-byte IPv4 UDP frame; %u buckets for the "
+	       "many-source cases\n",
+	       REPEAT, ROUNDS, NEW_REPEAT, TABLE_SIZE);
 	err = run(bpf_program__fd(base->progs.bare_drop), &f);
 	if (err)
 		fprintf(stderr, "sluice-bench: %s\n", strerror(-err));

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# summarize.sh CSV OUTDIR: medians (with min-max) of every scenario and
+# contender of a tools/bench/run.sh results file, the ratios the targets are
+# about (each taken within one run, then the median over the runs), into
+# OUTDIR/results.md, and the chart OUTDIR/pps.png. Rates are given twice:
+# per wall-clock second, and per CPU-second the flood actually got.
+set -eu
+CSV=$1
+OUT=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+# The awk program prints the markdown, and writes the chart's data to datafile.
+summarize() {
+	awk -F, -v datafile="$OUT/pps.dat" '
+	function sort(a, n,    i, j, t) {
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+	}
+	# Median, min and max of the space-separated numbers in s.
+	function stats(s,    a, n) {
+		n = split(s, a, " ")
+		if (!n) { MED = MIN = MAX = ""; return 0 }
+		sort(a, n)
+		MED = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		MIN = a[1]; MAX = a[n]
+		return n
+	}
+	function fmt(scale, prec) {
+		return sprintf("%." prec "f (%." prec "f–%." prec "f)", MED / scale, MIN / scale, MAX / scale)
+	}
+	# What a token bucket of BURST and RATE lets through when each of KEYS
+	# keys sends an equal share of HANDLED packets, evenly spaced over
+	# ELAPSED: burst plus rate times the span between its first and last.
+	function expected(keys, rate, burst, unit, l3, handled, elapsed,    n, span, allow) {
+		n = handled / keys
+		if (n <= 1) return handled # a key sent at most once: all of it passes
+		span = (n - 1) * elapsed / n
+		allow = burst + rate * span
+		if (unit == "bytes") allow /= l3
+		return keys * (allow < n ? allow : n)
+	}
+	function add(arr, key, v) { arr[key] = arr[key] (arr[key] == "" ? "" : " ") v }
+	BEGIN {
+		split("none hashlimit nft xdp_drop sluice", C, " "); NC = 5
+		name["none"] = "stack, raw DROP only"; name["hashlimit"] = "iptables hashlimit"
+		name["nft"] = "nftables set + limit"; name["xdp_drop"] = "bare XDP_DROP"
+		name["sluice"] = "sluice"
+		label["a"] = "a: 1 source"; label["b"] = "b: 10k sources"
+		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
+		label["e"] = "e: byte rate (sluice skipped)"
+	}
+	NR == 1 { next }
+	{
+		rep = $1; s = $2; c = $3; st = $4
+		if (!(s in seen)) { seen[s] = 1; order[++NS] = s }
+		if (st != "ok") { status[s, c] = st; next }
+		handled = $11; elapsed = $12; passed = $13
+		pps = handled / elapsed
+		add(P, s SUBSEP c, pps)
+		pps_run[rep, s, c] = pps
+		add(PC, s SUBSEP c, handled / $15)
+		pcpu_run[rep, s, c] = handled / $15
+		add(SOFT, s SUBSEP c, $14 / handled)
+		if ($16 != "") add(XNS, s SUBSEP c, $16)
+		add(PASS, s SUBSEP c, passed)
+		if (c == "xdp_drop") next
+		want = c == "none" ? handled : expected($5, $6, $7, $8, $9, handled, elapsed)
+		if (want > 0) add(PE, s SUBSEP c, passed / want)
+		reps[rep] = 1
+	}
+	# The ratio a/b of one rate, run by run: "median (min–max), verdict".
+	function ratio1(run, s, a, b, target,    r, v, ok) {
+		v = ""
+		for (r in reps)
+			if ((r, s, a) in run && (r, s, b) in run && run[r, s, b] > 0)
+				v = v " " run[r, s, a] / run[r, s, b]
+		if (!stats(v)) return "—"
+		ok = MED >= target ? "met" : sprintf("missed by %.0f%%", (1 - MED / target) * 100)
+		return fmt(1, 2) ", " ok
+	}
+	function ratio(s, a, b, target) {
+		printf "| %s | %s ÷ %s | ≥ %s | %s | %s |\n", label[s], name[a], name[b], target, \
+			ratio1(pps_run, s, a, b, target), ratio1(pcpu_run, s, a, b, target)
+	}
+	END {
+		print "| scenario | contender | Mpps handled, median (min–max) | Mpps per CPU-second | packets passed; ÷ expected | softirq ns/packet | XDP program ns/packet |"
+		print "|---|---|---|---|---|---|---|"
+		for (i = 1; i <= NS; i++) {
+			s = order[i]
+			line = "\"" label[s] "\""; cline = ""
+			for (j = 1; j <= NC; j++) {
+				c = C[j]
+				if (stats(P[s, c])) {
+					mpps = fmt(1e6, 2); line = line " " MED / 1e6 " " MIN / 1e6 " " MAX / 1e6
+					stats(PC[s, c])
+					mpcpu = fmt(1e6, 2); cline = cline " " MED / 1e6 " " MIN / 1e6 " " MAX / 1e6
+				} else {
+					mpps = status[s, c]; mpcpu = "—"
+					line = line " NaN NaN NaN"; cline = cline " NaN NaN NaN"
+				}
+				stats(PASS[s, c]); p = MED
+				pe = "—"
+				if (stats(PE[s, c]))
+					pe = sprintf("%d; %s", p, fmt(1, 2))
+				soft = stats(SOFT[s, c]) ? fmt(1, 0) : "—"
+				xns = stats(XNS[s, c]) ? fmt(1, 1) : "—"
+				printf "| %s | %s | %s | %s | %s | %s | %s |\n", label[s], name[c], mpps, \
+					mpcpu, pe, soft, xns
+			}
+			print line cline > datafile
+		}
+		print ""
+		print "| scenario | ratio, taken within each run | target | of Mpps handled: median (min–max) | of Mpps per CPU-second |"
+		print "|---|---|---|---|---|"
+		for (i = 1; i <= NS; i++) {
+			s = order[i]
+			if (s == "a" || s == "b") {
+				ratio(s, "sluice", "hashlimit", 3); ratio(s, "sluice", "nft", 3)
+			}
+			if (s == "c") ratio(s, "sluice", "hashlimit", 4)
+			if (s == "a") ratio(s, "sluice", "xdp_drop", 0.85)
+		}
+	}' "$CSV"
+}
+
+summarize >"$OUT/results.md"
+# A run of only some contenders leaves whole columns empty, which gnuplot
+# refuses to plot: the chart is for full runs.
+gnuplot -e "datafile='$OUT/pps.dat'; outfile='$OUT/pps.png'" "$HERE/chart.gp" 2>"$OUT/pps.err" ||
+	echo "summarize: no chart: $(grep . "$OUT/pps.err" | tail -n 1)" >&2
+rm -f "$OUT/pps.dat" "$OUT/pps.err"
+cat "$OUT/results.md"

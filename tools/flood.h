@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* sluice-flood: what the option parser, frame builder and device code share. */
+#ifndef SLUICE_FLOOD_H
+#define SLUICE_FLOOD_H
+
+#include <stdbool.h>
+#include <linux/if_ether.h>
+#include <linux/types.h>
+
+#define PROG "sluice-flood"
+
+/* Exit codes: runtime failure, bad command line. */
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE   2
+
+#define MIN_FRAME 60   /* Ethernet minimum without FCS */
+#define MAX_FRAME 1514 /* 1500-byte MTU plus Ethernet header */
+
+enum flood_proto {
+	FLOOD_UDP,
+	FLOOD_TCP_SYN,
+};
+
+struct flood_opts {
+	const char *ifname;
+	int ifindex;
+	unsigned char dst_mac[ETH_ALEN];
+	unsigned char src_mac[ETH_ALEN];
+	bool have_dst_mac;
+	bool have_src_mac;
+	bool ipv6;
+	enum flood_proto proto;
+	const char *dst_arg; /* parsed once the family is known */
+	const char *src_arg;
+	unsigned char dst[16]; /* network order; IPv4 uses the first 4 bytes */
+	unsigned char src[16]; /* first source */
+	__u64 sources;
+	__u64 v6_prefixes; /* /64s the IPv6 sources are spread over */
+	__u64 size;	   /* 0 until parsed: the default depends on the layout */
+	__u64 dport;
+	double duration; /* seconds; 0 when --count is used */
+	__u64 count;
+	__u64 rate; /* 0: as fast as possible */
+	bool quiet;
+	bool force;
+};
+
+/*
+ * The template frame and what the XDP program needs to finish each copy:
+ * one's complement sums, folded to 16 bits, of everything the checksums
+ * cover except the source address, which the program adds per frame.
+ */
+struct flood_template {
+	unsigned char data[MAX_FRAME];
+	__u32 ip_csum_base; /* IPv4 header; unused for IPv6 */
+	__u32 l4_csum_base; /* pseudo-header and UDP datagram or TCP segment */
+};
+
+/* The N bytes at P as a big-endian number. */
+static inline __u64 flood_be(const unsigned char *p, int n)
+{
+	__u64 v = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Parses and checks the command line; prints what was wrong. 0 or -EINVAL. */
+int flood_parse_args(int argc, char **argv, struct flood_opts *o);
+
+/* Smallest frame that holds the headers and the tag for these options. */
+__u64 flood_min_size(const struct flood_opts *o);
+/* Fills T from O; the tag marks the frames as the generator's own. */
+void flood_build(const struct flood_opts *o, __u64 tag, struct flood_template *t);
+
+/*
+ * Resolves IFACE, refuses anything but veth and loopback unless forced, and
+ * fills in the source MAC. Returns 0 or the exit code to use.
+ */
+int flood_setup_device(struct flood_opts *o);
+/* 1 if the device takes XDP_TX frames now, 0 if not, negative errno if unknown. */
+int flood_xdp_xmit_supported(int ifindex);
+/* The device's tx_dropped counter, where a veth counts frames its peer refused. */
+__u64 flood_tx_dropped(const char *ifname);
+
+#endif /* SLUICE_FLOOD_H */
