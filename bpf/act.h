@@ -8,9 +8,9 @@
 #include "parse.h"
 #include "stats.h"
 
-#define ECN_MASK 0x03
+#define ECN_MASK    0x03
 #define ECN_NOT_ECT 0x00
-#define ECN_CE 0x03
+#define ECN_CE	    0x03
 
 static __always_inline void verdict_of(struct sluice_verdict *v, const struct sluice_policy *p)
 {
@@ -23,7 +23,7 @@ static __always_inline void verdict_of(struct sluice_verdict *v, const struct sl
 /* RFC 1624 incremental update of a 16-bit one's complement checksum. */
 static __always_inline void csum_replace2(__sum16 *sum, __be16 from, __be16 to)
 {
-	__u32 s = (__u16)~*sum + (__u16)~from + (__u16)to;
+	__u32 s = (__u16) ~*sum + (__u16)~from + (__u16)to;
 
 	s = (s & 0xffff) + (s >> 16);
 	s = (s & 0xffff) + (s >> 16);

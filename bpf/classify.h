@@ -47,8 +47,7 @@ static __always_inline void *lpm_lookup(void *trie_v4, void *trie_v6, const stru
 }
 
 /* Deny wins over allow; empty tries are not searched. */
-static __always_inline int classify_lists(const struct packet *pkt,
-					  const struct sluice_config *cfg)
+static __always_inline int classify_lists(const struct packet *pkt, const struct sluice_config *cfg)
 {
 	int v4 = pkt->family == SLUICE_FAMILY_IPV4;
 
@@ -86,9 +85,8 @@ static __always_inline int policy_matches(const struct sluice_policy *p, const s
  * first whose L4 class matches wins, else the default in slot 0. *index is
  * the winner's index in policies and rule_stats.
  */
-static __always_inline const struct sluice_policy *classify_policy(const struct packet *pkt,
-								   const struct sluice_config *cfg,
-								   __u32 *index)
+static __always_inline const struct sluice_policy *
+classify_policy(const struct packet *pkt, const struct sluice_config *cfg, __u32 *index)
 {
 	const struct sluice_rule_group *group = NULL;
 	const struct sluice_policy *p;

@@ -62,13 +62,13 @@ struct {
 } rules_v6 SEC(".maps");
 
 /* Allow and deny lists: only presence matters; keys carry the set. */
-#define LIST_TRIE(name, key_type)                                   \
-	struct {                                                    \
-		__uint(type, BPF_MAP_TYPE_LPM_TRIE);                \
-		__uint(max_entries, SLUICE_MAX_LIST_ENTRIES);       \
-		__uint(map_flags, BPF_F_NO_PREALLOC);               \
-		__type(key, key_type);                              \
-		__type(value, __u8);                                \
+#define LIST_TRIE(name, key_type)                             \
+	struct {                                              \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);          \
+		__uint(max_entries, SLUICE_MAX_LIST_ENTRIES); \
+		__uint(map_flags, BPF_F_NO_PREALLOC);         \
+		__type(key, key_type);                        \
+		__type(value, __u8);                          \
 	} name SEC(".maps")
 
 LIST_TRIE(allow_v4, struct sluice_lpm_v4);

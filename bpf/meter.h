@@ -43,8 +43,8 @@ static __always_inline int hot_matches(const struct sluice_hot *h, const struct 
 {
 	return h->generation == config_generation && h->family == pkt->family &&
 	       h->src[0] == pkt->addr[0] && h->src[1] == pkt->addr[1] &&
-	       h->src[2] == pkt->addr[2] && h->src[3] == pkt->addr[3] &&
-	       h->proto == pkt->proto && h->dport == pkt->dport && h->tcp_syn == pkt->tcp_syn;
+	       h->src[2] == pkt->addr[2] && h->src[3] == pkt->addr[3] && h->proto == pkt->proto &&
+	       h->dport == pkt->dport && h->tcp_syn == pkt->tcp_syn;
 }
 
 /*
@@ -219,7 +219,8 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, const struct slu
 
 	if (!adm)
 		return METER_OVER;
-	if (gcra_take(&adm->admit_tat, now, p->admit_interval, p->admit_limit, &tat) != METER_CONFORMS)
+	if (gcra_take(&adm->admit_tat, now, p->admit_interval, p->admit_limit, &tat) !=
+	    METER_CONFORMS)
 		return meter_overflow(ctx, p, adm, now);
 	err = bpf_map_update_elem(&buckets, key, &fresh, BPF_NOEXIST);
 	if (err == -EEXIST)
@@ -235,10 +236,9 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, const struct slu
  * (unread). Either outcome costs the bucket one atomic add for `top`.
  */
 static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet *pkt,
-					const struct sluice_key *key,
-					const struct sluice_policy *p, __u32 index,
-					const struct sluice_config *cfg, struct sluice_hot *h,
-					__u64 now)
+					const struct sluice_key *key, const struct sluice_policy *p,
+					__u32 index, const struct sluice_config *cfg,
+					struct sluice_hot *h, __u64 now)
 {
 	struct sluice_bucket *b;
 	__u64 cost, tat;

@@ -147,8 +147,7 @@ static __always_inline __u8 ipv6_skip_extensions(struct cursor *c, __u8 nexthdr)
 			return 0;
 		if (nexthdr == IPPROTO_FRAGMENT) {
 			frag = c->pos;
-			if ((void *)(frag + 1) > c->end ||
-			    frag->frag_off & bpf_htons(0xfff8))
+			if ((void *)(frag + 1) > c->end || frag->frag_off & bpf_htons(0xfff8))
 				return 0;
 			c->pos = frag + 1;
 		} else {

@@ -123,7 +123,7 @@ struct sluice_policy {
 	__u8 family;   /* enum sluice_family */
 	__u8 cidr_len; /* prefix length of cidr */
 	__u32 cidr[4];
-	__u8 proto; /* IPPROTO_*, 0: any */
+	__u8 proto;	/* IPPROTO_*, 0: any */
 	__u8 rate_unit; /* enum sluice_rate_unit, for show */
 	__u16 dport_lo; /* host byte order; 0-0: any port */
 	__u16 dport_hi;
@@ -258,18 +258,18 @@ struct sluice_hot {
 };
 
 enum sluice_counter {
-	SLUICE_CNT_PASSED,	  /* under the limit, passed */
-	SLUICE_CNT_DROPPED,	  /* over the limit, dropped */
-	SLUICE_CNT_WOULD_DROP,	  /* over the limit in dry run, passed */
-	SLUICE_CNT_MARKED,	  /* over the limit, marked and passed */
-	SLUICE_CNT_ALLOWED,	  /* on the allow list, passed unmetered */
-	SLUICE_CNT_DENIED,	  /* on the deny list, dropped */
-	SLUICE_CNT_NON_IP,	  /* not IPv4 or IPv6, passed untouched */
-	SLUICE_CNT_MALFORMED,	  /* truncated or invalid headers, passed */
-	SLUICE_CNT_NEW_SOURCE,	  /* buckets created (also counted above) */
-	SLUICE_CNT_INSERT_FAILED, /* bucket insert failed (not ENOMEM); --on-full decides */
-	SLUICE_CNT_INSERT_NOMEM,  /* bucket insert failed for memory; --on-full decides */
-	SLUICE_CNT_REFUSED,	  /* new source over the admission budget: no bucket */
+	SLUICE_CNT_PASSED,	     /* under the limit, passed */
+	SLUICE_CNT_DROPPED,	     /* over the limit, dropped */
+	SLUICE_CNT_WOULD_DROP,	     /* over the limit in dry run, passed */
+	SLUICE_CNT_MARKED,	     /* over the limit, marked and passed */
+	SLUICE_CNT_ALLOWED,	     /* on the allow list, passed unmetered */
+	SLUICE_CNT_DENIED,	     /* on the deny list, dropped */
+	SLUICE_CNT_NON_IP,	     /* not IPv4 or IPv6, passed untouched */
+	SLUICE_CNT_MALFORMED,	     /* truncated or invalid headers, passed */
+	SLUICE_CNT_NEW_SOURCE,	     /* buckets created (also counted above) */
+	SLUICE_CNT_INSERT_FAILED,    /* bucket insert failed (not ENOMEM); --on-full decides */
+	SLUICE_CNT_INSERT_NOMEM,     /* bucket insert failed for memory; --on-full decides */
+	SLUICE_CNT_REFUSED,	     /* new source over the admission budget: no bucket */
 	SLUICE_CNT_OVERFLOW_PASSED,  /* refused, passed by the overflow bucket */
 	SLUICE_CNT_OVERFLOW_DROPPED, /* refused, dropped by the overflow bucket */
 	SLUICE_CNT_MAX,

@@ -407,7 +407,7 @@ static int wait_ms(const struct sink_opts *o, __u64 deadline, __u64 last_rx)
 
 static int sink(int fd, const struct sink_opts *o, struct src_table *t, struct sink_stats *st)
 {
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	__u64 deadline = 0, last_rx = 0;
 	struct rx_batch *b;
 	int n, ms, err = 0;
@@ -457,8 +457,8 @@ static __u32 final_drops(int fd, __u32 seen)
 
 int main(int argc, char **argv)
 {
-	struct sink_opts o = {.bind = {htonl(INADDR_ANY)}};
-	struct sigaction sa = {.sa_handler = on_signal};
+	struct sink_opts o = { .bind = { htonl(INADDR_ANY) } };
+	struct sigaction sa = { .sa_handler = on_signal };
 	struct src_table t = {};
 	struct sink_stats st = {};
 	int fd, err;

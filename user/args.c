@@ -19,20 +19,13 @@ struct unit {
 
 /* Amount suffixes: packets, bits and bytes, SI multipliers, spelled apart. */
 static const struct unit amounts[] = {
-	{ "", 1, SLUICE_UNIT_PACKETS },
-	{ "k", 1000, SLUICE_UNIT_PACKETS },
-	{ "M", 1000000, SLUICE_UNIT_PACKETS },
-	{ "bit", 1, SLUICE_UNIT_BITS },
-	{ "kbit", 1000, SLUICE_UNIT_BITS },
-	{ "mbit", 1000000, SLUICE_UNIT_BITS },
-	{ "Mbit", 1000000, SLUICE_UNIT_BITS },
-	{ "gbit", 1000000000, SLUICE_UNIT_BITS },
-	{ "Gbit", 1000000000, SLUICE_UNIT_BITS },
-	{ "B", 1, SLUICE_UNIT_BYTES },
-	{ "kB", 1000, SLUICE_UNIT_BYTES },
-	{ "MB", 1000000, SLUICE_UNIT_BYTES },
-	{ "GB", 1000000000, SLUICE_UNIT_BYTES },
-	{ NULL, 0, 0 },
+	{ "", 1, SLUICE_UNIT_PACKETS },		  { "k", 1000, SLUICE_UNIT_PACKETS },
+	{ "M", 1000000, SLUICE_UNIT_PACKETS },	  { "bit", 1, SLUICE_UNIT_BITS },
+	{ "kbit", 1000, SLUICE_UNIT_BITS },	  { "mbit", 1000000, SLUICE_UNIT_BITS },
+	{ "Mbit", 1000000, SLUICE_UNIT_BITS },	  { "gbit", 1000000000, SLUICE_UNIT_BITS },
+	{ "Gbit", 1000000000, SLUICE_UNIT_BITS }, { "B", 1, SLUICE_UNIT_BYTES },
+	{ "kB", 1000, SLUICE_UNIT_BYTES },	  { "MB", 1000000, SLUICE_UNIT_BYTES },
+	{ "GB", 1000000000, SLUICE_UNIT_BYTES },  { NULL, 0, 0 },
 };
 
 static const struct unit periods[] = {
@@ -119,12 +112,12 @@ int parse_rate(const char *s, struct rate *rate, const char **why)
 		*why = "rate must be greater than zero";
 		return -EINVAL;
 	}
-	per_second_max = unit->kind == SLUICE_UNIT_PACKETS ? RATE_MAX_PER_SEC :
-			 unit->kind == SLUICE_UNIT_BITS	   ? 8 * BYTE_RATE_MAX_PER_SEC :
-							     BYTE_RATE_MAX_PER_SEC;
+	per_second_max = unit->kind == SLUICE_UNIT_PACKETS ? RATE_MAX_PER_SEC
+			 : unit->kind == SLUICE_UNIT_BITS  ? 8 * BYTE_RATE_MAX_PER_SEC
+							   : BYTE_RATE_MAX_PER_SEC;
 	if (amount / (period->value / NSEC_PER_SEC) > per_second_max) {
-		*why = unit->kind == SLUICE_UNIT_PACKETS ? "rate is too high (at most 1000M/s)" :
-							   "rate is too high (at most 1000gbit/s)";
+		*why = unit->kind == SLUICE_UNIT_PACKETS ? "rate is too high (at most 1000M/s)"
+							 : "rate is too high (at most 1000gbit/s)";
 		return -ERANGE;
 	}
 	rate->amount = amount;
@@ -148,8 +141,8 @@ int parse_burst(const char *s, struct burst *burst, const char **why)
 	}
 	burst->bytes = unit->kind == SLUICE_UNIT_BYTES;
 	if (!v || v > (burst->bytes ? BURST_BYTES_MAX : BURST_MAX)) {
-		*why = burst->bytes ? "must be between 1B and 1099511627776B" :
-				      "must be between 1 and 1000000000";
+		*why = burst->bytes ? "must be between 1B and 1099511627776B"
+				    : "must be between 1 and 1000000000";
 		return -ERANGE;
 	}
 	burst->value = v;

@@ -167,8 +167,8 @@ static void attach_report(const struct attach_opts *o)
 	char opts[256];
 
 	format_settings(opts, sizeof(opts), &o->doc.dflt);
-	printf("sluice: attached to %s in %s mode: %s per source, up to %llu sources\n",
-	       o->ifname, xdp_mode_name(o->ifindex), opts, (unsigned long long)o->max_sources);
+	printf("sluice: attached to %s in %s mode: %s per source, up to %llu sources\n", o->ifname,
+	       xdp_mode_name(o->ifindex), opts, (unsigned long long)o->max_sources);
 }
 
 int cmd_attach(int argc, char **argv)

@@ -43,8 +43,8 @@ static void list_help(const char *cmd)
 {
 	printf(list_usage, cmd,
 	       strcmp(cmd, "deny") ? "Sources on the allow list are never limited and never get a "
-				     "bucket." :
-				     "Sources on the deny list are always dropped.");
+				     "bucket."
+				   : "Sources on the deny list are always dropped.");
 }
 
 static int list_parse(int argc, char **argv, struct list_opts *o)
@@ -157,8 +157,8 @@ static int list_run(struct list_opts *o)
 	struct state st;
 	int ret, err, lock_fd = -1;
 
-	ret = list ? state_open_cmd(o->cmd, o->ifname, &st) :
-		     state_open_locked(o->cmd, o->ifname, &st, &lock_fd);
+	ret = list ? state_open_cmd(o->cmd, o->ifname, &st)
+		   : state_open_locked(o->cmd, o->ifname, &st, &lock_fd);
 	if (ret)
 		return ret;
 	ret = policy_load_cmd(o->cmd, &st, &doc, true);

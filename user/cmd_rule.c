@@ -126,8 +126,9 @@ static int rule_add(struct policy_doc *doc, const struct rule *r)
 
 	if (doc_find_rule(doc, &r->match) >= 0) {
 		format_cidr(cidr, sizeof(cidr), &r->match.cidr);
-		return fail_input("rule", "a rule for %s with this class already exists (delete it "
-					  "first, or use apply)",
+		return fail_input("rule",
+				  "a rule for %s with this class already exists (delete it "
+				  "first, or use apply)",
 				  cidr);
 	}
 	if (doc->n_rules == SLUICE_MAX_POLICIES - 1)
@@ -207,8 +208,8 @@ static int rule_run(struct rule_opts *o)
 	struct state st;
 	int ret, lock_fd = -1;
 
-	ret = list ? state_open_cmd("rule", o->ifname, &st) :
-		     state_open_locked("rule", o->ifname, &st, &lock_fd);
+	ret = list ? state_open_cmd("rule", o->ifname, &st)
+		   : state_open_locked("rule", o->ifname, &st, &lock_fd);
 	if (ret)
 		return ret;
 	ret = policy_load_cmd("rule", &st, &doc, false);

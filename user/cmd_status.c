@@ -81,9 +81,10 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_u64(j, "prog_id", is->prog_id);
 	json_string(j, "rate", is->rate);
 	json_u64(j, "rate_amount", is->dflt.rate_amount);
-	json_string(j, "rate_unit", is->dflt.rate_unit == SLUICE_UNIT_PACKETS ? "packets" :
-				     is->dflt.rate_unit == SLUICE_UNIT_BITS	 ? "bits" :
-										   "bytes");
+	json_string(j, "rate_unit",
+		    is->dflt.rate_unit == SLUICE_UNIT_PACKETS ? "packets"
+		    : is->dflt.rate_unit == SLUICE_UNIT_BITS  ? "bits"
+							      : "bytes");
 	json_u64(j, "rate_period_ns", is->dflt.rate_period_ns);
 	json_u64(j, "burst", is->dflt.burst);
 	json_string(j, "action", action_name(is->dflt.action));
@@ -108,10 +109,10 @@ static void status_json_error(struct json *j, const char *ifname, int err)
 
 static void status_human_one(const struct iface_status *is)
 {
-	printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %s\n", is->ifname,
-	       is->mode, is->prog_id, is->rate, is->burst, action_name(is->dflt.action),
-	       is->dflt.ipv4_prefix, is->dflt.ipv6_prefix, is->cfg.rules_v4 + is->cfg.rules_v6,
-	       is->max_sources, is->health);
+	printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %s\n", is->ifname, is->mode,
+	       is->prog_id, is->rate, is->burst, action_name(is->dflt.action), is->dflt.ipv4_prefix,
+	       is->dflt.ipv6_prefix, is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources,
+	       is->health);
 }
 
 static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)

@@ -59,7 +59,8 @@ static int upgrade_swap(struct state *st)
 		err = sluice__load(skel);
 	if (err) {
 		sluice__destroy(skel);
-		return fail_runtime("upgrade", err, "cannot load the new program on the pinned maps");
+		return fail_runtime("upgrade", err,
+				    "cannot load the new program on the pinned maps");
 	}
 	old_id = link_prog_id(st->link_fd, &ifindex);
 	if (bpf_link_update(st->link_fd, bpf_program__fd(skel->progs.sluice_xdp), NULL)) {

@@ -267,7 +267,8 @@ static int parse_rule(struct parse_ctx *pc, const struct tokens *t, struct polic
 	int err;
 
 	if (doc->n_rules == SLUICE_MAX_POLICIES - 1)
-		return fail_at(pc, t->col[0], "too many rules (at most %d)", SLUICE_MAX_POLICIES - 1);
+		return fail_at(pc, t->col[0], "too many rules (at most %d)",
+			       SLUICE_MAX_POLICIES - 1);
 	settings_default(&r.settings);
 	err = parse_cidr_word(pc, t, 1, &r.match.cidr);
 	if (!err)
@@ -324,8 +325,8 @@ static int parse_statement(struct parse_ctx *pc, const struct tokens *t, struct 
 		return parse_list_entry(pc, t, &doc->allow);
 	if (!strcmp(kw, "deny"))
 		return parse_list_entry(pc, t, &doc->deny);
-	return fail_at(pc, t->col[0], "unknown statement '%s' (expected default, rule, allow or deny)",
-		       kw);
+	return fail_at(pc, t->col[0],
+		       "unknown statement '%s' (expected default, rule, allow or deny)", kw);
 }
 
 /* Calls fn for each non-empty line; lines too long are errors. */

@@ -163,8 +163,7 @@ void rule_name(const struct policy_doc *doc, uint16_t policy, char *buf, size_t 
 		slot_name(doc, i, buf, len);
 }
 
-int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost,
-		uint64_t *limit)
+int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost, uint64_t *limit)
 {
 	int i = rule_index(doc, policy);
 	struct sluice_policy p;
@@ -173,8 +172,8 @@ int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cos
 
 	if (i == -2)
 		return -ENOENT;
-	err = i < 0 ? policy_build(&p, &doc->dflt, NULL, 0, &why) :
-		      policy_build(&p, &doc->rules[i].settings, &doc->rules[i].match, policy, &why);
+	err = i < 0 ? policy_build(&p, &doc->dflt, NULL, 0, &why)
+		    : policy_build(&p, &doc->rules[i].settings, &doc->rules[i].match, policy, &why);
 	if (err)
 		return err;
 	*min_cost = p.flags & SLUICE_POL_BYTES ? 0 : p.interval;

@@ -69,7 +69,6 @@ void rule_name(const struct policy_doc *doc, uint16_t policy, char *buf, size_t 
  * The GCRA numbers of the rule with this policy id: the bucket limit and the
  * smallest cost a packet can have; -ENOENT when the rule is gone.
  */
-int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost,
-		uint64_t *limit);
+int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost, uint64_t *limit);
 
 #endif /* SLUICE_METRICS_H */

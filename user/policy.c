@@ -170,7 +170,8 @@ static int pressure_build(struct sluice_policy *p, const struct settings *s, con
 	/* The overflow bucket meters like the rule itself, at its own rate. */
 	o = *s;
 	if (s->overflow.amount) {
-		if ((s->overflow.unit == SLUICE_UNIT_PACKETS) != (s->rate.unit == SLUICE_UNIT_PACKETS)) {
+		if ((s->overflow.unit == SLUICE_UNIT_PACKETS) !=
+		    (s->rate.unit == SLUICE_UNIT_PACKETS)) {
 			*why = "overflow-rate must count what rate counts (packets or bandwidth)";
 			return -EINVAL;
 		}
@@ -178,8 +179,8 @@ static int pressure_build(struct sluice_policy *p, const struct settings *s, con
 		o.burst.value = 0;
 		o.burst.bytes = false;
 	}
-	err = o.rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(&over, &o, why) :
-						   meter_bytes(&over, &o, why);
+	err = o.rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(&over, &o, why)
+						 : meter_bytes(&over, &o, why);
 	if (err)
 		return err;
 	p->overflow_interval = over.interval;
@@ -192,10 +193,10 @@ static int pressure_build(struct sluice_policy *p, const struct settings *s, con
 			*why = "initial-burst must be in the burst's unit and at most the burst";
 			return -EINVAL;
 		}
-		p->initial_offset = p->limit - (p->flags & SLUICE_POL_BYTES ?
-							(s->initial.value * p->interval) >>
-								SLUICE_BYTE_SHIFT :
-							s->initial.value * p->interval);
+		p->initial_offset =
+			p->limit - (p->flags & SLUICE_POL_BYTES
+					    ? (s->initial.value * p->interval) >> SLUICE_BYTE_SHIFT
+					    : s->initial.value * p->interval);
 	}
 	p->new_sources_amount = s->new_sources.amount;
 	p->new_sources_period_ns = s->new_sources.period_ns;
@@ -221,8 +222,8 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 	if (!err && m)
 		err = check_match(m, why);
 	if (!err)
-		err = s->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(p, s, why) :
-							    meter_bytes(p, s, why);
+		err = s->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(p, s, why)
+							  : meter_bytes(p, s, why);
 	if (!err)
 		err = pressure_build(p, s, why);
 	if (err)

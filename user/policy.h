@@ -35,7 +35,7 @@ struct settings {
 /* What a rule applies to: a source CIDR and an optional L4 class. */
 struct match {
 	struct cidr cidr;
-	uint8_t proto; /* 0: any */
+	uint8_t proto;		     /* 0: any */
 	uint16_t dport_lo, dport_hi; /* 0-0: any */
 	bool syn;
 };

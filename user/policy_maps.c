@@ -233,8 +233,8 @@ static int write_slots(const struct policy_maps *m, const struct policy_doc *doc
 }
 
 /* One trie entry per distinct rule CIDR, naming its candidates in order. */
-static int write_rule_tries(const struct policy_maps *m, const struct policy_doc *doc,
-			    __u32 set, struct sluice_config *cfg)
+static int write_rule_tries(const struct policy_maps *m, const struct policy_doc *doc, __u32 set,
+			    struct sluice_config *cfg)
 {
 	int members[SLUICE_MAX_CANDIDATES];
 	struct sluice_rule_group group;
@@ -264,8 +264,8 @@ static int write_rule_tries(const struct policy_maps *m, const struct policy_doc
 	return 0;
 }
 
-static int list_write(const struct policy_maps *m, bool deny, const struct cidr_list *l,
-		      __u32 set, __u32 *present)
+static int list_write(const struct policy_maps *m, bool deny, const struct cidr_list *l, __u32 set,
+		      __u32 *present)
 {
 	union lpm_key key;
 	__u8 one = 1;
@@ -279,8 +279,8 @@ static int list_write(const struct policy_maps *m, bool deny, const struct cidr_
 		lpm_key_of(&key, &l->items[i], set);
 		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
 			return -errno;
-		*present |= deny ? (v4 ? SLUICE_LIST_DENY_V4 : SLUICE_LIST_DENY_V6) :
-				   (v4 ? SLUICE_LIST_ALLOW_V4 : SLUICE_LIST_ALLOW_V6);
+		*present |= deny ? (v4 ? SLUICE_LIST_DENY_V4 : SLUICE_LIST_DENY_V6)
+				 : (v4 ? SLUICE_LIST_ALLOW_V4 : SLUICE_LIST_ALLOW_V6);
 	}
 	return 0;
 }
@@ -389,8 +389,8 @@ int list_update(const struct policy_maps *m, bool deny, const struct cidr *items
 		int fd = items[i].family == SLUICE_FAMILY_IPV4 ? fd4 : fd6;
 
 		lpm_key_of(&key, &items[i], cfg.list_set);
-		if (add ? bpf_map_update_elem(fd, &key, &one, BPF_ANY) :
-			  (bpf_map_delete_elem(fd, &key) && errno != ENOENT))
+		if (add ? bpf_map_update_elem(fd, &key, &one, BPF_ANY)
+			: (bpf_map_delete_elem(fd, &key) && errno != ENOENT))
 			err = -errno;
 	}
 	if (err)

@@ -146,9 +146,9 @@ void state_from_object(struct bpf_object *obj, struct state *st)
 
 	memset(st, 0, sizeof(*st));
 	for (i = 0; i < N_PINS; i++)
-		*pin_fd(st, i) = pins[i].obj_name ?
-					 bpf_object__find_map_fd_by_name(obj, pins[i].obj_name) :
-					 -1;
+		*pin_fd(st, i) = pins[i].obj_name
+					 ? bpf_object__find_map_fd_by_name(obj, pins[i].obj_name)
+					 : -1;
 }
 
 int state_pin(struct bpf_object *obj, const char *ifname)

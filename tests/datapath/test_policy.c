@@ -75,7 +75,10 @@ static uint64_t counter(struct fixture *fx, enum sluice_counter c)
 	return st.c[c].packets;
 }
 
-#define UDP4(addr, port) { .family = 4, .src = addr, .payload = 18, .dport = port }
+#define UDP4(addr, port)                                               \
+	{                                                              \
+		.family = 4, .src = addr, .payload = 18, .dport = port \
+	}
 
 static void case_lists(void)
 {
@@ -124,12 +127,21 @@ static void case_most_specific(void)
 static void case_classes(void)
 {
 	struct frame_spec to9000 = UDP4("10.3.0.1", 9000), to53 = UDP4("10.3.0.2", 53),
-			  tcp9000 = { .family = 4, .src = "10.3.0.3", .l4 = IPPROTO_TCP,
-				      .dport = 9000, .tcp_flags = TCP_FLAG_ACK },
-			  syn = { .family = 4, .src = "10.3.0.4", .l4 = IPPROTO_TCP, .dport = 22,
+			  tcp9000 = { .family = 4,
+				      .src = "10.3.0.3",
+				      .l4 = IPPROTO_TCP,
+				      .dport = 9000,
+				      .tcp_flags = TCP_FLAG_ACK },
+			  syn = { .family = 4,
+				  .src = "10.3.0.4",
+				  .l4 = IPPROTO_TCP,
+				  .dport = 22,
 				  .tcp_flags = TCP_FLAG_SYN },
-			  synack = { .family = 4, .src = "10.3.0.4", .l4 = IPPROTO_TCP,
-				     .dport = 22, .tcp_flags = TCP_FLAG_SYN | TCP_FLAG_ACK };
+			  synack = { .family = 4,
+				     .src = "10.3.0.4",
+				     .l4 = IPPROTO_TCP,
+				     .dport = 22,
+				     .tcp_flags = TCP_FLAG_SYN | TCP_FLAG_ACK };
 	struct fixture fx;
 	int a, b, c, d, e;
 
@@ -192,19 +204,25 @@ static void case_fragments(void)
 	c = fragment_passes(&fx, &later_outside, later_fragment, 10);
 	check(a == 4 && b == 2 && c == 5,
 	      "later fragments fall to class-less rules; the first keeps its class",
-	      "later in /16 %d (want 4), first %d (want 2), later elsewhere %d (want 5)", a, b,
-	      c);
+	      "later in /16 %d (want 4), first %d (want 2), later elsewhere %d (want 5)", a, b, c);
 	fixture_close(&fx);
 }
 
 static void case_ipv6(void)
 {
-	struct frame_spec two = { .family = 6, .src = "2001:db8:5::1", .payload = 18,
-				  .dport = 9000, .v6_hopopts = 2 },
-			  seven = { .family = 6, .src = "2001:db8:6::1", .payload = 18,
-				    .dport = 9000, .v6_hopopts = 7 },
-			  in48 = { .family = 6, .src = "2001:db8:7:1::1", .payload = 18,
-				   .dport = 53 };
+	struct frame_spec two = { .family = 6,
+				  .src = "2001:db8:5::1",
+				  .payload = 18,
+				  .dport = 9000,
+				  .v6_hopopts = 2 },
+			  seven = { .family = 6,
+				    .src = "2001:db8:6::1",
+				    .payload = 18,
+				    .dport = 9000,
+				    .v6_hopopts = 7 },
+			  in48 = {
+				  .family = 6, .src = "2001:db8:7:1::1", .payload = 18, .dport = 53
+			  };
 	struct fixture fx;
 	int a, b, c;
 
@@ -239,8 +257,8 @@ static void case_byte_rate(void)
 	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC / 2); /* 500 bytes more for each */
 	c = passes(&fx, &small, 30);
 	check(a == 16 && b == 1 && c == 9, "byte rate: a frame costs its length",
-	      "60-byte frames %d (want 16), 600-byte %d (want 1), after 0.5 s %d (want 9)", a,
-	      b, c);
+	      "60-byte frames %d (want 16), 600-byte %d (want 1), after 0.5 s %d (want 9)", a, b,
+	      c);
 	fixture_close(&fx);
 }
 
@@ -264,7 +282,9 @@ static void case_mark(void)
 {
 	struct frame_spec dscp4 = UDP4("10.4.0.1", 0), ect4 = UDP4("10.4.1.1", 0),
 			  plain4 = UDP4("10.4.1.2", 0),
-			  dscp6 = { .family = 6, .src = "2001:db8:4::1", .payload = 18, .tos = 0x01 };
+			  dscp6 = {
+				  .family = 6, .src = "2001:db8:4::1", .payload = 18, .tos = 0x01
+			  };
 	const struct iphdr *iph;
 	const struct ipv6hdr *ip6h;
 	struct fixture fx;

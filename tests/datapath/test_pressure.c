@@ -78,13 +78,15 @@ static void case_budget_and_overflow(void)
 	check(passed == 7 && count(&fx, SLUICE_CNT_NEW_SOURCE) == 5 &&
 		      count(&fx, SLUICE_CNT_REFUSED) == 15 &&
 		      count(&fx, SLUICE_CNT_OVERFLOW_PASSED) == 2 &&
-		      count(&fx, SLUICE_CNT_OVERFLOW_DROPPED) == 13 && fixture_bucket_count(&fx) == 5,
+		      count(&fx, SLUICE_CNT_OVERFLOW_DROPPED) == 13 &&
+		      fixture_bucket_count(&fx) == 5,
 	      "20 new sources against a budget of 5/s: 5 buckets, 15 refused, 2 overflow passes",
 	      "passed %d new %llu refused %llu overflow %llu/%llu buckets %d", passed,
 	      (unsigned long long)count(&fx, SLUICE_CNT_NEW_SOURCE),
 	      (unsigned long long)count(&fx, SLUICE_CNT_REFUSED),
 	      (unsigned long long)count(&fx, SLUICE_CNT_OVERFLOW_PASSED),
-	      (unsigned long long)count(&fx, SLUICE_CNT_OVERFLOW_DROPPED), fixture_bucket_count(&fx));
+	      (unsigned long long)count(&fx, SLUICE_CNT_OVERFLOW_DROPPED),
+	      fixture_bucket_count(&fx));
 	check(count(&fx, SLUICE_CNT_PASSED) == 7 && count(&fx, SLUICE_CNT_DROPPED) == 13,
 	      "refused packets are counted as passed or dropped too, never unmetered",
 	      "passed %llu dropped %llu", (unsigned long long)count(&fx, SLUICE_CNT_PASSED),
@@ -99,7 +101,8 @@ static void case_budget_and_overflow(void)
 
 static void case_overflow_rate(void)
 {
-	const char *opts[][2] = { { "new-sources", "1/s" }, { "overflow-rate", "3/s" },
+	const char *opts[][2] = { { "new-sources", "1/s" },
+				  { "overflow-rate", "3/s" },
 				  { NULL, NULL } };
 	struct fixture fx;
 	int passed;

@@ -17,8 +17,8 @@ static void disagree(const char *what, const uint8_t *d, size_t len)
 {
 	size_t i;
 
-	fprintf(stderr, "parse.h and the reference disagree on %s for this %zu-byte frame:\n",
-		what, len);
+	fprintf(stderr, "parse.h and the reference disagree on %s for this %zu-byte frame:\n", what,
+		len);
 	for (i = 0; i < len; i++)
 		fprintf(stderr, "%02x%s", d[i], i % 16 == 15 ? "\n" : " ");
 	fputc('\n', stderr);
@@ -51,8 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (pkt.family != ref.family ||
 		    memcmp(pkt.addr, ref.addr, ref.family == 4 ? 4 : 16))
 			disagree("the source", data, size);
-		if (pkt.proto != ref.proto || pkt.dport != ref.dport ||
-		    pkt.tcp_syn != ref.syn)
+		if (pkt.proto != ref.proto || pkt.dport != ref.dport || pkt.tcp_syn != ref.syn)
 			disagree("the L4 class", data, size);
 	}
 	free(copy);

@@ -40,8 +40,7 @@ int fixture_store(struct fixture *fx, struct policy_doc *doc)
 }
 
 /* Both builds share their map and program names, so the rest is common. */
-static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj,
-			       struct policy_doc *doc)
+static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, struct policy_doc *doc)
 {
 	const char *why;
 

@@ -68,8 +68,8 @@ static size_t put_ipv6(uint8_t *p, const struct frame_spec *spec)
 	ip6h->flow_lbl[0] = (uint8_t)((spec->tos & 0x0f) << 4);
 	ip6h->nexthdr = spec->v6_hopopts ? IPPROTO_HOPOPTS : l4;
 	ip6h->hop_limit = 64;
-	ip6h->payload_len = htons((uint16_t)(8 * spec->v6_hopopts + l4_header_len(spec) +
-					     spec->payload));
+	ip6h->payload_len =
+		htons((uint16_t)(8 * spec->v6_hopopts + l4_header_len(spec) + spec->payload));
 	inet_pton(AF_INET6, spec->src, &ip6h->saddr);
 	inet_pton(AF_INET6, "2001:db8::1", &ip6h->daddr);
 	/* Hop-by-hop headers of 8 bytes each: next header, length 0, PadN. */

@@ -107,8 +107,8 @@ static void test_rates(void)
 		memset(&r, 0, sizeof(r));
 		err = parse_rate(c->in, &r, &why);
 		snprintf(name, sizeof(name), "rate '%s'", c->in);
-		check(err == c->err && (err || (r.amount == c->amount && r.period_ns == c->period_ns &&
-						r.unit == c->unit)),
+		check(err == c->err && (err || (r.amount == c->amount &&
+						r.period_ns == c->period_ns && r.unit == c->unit)),
 		      name, "got %d (%s) %llu/%lluns unit %u", err, err ? why : "",
 		      (unsigned long long)r.amount, (unsigned long long)r.period_ns, r.unit);
 	}
@@ -180,17 +180,10 @@ struct burst_case {
 
 /* clang-format off: one case per line */
 static const struct burst_case burst_cases[] = {
-	{ "1", 0, 1, false },
-	{ "2k", 0, 2000, false },
-	{ "64kB", 0, 64000, true },
-	{ "1500B", 0, 1500, true },
-	{ "1MB", 0, 1000000, true },
-	{ "0", -ERANGE },
-	{ "0kB", -ERANGE },
-	{ "8kbit", -EINVAL },
-	{ "64KB", -EINVAL },
-	{ "lots", -EINVAL },
-	{ "2000M", -ERANGE },
+	{ "1", 0, 1, false },	    { "2k", 0, 2000, false },	 { "64kB", 0, 64000, true },
+	{ "1500B", 0, 1500, true }, { "1MB", 0, 1000000, true }, { "0", -ERANGE },
+	{ "0kB", -ERANGE },	    { "8kbit", -EINVAL },	 { "64KB", -EINVAL },
+	{ "lots", -EINVAL },	    { "2000M", -ERANGE },
 };
 /* clang-format on */
 
@@ -259,8 +252,8 @@ static void test_cidrs(void)
 		if (!err)
 			format_cidr(out, sizeof(out), &c);
 		snprintf(name, sizeof(name), "cidr '%s'", k->in);
-		check(err == k->err && (err || (!strcmp(out, k->canonical) &&
-						host_bits == k->host_bits)),
+		check(err == k->err &&
+			      (err || (!strcmp(out, k->canonical) && host_bits == k->host_bits)),
 		      name, "got %d '%s' host bits %d", err, out, host_bits);
 	}
 }
@@ -271,18 +264,24 @@ static void test_ports_and_protos(void)
 	const char *why;
 	uint8_t proto = 0;
 
-	check(!parse_port_range("22", &lo, &hi, &why) && lo == 22 && hi == 22, "dport 22",
-	      "%u-%u", lo, hi);
+	check(!parse_port_range("22", &lo, &hi, &why) && lo == 22 && hi == 22, "dport 22", "%u-%u",
+	      lo, hi);
 	check(!parse_port_range("1024-65535", &lo, &hi, &why) && lo == 1024 && hi == 65535,
 	      "dport 1024-65535", "%u-%u", lo, hi);
-	check(parse_port_range("0", &lo, &hi, &why) == -ERANGE, "dport 0 is refused", "unexpected result");
-	check(parse_port_range("80-22", &lo, &hi, &why) == -ERANGE, "dport 80-22 is refused", "unexpected result");
-	check(parse_port_range("65536", &lo, &hi, &why) == -ERANGE, "dport 65536 is refused", "unexpected result");
-	check(parse_port_range("22-", &lo, &hi, &why) == -EINVAL, "dport 22- is refused", "unexpected result");
-	check(parse_port_range("ssh", &lo, &hi, &why) == -EINVAL, "dport ssh is refused", "unexpected result");
+	check(parse_port_range("0", &lo, &hi, &why) == -ERANGE, "dport 0 is refused",
+	      "unexpected result");
+	check(parse_port_range("80-22", &lo, &hi, &why) == -ERANGE, "dport 80-22 is refused",
+	      "unexpected result");
+	check(parse_port_range("65536", &lo, &hi, &why) == -ERANGE, "dport 65536 is refused",
+	      "unexpected result");
+	check(parse_port_range("22-", &lo, &hi, &why) == -EINVAL, "dport 22- is refused",
+	      "unexpected result");
+	check(parse_port_range("ssh", &lo, &hi, &why) == -EINVAL, "dport ssh is refused",
+	      "unexpected result");
 	check(!parse_proto("tcp", &proto, &why) && proto == 6, "proto tcp", "%u", proto);
 	check(!parse_proto("icmpv6", &proto, &why) && proto == 58, "proto icmpv6", "%u", proto);
-	check(parse_proto("sctp", &proto, &why) == -EINVAL, "proto sctp is refused", "unexpected result");
+	check(parse_proto("sctp", &proto, &why) == -EINVAL, "proto sctp is refused",
+	      "unexpected result");
 }
 
 static void build(struct sluice_policy *p, const char *rate, const char *burst, int *err)
