@@ -121,7 +121,9 @@ static int pin_open(const char *ifname, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-int state_reuse(struct bpf_object *obj, struct state *st)
+/* Calls fn for the object's map of every pin that is a map. */
+static int for_each_pinned_map(struct bpf_object *obj,
+			       int (*fn)(struct bpf_map *map, size_t pin, void *arg), void *arg)
 {
 	struct bpf_map *map;
 	size_t i;
@@ -133,11 +135,21 @@ int state_reuse(struct bpf_object *obj, struct state *st)
 		map = bpf_object__find_map_by_name(obj, pins[i].obj_name);
 		if (!map)
 			return -ENOENT;
-		err = bpf_map__reuse_fd(map, *pin_fd(st, i));
+		err = fn(map, i, arg);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+static int reuse_one(struct bpf_map *map, size_t pin, void *arg)
+{
+	return bpf_map__reuse_fd(map, *pin_fd(arg, pin));
+}
+
+int state_reuse(struct bpf_object *obj, struct state *st)
+{
+	return for_each_pinned_map(obj, reuse_one, st);
 }
 
 void state_from_object(struct bpf_object *obj, struct state *st)
@@ -151,26 +163,18 @@ void state_from_object(struct bpf_object *obj, struct state *st)
 					 : -1;
 }
 
-int state_pin(struct bpf_object *obj, const char *ifname)
+static int pin_one(struct bpf_map *map, size_t pin, void *arg)
 {
 	char path[PATH_MAX];
-	struct bpf_map *map;
-	size_t i;
 	int err;
 
-	for (i = 0; i < N_PINS; i++) {
-		if (!pins[i].obj_name)
-			continue;
-		map = bpf_object__find_map_by_name(obj, pins[i].obj_name);
-		if (!map)
-			return -ENOENT;
-		err = state_path(ifname, pins[i].name, path, sizeof(path));
-		if (!err)
-			err = bpf_map__pin(map, path);
-		if (err)
-			return err;
-	}
-	return 0;
+	err = state_path(arg, pins[pin].name, path, sizeof(path));
+	return err ? err : bpf_map__pin(map, path);
+}
+
+int state_pin(struct bpf_object *obj, const char *ifname)
+{
+	return for_each_pinned_map(obj, pin_one, (void *)ifname);
 }
 
 int state_open(const char *ifname, struct state *st)
