@@ -116,6 +116,20 @@ sink_stop() {
 	wait "$SINK_PID" 2>/dev/null
 }
 
+# flood_into_sink FILE SOURCES SECONDS PPS: a flood with the sink counting what
+# crosses into FILE; prints "SENT SECONDS LOST", LOST being the frames the
+# veth ring dropped before sluice saw them.
+flood_into_sink() {
+	local file=$1 tx0 sent secs
+	shift
+	sink_start "$file" || return 1
+	tx0=$(peer_tx_dropped)
+	read -r sent secs < <(flood "$@")
+	sleep 0.5
+	sink_stop
+	echo "$sent $secs $(($(peer_tx_dropped) - tx0))"
+}
+
 # flood SOURCES SECONDS PPS [FIRST_SOURCE]: prints "PACKETS SECONDS" as the
 # generator measured them. Sources count up from FIRST_SOURCE (LAB_SRC_BASE).
 flood() {

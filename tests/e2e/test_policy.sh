@@ -43,15 +43,11 @@ sent_to() {
 }
 
 test_two_rates_and_lists() {
-	local sent secs tx0 lost
+	local sent secs lost
 	write_policy "$LAB_TMP/policy.conf"
 	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/policy.conf" || { check "apply" false; return; }
-	sink_start "$LAB_TMP/sink" || { check "sink starts" false; return; }
-	tx0=$(peer_tx_dropped)
-	read -r sent secs < <(flood "$SOURCES" 4 "$PPS")
-	lost=$(($(peer_tx_dropped) - tx0))
-	sleep 0.5
-	sink_stop
+	read -r sent secs lost < <(flood_into_sink "$LAB_TMP/sink" "$SOURCES" 4 "$PPS")
+	[ -n "$sent" ] || { check "sink starts" false; return; }
 	echo "     flood: $sent sent in $secs s, $lost lost in the veth ring"
 	group_check "rule $LAB_NET.1.0/24 at 20/s: each source gets 20 + 20 x t" "$LAB_TMP/sink" \
 		"$LAB_NET.1." "$(awk -v s="$secs" 'BEGIN { printf "%d", 20 + int(20 * s) }')"
