@@ -37,15 +37,15 @@ static const struct command commands[] = {
 	{ NULL, NULL, NULL },
 };
 
-static void usage(FILE *out)
+static void usage(void)
 {
 	const struct command *c;
 
-	fprintf(out, "Usage: sluice COMMAND [ARGS]   (sluice COMMAND --help for details)\n\n"
-		     "A per-source packet rate limiter in XDP.\n\nCommands:\n");
+	printf("Usage: sluice COMMAND [ARGS]   (sluice COMMAND --help for details)\n\n"
+	       "A per-source packet rate limiter in XDP.\n\nCommands:\n");
 	for (c = commands; c->name; c++)
-		fprintf(out, "  %-8s %s\n", c->name, c->summary);
-	fprintf(out, "\nExit status: 0 success, 1 system failure, 2 bad input.\n");
+		printf("  %-8s %s\n", c->name, c->summary);
+	printf("\nExit status: 0 success, 1 system failure, 2 bad input.\n");
 }
 
 /* libbpf's warnings, unless SLUICE_DEBUG asks for everything. */
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 		return EXIT_BAD_INPUT;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		usage(stdout);
+		usage();
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {

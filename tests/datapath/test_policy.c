@@ -67,14 +67,6 @@ static int passes(struct fixture *fx, const struct frame_spec *spec, int n)
 	return passed;
 }
 
-static uint64_t counter(struct fixture *fx, enum sluice_counter c)
-{
-	struct sluice_stats st = {};
-
-	fixture_stats(fx, &st);
-	return st.c[c].packets;
-}
-
 #define UDP4(addr, port)                                               \
 	{                                                              \
 		.family = 4, .src = addr, .payload = 18, .dport = port \
@@ -95,11 +87,13 @@ static void case_lists(void)
 	a = passes(&fx, &allowed, 5);
 	d = passes(&fx, &denied, 5);
 	b = passes(&fx, &both, 5);
-	check(a == 5 && counter(&fx, SLUICE_CNT_ALLOWED) == 5 && fixture_bucket_count(&fx) == 0,
+	check(a == 5 && fixture_counter(&fx, SLUICE_CNT_ALLOWED) == 5 &&
+		      fixture_bucket_count(&fx) == 0,
 	      "allow: never limited, no bucket", "passed %d, buckets %d", a,
 	      fixture_bucket_count(&fx));
-	check(d == 0 && counter(&fx, SLUICE_CNT_DENIED) == 10, "deny: always dropped, counted",
-	      "passed %d denied %llu", d, (unsigned long long)counter(&fx, SLUICE_CNT_DENIED));
+	check(d == 0 && fixture_counter(&fx, SLUICE_CNT_DENIED) == 10,
+	      "deny: always dropped, counted", "passed %d denied %llu", d,
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_DENIED));
 	check(b == 0, "a source on both lists is denied", "passed %d", b);
 	fixture_close(&fx);
 }
@@ -320,10 +314,11 @@ static void case_mark(void)
 	check(v == XDP_PASS &&
 		      ((ip6h->priority << 4) | (ip6h->flow_lbl[0] >> 4)) == (10 << 2 | 0x01),
 	      "mark dscp 10 on IPv6: traffic class rewritten, ECN kept", "verdict %d", v);
-	check(counter(&fx, SLUICE_CNT_MARKED) == 3 && counter(&fx, SLUICE_CNT_DROPPED) == 1,
+	check(fixture_counter(&fx, SLUICE_CNT_MARKED) == 3 &&
+		      fixture_counter(&fx, SLUICE_CNT_DROPPED) == 1,
 	      "marked and dropped counted", "marked %llu dropped %llu",
-	      (unsigned long long)counter(&fx, SLUICE_CNT_MARKED),
-	      (unsigned long long)counter(&fx, SLUICE_CNT_DROPPED));
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_MARKED),
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_DROPPED));
 	fixture_close(&fx);
 }
 

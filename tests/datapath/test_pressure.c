@@ -55,14 +55,6 @@ static int spray(struct fixture *fx, int first, int n)
 	return passed;
 }
 
-static uint64_t count(struct fixture *fx, enum sluice_counter c)
-{
-	struct sluice_stats st = {};
-
-	fixture_stats(fx, &st);
-	return st.c[c].packets;
-}
-
 static void case_budget_and_overflow(void)
 {
 	const char *opts[][2] = { { "new-sources", "5/s" }, { NULL, NULL } };
@@ -75,22 +67,24 @@ static void case_budget_and_overflow(void)
 	}
 	/* 5 admitted (their first packet passes), 15 refused: 2 pass the overflow bucket. */
 	passed = spray(&fx, 0, 20);
-	check(passed == 7 && count(&fx, SLUICE_CNT_NEW_SOURCE) == 5 &&
-		      count(&fx, SLUICE_CNT_REFUSED) == 15 &&
-		      count(&fx, SLUICE_CNT_OVERFLOW_PASSED) == 2 &&
-		      count(&fx, SLUICE_CNT_OVERFLOW_DROPPED) == 13 &&
+	check(passed == 7 && fixture_counter(&fx, SLUICE_CNT_NEW_SOURCE) == 5 &&
+		      fixture_counter(&fx, SLUICE_CNT_REFUSED) == 15 &&
+		      fixture_counter(&fx, SLUICE_CNT_OVERFLOW_PASSED) == 2 &&
+		      fixture_counter(&fx, SLUICE_CNT_OVERFLOW_DROPPED) == 13 &&
 		      fixture_bucket_count(&fx) == 5,
 	      "20 new sources against a budget of 5/s: 5 buckets, 15 refused, 2 overflow passes",
 	      "passed %d new %llu refused %llu overflow %llu/%llu buckets %d", passed,
-	      (unsigned long long)count(&fx, SLUICE_CNT_NEW_SOURCE),
-	      (unsigned long long)count(&fx, SLUICE_CNT_REFUSED),
-	      (unsigned long long)count(&fx, SLUICE_CNT_OVERFLOW_PASSED),
-	      (unsigned long long)count(&fx, SLUICE_CNT_OVERFLOW_DROPPED),
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_NEW_SOURCE),
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_REFUSED),
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_OVERFLOW_PASSED),
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_OVERFLOW_DROPPED),
 	      fixture_bucket_count(&fx));
-	check(count(&fx, SLUICE_CNT_PASSED) == 7 && count(&fx, SLUICE_CNT_DROPPED) == 13,
+	check(fixture_counter(&fx, SLUICE_CNT_PASSED) == 7 &&
+		      fixture_counter(&fx, SLUICE_CNT_DROPPED) == 13,
 	      "refused packets are counted as passed or dropped too, never unmetered",
-	      "passed %llu dropped %llu", (unsigned long long)count(&fx, SLUICE_CNT_PASSED),
-	      (unsigned long long)count(&fx, SLUICE_CNT_DROPPED));
+	      "passed %llu dropped %llu",
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_PASSED),
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_DROPPED));
 	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
 	later = spray(&fx, 20, 20);
 	check(fixture_bucket_count(&fx) == 10 && later == 6,

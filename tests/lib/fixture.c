@@ -138,6 +138,14 @@ int fixture_stats(struct fixture *fx, struct sluice_stats *sum)
 	return stats_read(fx->st.stats_fd, sum);
 }
 
+uint64_t fixture_counter(struct fixture *fx, enum sluice_counter which)
+{
+	struct sluice_stats st = {};
+
+	fixture_stats(fx, &st);
+	return st.c[which].packets;
+}
+
 int fixture_bucket_count(struct fixture *fx)
 {
 	struct sluice_key key, next;

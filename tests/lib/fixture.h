@@ -39,6 +39,8 @@ int fixture_run(struct fixture *fx, const void *data, size_t len, uint32_t repea
 /* The same once, copying the frame as the program left it into out. */
 int fixture_run_out(struct fixture *fx, const void *data, size_t len, void *out, size_t out_len);
 int fixture_stats(struct fixture *fx, struct sluice_stats *sum);
+/* One counter's packets, summed over CPUs (0 when unreadable). */
+uint64_t fixture_counter(struct fixture *fx, enum sluice_counter which);
 /* Number of buckets, and whether one exists for key. */
 int fixture_bucket_count(struct fixture *fx);
 int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key);
