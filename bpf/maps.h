@@ -106,6 +106,17 @@ struct {
 	__type(value, struct sluice_admission);
 } admission SEC(".maps");
 
+/*
+ * Aggregate buckets: a TAT per wider prefix of a rule (--aggregate). Sized
+ * by userspace before load, from --max-sources; an evicted one comes back full.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_DEFAULT_MAX_SOURCES / 8);
+	__type(key, struct sluice_key);
+	__type(value, __u64);
+} aggregates SEC(".maps");
+
 /* The per-CPU over-limit cache (struct sluice_hot in sluice.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -13,20 +13,10 @@
 #ifndef SLUICE_BPF_METER_H
 #define SLUICE_BPF_METER_H
 
-#include <errno.h>
-#include "gcra.h"
 #include "act.h"
+#include "aggregate.h"
+#include "bucket.h"
 #include "clock.h"
-#include "parse.h"
-#include "stats.h"
-
-/* A TAT contended this often in a row is judged over the limit. */
-#define METER_CAS_TRIES 8
-
-enum meter_verdict {
-	METER_CONFORMS,
-	METER_OVER,
-};
 
 static __always_inline struct sluice_hot *hot_get(void)
 {
@@ -102,18 +92,13 @@ static __always_inline void hot_flush(struct sluice_hot *h)
 	h->pending = 0;
 }
 
-/*
- * Remembers an over-limit source until the earliest moment a packet of
- * min_cost may conform again.
- */
+/* Remembers an over-limit source until the earliest moment it may conform again. */
 static __always_inline void hot_remember(struct sluice_hot *h, const struct packet *pkt,
 					 const struct sluice_key *key,
 					 const struct sluice_policy *p, __u32 index,
-					 const struct sluice_config *cfg, __u64 tat, __u64 now,
-					 __u64 min_cost)
+					 const struct sluice_config *cfg, __u64 admissible_at,
+					 __u64 now)
 {
-	__u64 admissible_at = gcra_admissible_at(tat, min_cost, p->limit);
-
 	hot_flush(h);
 	h->src[0] = pkt->addr[0];
 	h->src[1] = pkt->addr[1];
@@ -131,45 +116,6 @@ static __always_inline void hot_remember(struct sluice_hot *h, const struct pack
 	h->key = *key;
 }
 
-/* What this packet costs its bucket: one interval, or its length in bytes. */
-static __always_inline __u64 packet_cost(struct xdp_md *ctx, const struct sluice_policy *p)
-{
-	if (!(p->flags & SLUICE_POL_BYTES))
-		return p->interval;
-	return (frame_len(ctx) * p->interval + (1ULL << SLUICE_BYTE_SHIFT) - 1) >>
-	       SLUICE_BYTE_SHIFT;
-}
-
-/* One GCRA step on a shared TAT: compare-and-swap, retried on contention. */
-static __always_inline int gcra_take(__u64 *tatp, __u64 now, __u64 cost, __u64 limit,
-				     __u64 *over_tat)
-{
-	__u64 tat, next;
-	int i;
-
-	for (i = 0; i < METER_CAS_TRIES; i++) {
-		tat = *(volatile __u64 *)tatp;
-		if (!gcra_conforms(tat, now, cost, limit, &next)) {
-			*over_tat = tat;
-			return METER_OVER;
-		}
-		if (__sync_val_compare_and_swap(tatp, tat, next) == tat)
-			return METER_CONFORMS;
-	}
-	/* Never admit what we could not account for. */
-	*over_tat = 0;
-	return METER_OVER;
-}
-
-/* The cost of this packet to the overflow bucket, in the rule's unit. */
-static __always_inline __u64 overflow_cost(struct xdp_md *ctx, const struct sluice_policy *p)
-{
-	if (!(p->flags & SLUICE_POL_BYTES))
-		return p->overflow_interval;
-	return (frame_len(ctx) * p->overflow_interval + (1ULL << SLUICE_BYTE_SHIFT) - 1) >>
-	       SLUICE_BYTE_SHIFT;
-}
-
 /*
  * A source refused a bucket: charged to the rule's shared overflow bucket,
  * never passed unmetered.
@@ -180,21 +126,15 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, const struct sluic
 	__u64 tat;
 
 	stats_count(ctx, SLUICE_CNT_REFUSED);
-	if (gcra_take(&adm->overflow_tat, now, overflow_cost(ctx, p), p->overflow_limit, &tat) ==
+	if (gcra_take(&adm->overflow_tat, now,
+		      unit_cost(ctx, p->overflow_interval, p->flags & SLUICE_POL_BYTES),
+		      p->overflow_limit, &tat) ==
 	    METER_CONFORMS) {
 		stats_count(ctx, SLUICE_CNT_OVERFLOW_PASSED);
 		return METER_CONFORMS;
 	}
 	stats_count(ctx, SLUICE_CNT_OVERFLOW_DROPPED);
 	return METER_OVER;
-}
-
-/* A failed insert, counted by cause; --on-full says pass or drop. */
-static __always_inline int meter_insert_failed(struct xdp_md *ctx, const struct sluice_policy *p,
-					       long err)
-{
-	stats_count(ctx, err == -ENOMEM ? SLUICE_CNT_INSERT_NOMEM : SLUICE_CNT_INSERT_FAILED);
-	return p->flags & SLUICE_POL_FAIL_OPEN ? METER_CONFORMS : METER_OVER;
 }
 
 /*
@@ -231,23 +171,17 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, const struct slu
 	return conforms ? METER_CONFORMS : METER_OVER;
 }
 
-/*
- * The full decision, once the fast path could not answer; now may be 0
- * (unread). Either outcome costs the bucket one atomic add for `top`.
- */
-static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet *pkt,
+/* The source's own bucket, created through admission when new. */
+static __always_inline int meter_source(struct xdp_md *ctx, const struct packet *pkt,
 					const struct sluice_key *key, const struct sluice_policy *p,
 					__u32 index, const struct sluice_config *cfg,
 					struct sluice_hot *h, __u64 now)
 {
-	struct sluice_bucket *b;
-	__u64 cost, tat;
+	int bytes = p->flags & SLUICE_POL_BYTES;
+	__u64 cost = unit_cost(ctx, p->interval, bytes), tat;
+	struct sluice_bucket *b = bpf_map_lookup_elem(&buckets, key);
 	int ret;
 
-	if (!now)
-		now = clock_now();
-	cost = packet_cost(ctx, p);
-	b = bpf_map_lookup_elem(&buckets, key);
 	if (!b) {
 		ret = meter_new_source(ctx, key, p, now, cost);
 		if (ret != -EEXIST)
@@ -261,11 +195,55 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 		return METER_CONFORMS;
 	}
 	__sync_fetch_and_add(&b->dropped, 1 + hot_take_pending(h, key));
-	/* A byte-rate bucket may take a smaller packet sooner: assume none. */
+	/* A bandwidth may take a smaller packet sooner: assume none. */
 	if (h && tat)
-		hot_remember(h, pkt, key, p, index, cfg, tat, now,
-			     p->flags & SLUICE_POL_BYTES ? 0 : cost);
+		hot_remember(h, pkt, key, p, index, cfg,
+			     gcra_admissible_at(tat, bytes ? 0 : cost, p->limit), now);
 	return METER_OVER;
+}
+
+/* A packet an aggregate refused: a drop of its source, if it has a bucket. */
+static __always_inline void meter_aggregate_refused(const struct packet *pkt,
+						    const struct sluice_key *key,
+						    const struct sluice_policy *p, __u32 index,
+						    const struct sluice_config *cfg,
+						    struct sluice_hot *h, __u64 admissible_at,
+						    __u64 now)
+{
+	struct sluice_bucket *b = bpf_map_lookup_elem(&buckets, key);
+
+	if (b)
+		__sync_fetch_and_add(&b->dropped, 1 + hot_take_pending(h, key));
+	if (h && admissible_at)
+		hot_remember(h, pkt, key, p, index, cfg, admissible_at, now);
+}
+
+/*
+ * The full decision, once the fast path could not answer; now may be 0
+ * (unread). The aggregates of the rule come first, then the source's own
+ * bucket; either outcome costs the source's bucket one atomic add for `top`.
+ */
+static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet *pkt,
+					const struct sluice_key *key, const struct sluice_policy *p,
+					__u32 index, const struct sluice_config *cfg,
+					struct sluice_hot *h, __u64 now)
+{
+	struct aggregates_taken taken = {};
+	__u64 admissible_at;
+	int ret;
+
+	if (!now)
+		now = clock_now();
+	if (!p->n_aggregates)
+		return meter_source(ctx, pkt, key, p, index, cfg, h, now);
+	if (aggregates_take(ctx, pkt, p, now, &taken, &admissible_at) != METER_CONFORMS) {
+		meter_aggregate_refused(pkt, key, p, index, cfg, h, admissible_at, now);
+		return METER_OVER;
+	}
+	ret = meter_source(ctx, pkt, key, p, index, cfg, h, now);
+	if (ret != METER_CONFORMS)
+		aggregates_refund(&taken);
+	return ret;
 }
 
 #endif /* SLUICE_BPF_METER_H */

@@ -10,7 +10,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 4
+#define SLUICE_LAYOUT_VERSION 5
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -28,6 +28,7 @@
 #define SLUICE_MAP_RULE_STATS "rule_stats"
 #define SLUICE_MAP_HOT	      "hot"
 #define SLUICE_MAP_ADMISSION  "admission"
+#define SLUICE_MAP_AGGREGATES "aggregates"
 #define SLUICE_MAP_GENERATION "generation"
 
 /*
@@ -47,6 +48,8 @@
 #define SLUICE_MAX_POLICIES 256
 /* Rules a source can fall under, most specific first (nested CIDRs, L4 classes). */
 #define SLUICE_MAX_CANDIDATES 16
+/* Aggregate limits per rule (--aggregate), across both families. */
+#define SLUICE_MAX_AGGREGATES 4
 /* Entries per allow or deny trie, across both sets. */
 #define SLUICE_MAX_LIST_ENTRIES (2 * 1000000)
 
@@ -95,6 +98,32 @@ struct sluice_bucket {
 #define SLUICE_POL_MARK_ECN	  (1U << 3) /* mark: set ECN CE, drop Not-ECT */
 #define SLUICE_POL_MATCH_SYN	  (1U << 4) /* match TCP SYN without ACK only */
 #define SLUICE_POL_FAIL_OPEN	  (1U << 5) /* a failed bucket insert passes (--on-full pass) */
+
+/*
+ * An aggregate limit (--aggregate /24=5000/s): one bucket per wider prefix
+ * of the source, shared by all the rule's sources in it, in map
+ * `aggregates` under a key like a source's (struct sluice_key with this
+ * prefix length). A packet passes only if its own bucket and each
+ * aggregate bucket of its family allow it.
+ */
+struct sluice_aggregate {
+	__u64 interval; /* GCRA, as in sluice_policy */
+	__u64 limit;
+	/* What the operator typed, for show. */
+	__u64 rate_amount;
+	__u64 rate_period_ns;
+	__u64 burst;	 /* packets, or bytes for a bandwidth */
+	__u32 mask[4];	 /* prefix mask, network byte order */
+	__u8 family;	 /* SLUICE_FAMILY_IPV4 or _IPV6 */
+	__u8 prefix_len; /* narrower than the rule's source prefix */
+	__u8 rate_unit;	 /* enum sluice_rate_unit: bits and bytes cost the frame */
+	__u8 typed;	 /* SLUICE_AGG_* */
+	__u32 pad;
+};
+
+/* sluice_aggregate.typed: what was spelled out, so show prints it back. */
+#define SLUICE_AGG_FAMILY (1U << 0) /* ipv4/N or ipv6/N, not inferred */
+#define SLUICE_AGG_BURST  (1U << 1) /* burst=N, not one second of rate */
 
 /*
  * One limiter: the default (slot 0) or a rule. Policies live in an array
@@ -149,7 +178,9 @@ struct sluice_policy {
 	__u64 overflow_period_ns;
 	__u64 initial_burst;
 	__u8 overflow_unit; /* enum sluice_rate_unit */
-	__u8 pad2[7];
+	__u8 n_aggregates;
+	__u8 pad2[6];
+	struct sluice_aggregate aggregates[SLUICE_MAX_AGGREGATES];
 };
 
 /* Per rule id: the admission and overflow TATs (map `admission`). */

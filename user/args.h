@@ -37,6 +37,14 @@ struct burst {
 	bool bytes;
 };
 
+/* An aggregate limit as typed: [ipv4|ipv6]/LEN=RATE[,burst=N]. */
+struct aggregate {
+	uint8_t family; /* 0: the rule's, or for the default by length (<= 32: IPv4) */
+	uint8_t prefix_len;
+	struct rate rate;
+	struct burst burst; /* value 0: one second of rate */
+};
+
 struct cidr {
 	uint8_t family; /* SLUICE_FAMILY_IPV4 or _IPV6 */
 	uint8_t len;
@@ -60,6 +68,7 @@ struct sockaddr_storage;
 /* A numeric listen address: "127.0.0.1:9723", "[::1]:9723"; port 0 picks one. */
 int parse_listen(const char *s, struct sockaddr_storage *addr, const char **why);
 int parse_prefix(const char *s, unsigned int max, unsigned int *out, const char **why);
+int parse_aggregate(const char *s, struct aggregate *agg, const char **why);
 int parse_action(const char *s, uint32_t *action, const char **why);
 int parse_mode(const char *s, uint32_t *xdp_flags, const char **why);
 /* A CIDR or a bare address; *host_bits tells that host bits were cleared. */
@@ -73,6 +82,7 @@ const char *proto_name(uint8_t proto);
 void format_rate(char *buf, unsigned long len, const struct rate *rate);
 void format_burst(char *buf, unsigned long len, const struct burst *burst);
 void format_cidr(char *buf, unsigned long len, const struct cidr *cidr);
+void format_aggregate(char *buf, unsigned long len, const struct aggregate *agg);
 
 /*
  * getopt_long with our error style: returns the next option, -1 at the

@@ -22,7 +22,7 @@ static const char attach_usage[] =
 	"                    [--dscp N] [--ecn] [--mode native|generic]\n"
 	"                    [--ipv4-prefix N] [--ipv6-prefix N] [--max-sources N]\n"
 	"                    [--new-sources RATE] [--overflow-rate RATE] [--initial-burst N]\n"
-	"                    [--on-full drop|pass]\n"
+	"                    [--on-full drop|pass] [--aggregate [ipv4|ipv6]/LEN=RATE[,burst=N]]...\n"
 	"\n"
 	"Limit every source address on IFACE to RATE: packets (500/s, 30/m, 2/h, 10k/s)\n"
 	"or bandwidth (10mbit/s, 1gbit/s, 500kB/s). These settings are the default\n"
@@ -41,7 +41,10 @@ static const char attach_usage[] =
 	"                     share the overflow bucket\n"
 	"  --overflow-rate R  the overflow bucket's rate (default: --rate, with --burst)\n"
 	"  --initial-burst N  credit of a new bucket (default: the whole burst)\n"
-	"  --on-full drop|pass  when a bucket cannot be created at all (default drop)\n";
+	"  --on-full drop|pass  when a bucket cannot be created at all (default drop)\n"
+	"  --aggregate A      also limit each wider prefix as a whole, such as /24=5000/s or\n"
+	"                     /48=20000/s (up to 4; a length up to 32 is IPv4 unless\n"
+	"                     ipv6/ is written)\n";
 
 struct attach_opts {
 	const char *ifname;
@@ -67,6 +70,7 @@ static const struct option attach_options[] = {
 	{ "overflow-rate", required_argument, NULL, OPT_LIMITER + 8 },
 	{ "initial-burst", required_argument, NULL, OPT_LIMITER + 9 },
 	{ "on-full", required_argument, NULL, OPT_LIMITER + 10 },
+	{ "aggregate", required_argument, NULL, OPT_LIMITER + 11 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -145,6 +149,12 @@ static int check_free(const struct attach_opts *o)
 	return -1;
 }
 
+/* Aggregates cover many sources each: an eighth of the source table, at least 1024. */
+static uint64_t aggregate_buckets(uint64_t max_sources)
+{
+	return max_sources / 8 > 1024 ? max_sources / 8 : 1024;
+}
+
 static int attach_load(struct sluice **skel, struct attach_opts *o)
 {
 	struct state st;
@@ -155,6 +165,9 @@ static int attach_load(struct sluice **skel, struct attach_opts *o)
 		return -errno;
 	err = bpf_map__set_max_entries((*skel)->maps.buckets, (__u32)o->max_sources);
 	if (!err)
+		err = bpf_map__set_max_entries((*skel)->maps.aggregates,
+					       (__u32)aggregate_buckets(o->max_sources));
+	if (!err)
 		err = sluice__load(*skel);
 	if (err)
 		return err;
@@ -164,7 +177,7 @@ static int attach_load(struct sluice **skel, struct attach_opts *o)
 
 static void attach_report(const struct attach_opts *o)
 {
-	char opts[256];
+	char opts[640];
 
 	format_settings(opts, sizeof(opts), &o->doc.dflt);
 	printf("sluice: attached to %s in %s mode: %s per source, up to %llu sources\n", o->ifname,

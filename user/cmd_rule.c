@@ -14,7 +14,7 @@ static const char rule_usage[] =
 	"Usage: sluice rule add IFACE CIDR --rate RATE [--burst N] [--action drop|mark|dry-run]\n"
 	"                       [--dscp N] [--ecn] [--ipv4-prefix N | --ipv6-prefix N]\n"
 	"                       [--new-sources RATE] [--overflow-rate RATE] [--initial-burst N]\n"
-	"                       [--on-full drop|pass]\n"
+	"                       [--on-full drop|pass] [--aggregate [ipv4|ipv6]/LEN=RATE[,burst=N]]...\n"
 	"                       [--proto tcp|udp|icmp|icmpv6] [--dport N[-M]] [--syn]\n"
 	"       sluice rule del IFACE CIDR [--proto P] [--dport N[-M]] [--syn]\n"
 	"       sluice rule list IFACE [--json]\n"
@@ -24,7 +24,9 @@ static const char rule_usage[] =
 	"connection attempts (--syn: SYN without ACK). The most specific rule for a\n"
 	"packet wins: the longest CIDR, then the narrowest class; otherwise the\n"
 	"default policy set by attach. Each rule has its own buckets. Fragments after\n"
-	"the first carry no ports: only rules without a class apply to them.\n";
+	"the first carry no ports: only rules without a class apply to them.\n"
+	"--aggregate also limits each wider prefix of the rule's sources as a whole\n"
+	"(/24=5000/s: every /24 together at most 5000/s), up to 4 per rule.\n";
 
 enum { OPT_JSON = 256, OPT_OPTION };
 
@@ -41,15 +43,16 @@ static const struct option rule_options[] = {
 	{ "overflow-rate", required_argument, NULL, OPT_OPTION + 8 },
 	{ "initial-burst", required_argument, NULL, OPT_OPTION + 9 },
 	{ "on-full", required_argument, NULL, OPT_OPTION + 10 },
-	{ "proto", required_argument, NULL, OPT_OPTION + 11 },
-	{ "dport", required_argument, NULL, OPT_OPTION + 12 },
-	{ "syn", no_argument, NULL, OPT_OPTION + 13 },
+	{ "aggregate", required_argument, NULL, OPT_OPTION + 11 },
+	{ "proto", required_argument, NULL, OPT_OPTION + 12 },
+	{ "dport", required_argument, NULL, OPT_OPTION + 13 },
+	{ "syn", no_argument, NULL, OPT_OPTION + 14 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Options 0-10 shape the limiter; 11-13 the match. */
-#define FIRST_MATCH_OPTION 11
+/* Options 0-11 shape the limiter; 12-14 the match. */
+#define FIRST_MATCH_OPTION 12
 
 struct rule_opts {
 	const char *verb;
@@ -156,7 +159,7 @@ static int rule_del(struct policy_doc *doc, const struct rule *r)
 
 static void rule_list_json(const struct policy_doc *doc)
 {
-	char buf[256];
+	char buf[640];
 	struct json j;
 	int i;
 
@@ -186,7 +189,7 @@ static void rule_list_json(const struct policy_doc *doc)
 
 static void rule_list_human(const struct policy_doc *doc)
 {
-	char cidr[64], opts[256], match[128];
+	char cidr[64], opts[640], match[128];
 	int i;
 
 	for (i = 0; i < doc->n_rules; i++) {

@@ -2,6 +2,7 @@
 /* sluice set: change the default policy live; buckets keep their state. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include "args.h"
 #include "commands.h"
 #include "conf.h"
@@ -13,13 +14,17 @@ static const char set_usage[] =
 	"Usage: sluice set IFACE [--rate RATE] [--burst N] [--action drop|mark|dry-run]\n"
 	"                  [--dscp N] [--ecn] [--new-sources RATE] [--overflow-rate RATE]\n"
 	"                  [--initial-burst N] [--on-full drop|pass]\n"
+	"                  [--aggregate [ipv4|ipv6]/LEN=RATE[,burst=N] | none]...\n"
 	"\n"
 	"Change the default policy on IFACE without reattaching. Existing buckets keep\n"
 	"their state; every packet sees either the old or the new settings as a whole.\n"
 	"A new --rate without --burst keeps a burst set before, and otherwise derives it\n"
-	"again (one second of rate). --action drop or dry-run clears --dscp and --ecn.\n";
+	"again (one second of rate). --action drop or dry-run clears --dscp and --ecn.\n"
+	"The --aggregate options given replace all aggregates; --aggregate none clears them.\n";
 
 enum { OPT_LIMITER = 256 };
+/* The limiter options below, OPT_LIMITER + 0 to SET_OPTIONS - 1. */
+#define SET_OPTIONS 10
 
 static const struct option set_options[] = {
 	{ "rate", required_argument, NULL, OPT_LIMITER },
@@ -31,6 +36,7 @@ static const struct option set_options[] = {
 	{ "overflow-rate", required_argument, NULL, OPT_LIMITER + 6 },
 	{ "initial-burst", required_argument, NULL, OPT_LIMITER + 7 },
 	{ "on-full", required_argument, NULL, OPT_LIMITER + 8 },
+	{ "aggregate", required_argument, NULL, OPT_LIMITER + 9 },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -39,7 +45,7 @@ static const struct option set_options[] = {
 struct set_opts {
 	const char *ifname;
 	struct settings given;
-	bool has[9];
+	bool has[SET_OPTIONS];
 };
 
 static int set_parse(int argc, char **argv, struct set_opts *o)
@@ -62,12 +68,12 @@ static int set_parse(int argc, char **argv, struct set_opts *o)
 	}
 	if (cli_one_positional("set", argc, argv, "interface name", &o->ifname))
 		return EXIT_BAD_INPUT;
-	for (opt = 0; opt < 9 && !o->has[opt]; opt++)
+	for (opt = 0; opt < SET_OPTIONS && !o->has[opt]; opt++)
 		;
-	if (opt == 9)
+	if (opt == SET_OPTIONS)
 		return fail_input("set", "nothing to change (give --rate, --burst, --action, "
 					 "--dscp, --ecn, --new-sources, --overflow-rate, "
-					 "--initial-burst or --on-full)");
+					 "--initial-burst, --on-full or --aggregate)");
 	return -1;
 }
 
@@ -99,6 +105,10 @@ static void set_apply(const struct set_opts *o, struct settings *s)
 		s->initial = o->given.initial;
 	if (o->has[8])
 		s->on_full_pass = o->given.on_full_pass;
+	if (o->has[9]) {
+		memcpy(s->aggregates, o->given.aggregates, sizeof(s->aggregates));
+		s->n_aggregates = o->given.n_aggregates;
+	}
 }
 
 int cmd_set(int argc, char **argv)

@@ -43,6 +43,25 @@ static int apply_dscp(struct settings *s, const char *value, const char **why)
 	return err;
 }
 
+/* Each --aggregate adds one; "none" clears them. */
+static int apply_aggregate(struct settings *s, const char *value, const char **why)
+{
+	int err;
+
+	if (!strcmp(value, "none")) {
+		s->n_aggregates = 0;
+		return 0;
+	}
+	if (s->n_aggregates == SLUICE_MAX_AGGREGATES) {
+		*why = "at most 4 aggregates per rule";
+		return -E2BIG;
+	}
+	err = parse_aggregate(value, &s->aggregates[s->n_aggregates], why);
+	if (!err)
+		s->n_aggregates++;
+	return err;
+}
+
 static int apply_match(struct match *m, const char *name, const char *value, const char **why)
 {
 	if (!strcmp(name, "proto"))
@@ -76,6 +95,8 @@ int option_apply(struct settings *s, struct match *m, const char *name, const ch
 		return parse_burst(value, &s->initial, why);
 	if (!strcmp(name, "on-full"))
 		return parse_on_full(value, &s->on_full_pass, why);
+	if (!strcmp(name, "aggregate"))
+		return apply_aggregate(s, value, why);
 	if (!strcmp(name, "ipv4-prefix"))
 		return apply_prefix(&s->ipv4_prefix, value, 32, why);
 	if (!strcmp(name, "ipv6-prefix"))
@@ -105,7 +126,8 @@ static void append(char *buf, size_t len, const char *fmt, ...)
 
 void format_settings(char *buf, size_t len, const struct settings *s)
 {
-	char v[48];
+	unsigned int i;
+	char v[96];
 
 	buf[0] = '\0';
 	format_rate(v, sizeof(v), &s->rate);
@@ -138,6 +160,10 @@ void format_settings(char *buf, size_t len, const struct settings *s)
 	}
 	if (s->on_full_pass)
 		append(buf, len, "on-full pass");
+	for (i = 0; i < s->n_aggregates && i < SLUICE_MAX_AGGREGATES; i++) {
+		format_aggregate(v, sizeof(v), &s->aggregates[i]);
+		append(buf, len, "aggregate %s", v);
+	}
 }
 
 void format_match(char *buf, size_t len, const struct match *m)
@@ -234,7 +260,7 @@ static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first
 			return fail_at(pc, t->col[i - (value ? 1 : 0)],
 				       "unknown option '%s' (expected rate, burst, action, dscp, "
 				       "ecn, ipv4-prefix, ipv6-prefix, new-sources, overflow-rate, "
-				       "initial-burst, on-full%s)",
+				       "initial-burst, on-full, aggregate%s)",
 				       name, m ? ", proto, dport, syn" : "");
 		if (err)
 			return fail_at(pc, t->col[i], "bad %s '%s': %s", name, value, why);
@@ -396,7 +422,7 @@ int conf_parse(const char *path, struct policy_doc *doc, char *err, size_t errle
 
 void conf_write(FILE *out, const struct policy_doc *doc)
 {
-	char opts[512], match[128], cidr[64];
+	char opts[640], match[128], cidr[64];
 	size_t i;
 	int r;
 

@@ -208,6 +208,143 @@ static int pressure_build(struct sluice_policy *p, const struct settings *s, con
 	return 0;
 }
 
+/* The family an aggregate limits: as typed, the rule's, or for the default by length. */
+static uint8_t aggregate_family(const struct aggregate *a, uint8_t rule_family)
+{
+	if (a->family)
+		return a->family;
+	if (rule_family != SLUICE_FAMILY_ANY)
+		return rule_family;
+	return a->prefix_len <= 32 ? SLUICE_FAMILY_IPV4 : SLUICE_FAMILY_IPV6;
+}
+
+static int aggregate_check(const struct sluice_policy *p, const struct sluice_aggregate *out,
+			   uint8_t rule_family, int n, const char **why)
+{
+	unsigned int source_prefix =
+		out->family == SLUICE_FAMILY_IPV4 ? p->ipv4_prefix : p->ipv6_prefix;
+	int i;
+
+	if (rule_family != SLUICE_FAMILY_ANY && out->family != rule_family) {
+		*why = "an aggregate must be of the rule's address family";
+		return -EINVAL;
+	}
+	if (out->prefix_len > (out->family == SLUICE_FAMILY_IPV4 ? 32 : 128)) {
+		*why = "aggregate prefix length is too long for IPv4 (at most 32)";
+		return -ERANGE;
+	}
+	if (out->prefix_len >= source_prefix) {
+		*why = "an aggregate must be wider than the source prefix (ipv4-prefix, ipv6-prefix)";
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (p->aggregates[i].family == out->family &&
+		    p->aggregates[i].prefix_len == out->prefix_len) {
+			*why = "two aggregates on the same prefix length";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* One aggregate, metered like a limiter of its own rate and burst. */
+static int aggregate_build(struct sluice_policy *p, const struct aggregate *a,
+			   uint8_t rule_family, int n, const char **why)
+{
+	struct sluice_aggregate *out = &p->aggregates[n];
+	struct sluice_policy meter = { 0 };
+	struct settings s;
+	int err, i;
+
+	out->family = aggregate_family(a, rule_family);
+	out->prefix_len = a->prefix_len;
+	err = aggregate_check(p, out, rule_family, n, why);
+	if (err)
+		return err;
+	settings_default(&s);
+	s.rate = a->rate;
+	s.burst = a->burst;
+	err = a->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(&meter, &s, why)
+						  : meter_bytes(&meter, &s, why);
+	if (err)
+		return err;
+	out->interval = meter.interval;
+	out->limit = meter.limit;
+	out->burst = meter.burst;
+	out->rate_amount = a->rate.amount;
+	out->rate_period_ns = a->rate.period_ns;
+	out->rate_unit = a->rate.unit;
+	out->typed = (a->family ? SLUICE_AGG_FAMILY : 0) | (a->burst.value ? SLUICE_AGG_BURST : 0);
+	if (out->family == SLUICE_FAMILY_IPV4)
+		out->mask[0] = prefix_mask(out->prefix_len);
+	else
+		for (i = 0; i < 4; i++)
+			out->mask[i] = prefix_mask((int)out->prefix_len - 32 * i);
+	return 0;
+}
+
+static int aggregates_build(struct sluice_policy *p, const struct settings *s,
+			    uint8_t rule_family, const char **why)
+{
+	unsigned int i;
+	int err;
+
+	if (s->n_aggregates > SLUICE_MAX_AGGREGATES) {
+		*why = "at most 4 aggregates per rule";
+		return -E2BIG;
+	}
+	for (i = 0; i < s->n_aggregates; i++) {
+		err = aggregate_build(p, &s->aggregates[i], rule_family, (int)i, why);
+		if (err)
+			return err;
+	}
+	p->n_aggregates = (uint8_t)s->n_aggregates;
+	return 0;
+}
+
+static void aggregates_settings(const struct sluice_policy *p, struct settings *s)
+{
+	const struct sluice_aggregate *in;
+	struct aggregate *a;
+	unsigned int i;
+
+	s->n_aggregates = p->n_aggregates < SLUICE_MAX_AGGREGATES ? p->n_aggregates
+								  : SLUICE_MAX_AGGREGATES;
+	for (i = 0; i < s->n_aggregates; i++) {
+		in = &p->aggregates[i];
+		a = &s->aggregates[i];
+		memset(a, 0, sizeof(*a));
+		a->family = in->typed & SLUICE_AGG_FAMILY ? in->family : 0;
+		a->prefix_len = in->prefix_len;
+		a->rate.amount = in->rate_amount;
+		a->rate.period_ns = in->rate_period_ns;
+		a->rate.unit = in->rate_unit;
+		if (in->typed & SLUICE_AGG_BURST) {
+			a->burst.value = in->burst;
+			a->burst.bytes = in->rate_unit != SLUICE_UNIT_PACKETS;
+		}
+	}
+}
+
+static bool aggregates_equal(const struct settings *a, const struct settings *b)
+{
+	const struct aggregate *x, *y;
+	unsigned int i;
+
+	if (a->n_aggregates != b->n_aggregates)
+		return false;
+	for (i = 0; i < a->n_aggregates && i < SLUICE_MAX_AGGREGATES; i++) {
+		x = &a->aggregates[i];
+		y = &b->aggregates[i];
+		if (x->family != y->family || x->prefix_len != y->prefix_len ||
+		    x->rate.amount != y->rate.amount || x->rate.period_ns != y->rate.period_ns ||
+		    x->rate.unit != y->rate.unit || x->burst.value != y->burst.value ||
+		    x->burst.bytes != y->burst.bytes)
+			return false;
+	}
+	return true;
+}
+
 int policy_build(struct sluice_policy *p, const struct settings *s, const struct match *m,
 		 uint16_t id, const char **why)
 {
@@ -241,6 +378,9 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 	p->ipv4_prefix = (uint8_t)s->ipv4_prefix;
 	p->ipv6_prefix = (uint8_t)s->ipv6_prefix;
 	masks_build(p);
+	err = aggregates_build(p, s, m ? m->cidr.family : SLUICE_FAMILY_ANY, why);
+	if (err)
+		return err;
 	if (m) {
 		p->family = m->cidr.family;
 		p->cidr_len = m->cidr.len;
@@ -277,6 +417,7 @@ void policy_settings(const struct sluice_policy *p, struct settings *s, struct m
 	s->initial.value = p->initial_burst;
 	s->initial.bytes = p->initial_burst && (p->flags & SLUICE_POL_BYTES);
 	s->on_full_pass = !!(p->flags & SLUICE_POL_FAIL_OPEN);
+	aggregates_settings(p, s);
 	if (!m)
 		return;
 	memset(m, 0, sizeof(*m));
@@ -308,7 +449,7 @@ bool settings_equal(const struct settings *a, const struct settings *b)
 	       a->overflow.amount == b->overflow.amount &&
 	       a->overflow.period_ns == b->overflow.period_ns &&
 	       a->overflow.unit == b->overflow.unit && a->initial.value == b->initial.value &&
-	       a->on_full_pass == b->on_full_pass;
+	       a->on_full_pass == b->on_full_pass && aggregates_equal(a, b);
 }
 
 int doc_find_rule(const struct policy_doc *doc, const struct match *m)

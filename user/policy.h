@@ -27,6 +27,9 @@ struct settings {
 	struct rate overflow;	 /* the shared bucket of refused sources (default: the rate) */
 	struct burst initial;	 /* credit of a new bucket (default: the whole burst) */
 	bool on_full_pass;	 /* a failed insert passes (default: it is dropped) */
+	/* Limits on wider prefixes, shared by the sources in each. */
+	struct aggregate aggregates[SLUICE_MAX_AGGREGATES];
+	unsigned int n_aggregates;
 };
 
 /* New buckets per second a rule admits unless told otherwise. */

@@ -23,6 +23,8 @@ int main(int argc, char **argv)
 		suite_policy();
 	if (!only || !strcmp(only, "pressure"))
 		suite_pressure();
+	if (!only || !strcmp(only, "aggregate"))
+		suite_aggregate();
 	if (!only || !strcmp(only, "concurrency"))
 		suite_concurrency();
 	if (!only || !strcmp(only, "counts"))

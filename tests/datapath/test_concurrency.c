@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One source hammered from every CPU at once: a thread pinned to each CPU
+ * One bucket hammered from every CPU at once: a thread pinned to each CPU
  * runs the production program (real clock) through BPF_PROG_TEST_RUN.
- * The total passed must never exceed burst + rate x elapsed, plus one per
- * CPU. Each BPF_PROG_TEST_RUN call with repeat > 1 also waits for an RCU
+ * The bucket is one source's, or a /24 aggregate's with a source of its
+ * own per CPU. The total passed must never exceed burst + rate x elapsed,
+ * plus one per CPU. Each BPF_PROG_TEST_RUN call with repeat > 1 also waits for an RCU
  * grace period (XDP dispatcher update), leaving gaps without packets; a
  * small bucket loses that credit, as it should. So only where the
  * tolerance spans the gaps (1 s) must the total also reach 90% of
@@ -11,6 +12,7 @@
  * "elapsed" but carry no packets); elsewhere it must exceed the burst.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <linux/bpf.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -65,29 +67,59 @@ static void *hammer_run(void *arg)
 	return NULL;
 }
 
-static void hammer_case(const char *name, uint64_t rate, uint64_t burst, bool gaps_absorbed)
+/* The limit under test: the default policy's own, or a /24 aggregate's. */
+struct hammered {
+	uint64_t rate, burst;
+	bool aggregate; /* one source per CPU, all in one /24 */
+};
+
+static int hammer_open(struct fixture *fx, const struct hammered *b)
 {
-	struct frame_spec spec = { .family = 4, .src = "192.0.2.99", .payload = 18 };
+	struct settings s;
+	const char *why;
+	char agg[96];
+
+	if (!b->aggregate) {
+		settings_per_second(&s, b->rate, b->burst);
+		return fixture_open_real_clock(fx, &s, 64);
+	}
+	/* Sources far under their own limit: only the aggregate refuses. */
+	settings_per_second(&s, 1000000000, 1000000000);
+	snprintf(agg, sizeof(agg), "/24=%llu/s,burst=%llu", (unsigned long long)b->rate,
+		 (unsigned long long)b->burst);
+	s.n_aggregates = 1;
+	if (parse_aggregate(agg, &s.aggregates[0], &why))
+		return -EINVAL;
+	return fixture_open_real_clock(fx, &s, 64);
+}
+
+static void hammer_case(const char *name, const struct hammered *b, bool gaps_absorbed)
+{
+	uint64_t rate = b->rate, burst = b->burst;
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), i, err = 0;
 	uint64_t first = UINT64_MAX, last = 0, passed, ceiling, floor_;
 	pthread_barrier_t start;
 	struct sluice_stats st = {};
 	struct hammer *h;
+	struct frame_spec spec = { .family = 4, .payload = 18 };
 	struct fixture fx;
-	struct settings s;
-	struct frame f;
+	struct frame *f;
+	char src[32];
 
-	settings_per_second(&s, rate, burst);
-	frame_build(&f, &spec);
 	h = calloc((size_t)ncpu, sizeof(*h));
-	if (!h || fixture_open_real_clock(&fx, &s, 64)) {
+	f = calloc((size_t)ncpu, sizeof(*f));
+	if (!h || !f || hammer_open(&fx, b)) {
 		check(false, name, "cannot load");
 		free(h);
+		free(f);
 		return;
 	}
 	pthread_barrier_init(&start, NULL, (unsigned int)ncpu);
 	for (i = 0; i < ncpu; i++) {
-		h[i] = (struct hammer){ .cpu = i, .fx = &fx, .frame = &f, .start = &start };
+		snprintf(src, sizeof(src), "192.0.2.%d", b->aggregate ? i + 1 : 99);
+		spec.src = src;
+		frame_build(&f[i], &spec);
+		h[i] = (struct hammer){ .cpu = i, .fx = &fx, .frame = &f[i], .start = &start };
 		pthread_create(&h[i].thread, NULL, hammer_run, &h[i]);
 	}
 	for (i = 0; i < ncpu; i++) {
@@ -113,13 +145,22 @@ static void hammer_case(const char *name, uint64_t rate, uint64_t burst, bool ga
 	pthread_barrier_destroy(&start);
 	fixture_close(&fx);
 	free(h);
+	free(f);
 }
 
 void suite_concurrency(void)
 {
+	const struct hammered fast = { 1000000, 1000 }, wide = { 100000, 100000 },
+			      slow = { 50, 1 }, agg_fast = { 1000000, 1000, true },
+			      agg_wide = { 100000, 100000, true };
+
 	/* Contended CAS on every admission, precise clock throughout. */
-	hammer_case("all CPUs, 1M/s burst 1000: never over-admits", 1000000, 1000, false);
+	hammer_case("all CPUs, 1M/s burst 1000: never over-admits", &fast, false);
 	/* Tolerance of 1 s: exact, and the over-limit cache judges by jiffies. */
-	hammer_case("all CPUs, 100k/s burst 100k: exact", 100000, 100000, true);
-	hammer_case("all CPUs, 50/s burst 1: never over-admits", 50, 1, false);
+	hammer_case("all CPUs, 100k/s burst 100k: exact", &wide, true);
+	hammer_case("all CPUs, 50/s burst 1: never over-admits", &slow, false);
+	/* The same for an aggregate that every CPU's own source shares. */
+	hammer_case("aggregate /24 from all CPUs, 1M/s burst 1000: never over-admits", &agg_fast,
+		    false);
+	hammer_case("aggregate /24 from all CPUs, 100k/s burst 100k: exact", &agg_wide, true);
 }

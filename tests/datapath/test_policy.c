@@ -24,32 +24,10 @@
 
 #define NOW_NS (1000 * NSEC_PER_SEC)
 
-/* A policy from config text, through the same parser `sluice apply` uses. */
-static int doc_from_text(const char *text, struct policy_doc *doc)
-{
-	char path[] = "/tmp/sluice-test-policy.XXXXXX", err[512];
-	int fd = mkstemp(path), ret = -1;
-
-	if (fd < 0)
-		return -1;
-	if (write(fd, text, strlen(text)) == (ssize_t)strlen(text))
-		ret = conf_parse(path, doc, err, sizeof(err));
-	if (ret)
-		fprintf(stderr, "policy: %s\n", err);
-	close(fd);
-	unlink(path);
-	return ret;
-}
-
 static int open_policy(struct fixture *fx, const char *text)
 {
-	struct policy_doc doc;
-	int err;
+	int err = fixture_open_conf(fx, text, 1024);
 
-	if (doc_from_text(text, &doc))
-		return -1;
-	err = fixture_open_policy(fx, &doc, 1024);
-	doc_free(&doc);
 	if (!err)
 		fixture_set_clock(fx, NOW_NS);
 	return err;
@@ -350,7 +328,7 @@ static void case_rule_ids(void)
 	struct policy_doc doc;
 	struct fixture fx;
 
-	if (open_policy(&fx, v1) || doc_from_text(v2, &doc)) {
+	if (open_policy(&fx, v1) || doc_from_conf_text(v2, &doc)) {
 		check(false, "rule ids across apply", "cannot load");
 		return;
 	}

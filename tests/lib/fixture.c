@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sluice.skel.h"
 #include "sluice_test.skel.h"
+#include "conf.h"
 #include "fixture.h"
 
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
@@ -39,6 +43,9 @@ int fixture_store(struct fixture *fx, struct policy_doc *doc)
 	return policy_store(&fx->st.maps, doc, true);
 }
 
+/* Aggregate buckets of a test table: plenty for any test, cheap to allocate. */
+#define FIXTURE_AGGREGATES 4096
+
 /* Both builds share their map and program names, so the rest is common. */
 static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, struct policy_doc *doc)
 {
@@ -60,6 +67,8 @@ int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max
 	if (!fx->test)
 		return -errno;
 	err = bpf_map__set_max_entries(fx->test->maps.buckets, max_sources);
+	if (!err)
+		err = bpf_map__set_max_entries(fx->test->maps.aggregates, FIXTURE_AGGREGATES);
 	if (!err)
 		err = sluice_test__load(fx->test);
 	if (!err)
@@ -90,6 +99,8 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 	if (!fx->real)
 		return -errno;
 	err = bpf_map__set_max_entries(fx->real->maps.buckets, max_sources);
+	if (!err)
+		err = bpf_map__set_max_entries(fx->real->maps.aggregates, FIXTURE_AGGREGATES);
 	if (!err)
 		err = sluice__load(fx->real);
 	if (!err)
@@ -165,4 +176,34 @@ int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key)
 	struct sluice_bucket b;
 
 	return !bpf_map_lookup_elem(fx->st.buckets_fd, key, &b);
+}
+
+/* A policy from config text, through the same parser `sluice apply` uses. */
+int doc_from_conf_text(const char *text, struct policy_doc *doc)
+{
+	char path[] = "/tmp/sluice-test-policy.XXXXXX", err[512];
+	int fd = mkstemp(path), ret = -1;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) == (ssize_t)strlen(text))
+		ret = conf_parse(path, doc, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "policy: %s\n", err);
+	close(fd);
+	unlink(path);
+	return ret;
+}
+
+int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources)
+{
+	struct policy_doc doc;
+	int err;
+
+	err = doc_from_conf_text(text, &doc);
+	if (err)
+		return err;
+	err = fixture_open_policy(fx, &doc, max_sources);
+	doc_free(&doc);
+	return err;
 }

@@ -206,6 +206,50 @@ static void test_bursts(void)
 	}
 }
 
+struct aggregate_case {
+	const char *in;
+	int err;
+	const char *canonical; /* format_aggregate's spelling */
+	uint8_t family, prefix_len;
+};
+
+/* clang-format off: one case per line */
+static const struct aggregate_case aggregate_cases[] = {
+	{ "/24=5000/s", 0, "/24=5k/s", 0, 24 },
+	{ "/48=20000/s", 0, "/48=20k/s", 0, 48 },
+	{ "ipv6/24=1k/s,burst=500", 0, "ipv6/24=1k/s,burst=500", SLUICE_FAMILY_IPV6, 24 },
+	{ "ipv4/16=10mbit/s,burst=64kB", 0, "ipv4/16=10mbit/s,burst=64kB", SLUICE_FAMILY_IPV4, 16 },
+	{ "/0=1/s", 0, "/0=1/s", 0, 0 },
+	{ "ipv4/33=1/s", -ERANGE }, { "/129=1/s", -ERANGE }, { "24=1/s", -EINVAL },
+	{ "/24", -EINVAL },	    { "/=1/s", -EINVAL },    { "/24=", -EINVAL },
+	{ "/24=0/s", -EINVAL },	    { "/24=1/s,", -EINVAL }, { "/24=1/s,burst=0", -ERANGE },
+	{ "/24=1/s,rate=2", -EINVAL }, { "ipv5/24=1/s", -EINVAL }, { "/2x=1/s", -EINVAL },
+};
+/* clang-format on */
+
+static void test_aggregates(void)
+{
+	const char *why = NULL;
+	struct aggregate a;
+	char name[96], out[96];
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(aggregate_cases) / sizeof(aggregate_cases[0]); i++) {
+		const struct aggregate_case *c = &aggregate_cases[i];
+
+		err = parse_aggregate(c->in, &a, &why);
+		out[0] = '\0';
+		if (!err)
+			format_aggregate(out, sizeof(out), &a);
+		snprintf(name, sizeof(name), "aggregate '%s'", c->in);
+		check(err == c->err &&
+			      (err || (!strcmp(out, c->canonical) && a.family == c->family &&
+				       a.prefix_len == c->prefix_len)),
+		      name, "got %d '%s' (%s)", err, out, err ? why : "");
+	}
+}
+
 struct cidr_case {
 	const char *in;
 	int err;
@@ -359,6 +403,7 @@ int main(void)
 	test_prefixes();
 	test_words();
 	test_bursts();
+	test_aggregates();
 	test_cidrs();
 	test_ports_and_protos();
 	test_policy_build();

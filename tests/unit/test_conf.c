@@ -69,6 +69,20 @@ static const struct error_case error_cases[] = {
 	{ "list entry with extra words", "default rate 1/s\nallow 10.0.0.0/8 now\n",
 	  ":2:18:", "end of the line" },
 	{ "unknown action", "default rate 1/s action reject\n", ":1:25:", "bad action 'reject'" },
+	{ "bad aggregate", "default rate 1/s aggregate 24=5/s\n",
+	  ":1:28:", "expected [ipv4|ipv6]/LEN=RATE" },
+	{ "aggregate as narrow as the source", "default rate 1/s aggregate /32=5/s\n",
+	  ":1:1:", "wider than the source prefix" },
+	{ "aggregate of the other family", "default rate 1/s\n"
+	  "rule 10.0.0.0/8 rate 1/s aggregate ipv6/48=5/s\n",
+	  ":2:1:", "the rule's address family" },
+	{ "two aggregates on one length", "default rate 1/s aggregate /24=5/s aggregate /24=9/s\n",
+	  ":1:1:", "same prefix length" },
+	{ "five aggregates", "default rate 1/s aggregate /8=1/s aggregate /12=1/s "
+	  "aggregate /16=1/s aggregate /20=1/s aggregate /24=1/s\n",
+	  ":1:99:", "at most 4 aggregates" },
+	{ "aggregate burst in bytes for packets", "default rate 1/s aggregate /24=5/s,burst=1kB\n",
+	  ":1:1:", "needs a byte rate" },
 };
 /* clang-format on */
 
@@ -92,24 +106,28 @@ static void test_errors(void)
 
 static const char complete[] =
 	"# a complete policy\n"
-	"default rate 500/s burst 1k ipv6-prefix 56\n"
+	"default rate 500/s burst 1k ipv6-prefix 56 aggregate /48=20k/s aggregate ipv6/32=1M/s\n"
 	"\n"
 	"rule 10.0.0.0/8 rate 100/s   # comment after a statement\n"
 	"rule 0.0.0.0/0 rate 5/m burst 3 proto tcp dport 22 syn\n"
 	"rule 0.0.0.0/0 rate 2k/s proto tcp dport 443\n"
 	"rule 2001:db8::/32 rate 10mbit/s burst 64kB action mark dscp 8 ecn\n"
 	"rule 192.0.2.0/24 rate 1gbit/s action dry-run ipv4-prefix 24\n"
+	"rule 172.16.0.0/12 rate 50/s aggregate /24=5000/s aggregate /16=20000/s,burst=40000\n"
+	"rule 2001:db8:1::/48 rate 50/s aggregate /56=1000/s\n"
 	"\tallow 198.51.100.0/24\n"
 	"deny 203.0.113.0/24\n"
 	"deny 2001:db8:bad::/48\n";
 
 static const char canonical[] =
-	"default rate 500/s burst 1k ipv6-prefix 56\n"
+	"default rate 500/s burst 1k ipv6-prefix 56 aggregate /48=20k/s aggregate ipv6/32=1M/s\n"
 	"rule 10.0.0.0/8 rate 100/s\n"
 	"rule 0.0.0.0/0 rate 5/m burst 3 proto tcp dport 22 syn\n"
 	"rule 0.0.0.0/0 rate 2k/s proto tcp dport 443\n"
 	"rule 2001:db8::/32 rate 10mbit/s burst 64kB action mark dscp 8 ecn\n"
 	"rule 192.0.2.0/24 rate 1gbit/s action dry-run ipv4-prefix 24\n"
+	"rule 172.16.0.0/12 rate 50/s aggregate /24=5k/s aggregate /16=20k/s,burst=40k\n"
+	"rule 2001:db8:1::/48 rate 50/s aggregate /56=1k/s\n"
 	"allow 198.51.100.0/24\n"
 	"deny 203.0.113.0/24\n"
 	"deny 2001:db8:bad::/48\n";
@@ -125,7 +143,7 @@ static void test_round_trip(void)
 		check(false, "a complete file parses", "%s", err);
 		return;
 	}
-	check(doc.n_rules == 5 && doc.allow.count == 1 && doc.deny.count == 2,
+	check(doc.n_rules == 7 && doc.allow.count == 1 && doc.deny.count == 2,
 	      "a complete file parses", "%d rules", doc.n_rules);
 	mem = open_memstream(&out, &len);
 	conf_write(mem, &doc);

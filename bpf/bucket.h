@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One GCRA step on a TAT that every CPU shares, and what a packet costs it.
+ * Source, overflow and aggregate buckets all meter through here.
+ */
+#ifndef SLUICE_BPF_BUCKET_H
+#define SLUICE_BPF_BUCKET_H
+
+#include <errno.h>
+#include "gcra.h"
+#include "parse.h"
+#include "stats.h"
+
+/* A TAT contended this often in a row is judged over the limit. */
+#define METER_CAS_TRIES 8
+
+enum meter_verdict {
+	METER_CONFORMS,
+	METER_OVER,
+};
+
+/*
+ * What this packet costs a bucket of the given interval: one interval for a
+ * packet rate, or its whole frame in bytes for a bandwidth.
+ */
+static __always_inline __u64 unit_cost(struct xdp_md *ctx, __u64 interval, int bytes)
+{
+	if (!bytes)
+		return interval;
+	return (frame_len(ctx) * interval + (1ULL << SLUICE_BYTE_SHIFT) - 1) >> SLUICE_BYTE_SHIFT;
+}
+
+/*
+ * Takes cost from a shared TAT by compare-and-swap, retried on contention.
+ * When over, *over_tat is the TAT that refused (0: contended, unknown).
+ */
+static __always_inline int gcra_take(__u64 *tatp, __u64 now, __u64 cost, __u64 limit,
+				     __u64 *over_tat)
+{
+	__u64 tat, next;
+	int i;
+
+	for (i = 0; i < METER_CAS_TRIES; i++) {
+		tat = *(volatile __u64 *)tatp;
+		if (!gcra_conforms(tat, now, cost, limit, &next)) {
+			*over_tat = tat;
+			return METER_OVER;
+		}
+		if (__sync_val_compare_and_swap(tatp, tat, next) == tat)
+			return METER_CONFORMS;
+	}
+	/* Never admit what we could not account for. */
+	*over_tat = 0;
+	return METER_OVER;
+}
+
+/* A failed bucket insert, counted by cause; --on-full says pass or drop. */
+static __always_inline int meter_insert_failed(struct xdp_md *ctx, const struct sluice_policy *p,
+					       long err)
+{
+	stats_count(ctx, err == -ENOMEM ? SLUICE_CNT_INSERT_NOMEM : SLUICE_CNT_INSERT_FAILED);
+	return p->flags & SLUICE_POL_FAIL_OPEN ? METER_CONFORMS : METER_OVER;
+}
+
+#endif /* SLUICE_BPF_BUCKET_H */
