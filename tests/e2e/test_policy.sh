@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Policies end to end on the veth lab: two rates side by side, a denied
-# CIDR that sees nothing, an allowed CIDR that sees everything, and an
-# apply mid-flood.
+# CIDR that sees nothing, an allowed CIDR that sees everything, an apply
+# mid-flood, and /24 aggregates over per-source limits.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
@@ -108,10 +108,44 @@ test_bad_apply_changes_nothing() {
 	check "a bad config changes nothing" test "$("$SLUICE" show "$LAB_HOST")" = "$before"
 }
 
+# prefix_totals FILE: "PREFIX TOTAL MAX" per /24 of the sink's counts.
+prefix_totals() {
+	awk '$1 ~ /^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/ {
+	       split($1, o, "."); p = o[1] "." o[2] "." o[3]; t[p] += $2
+	       if ($2 > m[p]) m[p] = $2 }
+	     END { for (p in t) print p, t[p], m[p] }' "$1" | sort
+}
+
+test_aggregates() {
+	local sent secs lost want per_source
+	# 1000 sources in four /24s, each source allowed 50/s, each /24 3000/s.
+	"$SLUICE" apply "$LAB_HOST" -f <(echo "default rate 50/s burst 50 aggregate /24=3000/s,burst=1000") ||
+		{ check "apply an aggregate" false; return; }
+	read -r sent secs lost < <(flood_into_sink "$LAB_TMP/agg" "$SOURCES" 4 "$PPS")
+	[ -n "$sent" ] || { check "sink starts" false; return; }
+	echo "     flood: $sent sent in $secs s, $lost lost in the veth ring"
+	want=$(awk -v s="$secs" 'BEGIN { printf "%d", 1000 + 3000 * s }')
+	per_source=$(awk -v s="$secs" 'BEGIN { printf "%d", 50 + 50 * s }')
+	prefix_totals "$LAB_TMP/agg" >"$LAB_TMP/agg.totals"
+	CHECK_DETAIL="$(tr '\n' ';' <"$LAB_TMP/agg.totals") want $want per /24"
+	check "aggregate /24=3000/s: each /24 gets 1000 + 3000 x t in all (2%)" \
+		awk -v w="$want" '{ n++; d = $2 - w; if (d < 0) d = -d; if (d > w * 0.02) bad++ }
+			END { exit !(n == 4 && bad == 0) }' "$LAB_TMP/agg.totals"
+	CHECK_DETAIL="per-source maximum $(awk '{ print $3 }' "$LAB_TMP/agg.totals" | sort -n | tail -1), allowed $per_source"
+	check "no source passes more than its own 50 + 50 x t" \
+		awk -v m="$per_source" '$3 > m { bad++ } END { exit bad > 0 }' "$LAB_TMP/agg.totals"
+	check "show prints the aggregate back" \
+		bash -c "'$SLUICE' show '$LAB_HOST' | grep -qx 'default rate 50/s burst 50 aggregate /24=3k/s,burst=1k'"
+	"$SLUICE" set "$LAB_HOST" --aggregate none >/dev/null
+	check "set --aggregate none removes it" \
+		bash -c "'$SLUICE' show '$LAB_HOST' | grep -qx 'default rate 50/s burst 50'"
+}
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 "$SLUICE" attach "$LAB_HOST" --rate 50/s --burst 50 >/dev/null
 test_two_rates_and_lists
 test_apply_mid_flood
 test_bad_apply_changes_nothing
+test_aggregates
 "$SLUICE" detach "$LAB_HOST" >/dev/null
 lab_finish
