@@ -7,12 +7,15 @@
 #include <bpf/bpf_helpers.h>
 #include "sluice.h"
 
-/* One bucket per source key; sized by --max-sources before load. */
+/*
+ * The source table: sets of SLUICE_SET_WAYS buckets (struct sluice_set),
+ * sized from --max-sources before load.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_DEFAULT_MAX_SOURCES);
-	__type(key, struct sluice_key);
-	__type(value, struct sluice_bucket);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_DEFAULT_MAX_SOURCES / SLUICE_SET_WAYS);
+	__type(key, __u32);
+	__type(value, struct sluice_set);
 } buckets SEC(".maps");
 
 /*
@@ -112,7 +115,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_DEFAULT_MAX_SOURCES / 8);
+	__uint(max_entries, SLUICE_DEFAULT_MAX_SOURCES / 16);
 	__type(key, struct sluice_key);
 	__type(value, __u64);
 } aggregates SEC(".maps");

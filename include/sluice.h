@@ -7,6 +7,7 @@
 #ifndef SLUICE_H
 #define SLUICE_H
 
+#include <linux/bpf.h> /* struct bpf_spin_lock */
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
@@ -89,6 +90,34 @@ struct sluice_bucket {
 	__u64 tat;
 	__u64 passed;
 	__u64 dropped;
+};
+
+/*
+ * The source table (map `buckets`) is an array of sets of
+ * SLUICE_SET_WAYS buckets: a key hashes to two sets (include/table_hash.h)
+ * and lives in one way of one of them. One spin lock guards a set, so
+ * finding, metering and replacing a bucket are exact across CPUs.
+ * Preallocated, the table costs the same full or empty: sized for 4/5 of
+ * its ways, sizeof(struct sluice_set) * 5 / 4 / SLUICE_SET_WAYS bytes per
+ * source. A new source takes an empty way in the emptier of its sets, else
+ * the way idle longest if its bucket has refilled (TAT in the past:
+ * forgetting it loses nothing); when every way of both sets still holds
+ * state, the table is full for it and --on-full decides.
+ */
+#define SLUICE_SET_WAYS 8
+
+struct sluice_way {
+	struct sluice_key key;
+	__u32 pad;
+	struct sluice_bucket b;
+};
+
+struct sluice_set {
+	struct bpf_spin_lock lock;
+	/* Per way: a second hash of its key, never 0; 0 marks an empty way. */
+	__u32 tag[SLUICE_SET_WAYS];
+	__u32 pad;
+	struct sluice_way way[SLUICE_SET_WAYS];
 };
 
 /* sluice_policy.flags */
@@ -224,6 +253,10 @@ struct sluice_config {
 	__u32 rules_v6;
 	__u16 next_policy_id; /* the id the next new rule gets */
 	__u16 pad[3];
+	/* The source table: its sets, and the random hash seeds fixed at attach. */
+	__u32 table_sets;
+	__u32 pad2;
+	__u64 table_seed[3];
 };
 
 #define SLUICE_JIFFY_RECIP_SHIFT 48
@@ -303,6 +336,8 @@ enum sluice_counter {
 	SLUICE_CNT_REFUSED,	     /* new source over the admission budget: no bucket */
 	SLUICE_CNT_OVERFLOW_PASSED,  /* refused, passed by the overflow bucket */
 	SLUICE_CNT_OVERFLOW_DROPPED, /* refused, dropped by the overflow bucket */
+	SLUICE_CNT_INSERT_FULL,	     /* bucket insert found its set full; --on-full decides */
+	SLUICE_CNT_EVICTED,	     /* idle, refilled buckets given to new sources */
 	SLUICE_CNT_MAX,
 };
 

@@ -5,10 +5,12 @@
  * figures; it is a benchmark, not a test, and never fails on a slow machine.
  *
  * Paths: one source over its limit (the over-limit cache, with and without
- * the precise clock), a new source (table with room, and full so that the
- * LRU evicts), and N tracked sources all under or all over their limits,
+ * the precise clock), a new source (table with room; full of idle buckets,
+ * one of which it replaces; full of buckets that still hold state, so it
+ * is refused), and N tracked sources all under or all over their limits,
  * for N from 1 to 1,000,000, which gives the growth of the cost with the
- * number of sources.
+ * number of sources. Last, the memory per tracked source, from the kernel's
+ * own account of the table (memlock, as bpftool shows it).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -26,6 +28,7 @@
 #include "frames.h"
 #include "policy.h"
 #include "state.h"
+#include "table_hash.h"
 
 #define REPEAT 1000000
 #define ROUNDS 31
@@ -116,12 +119,13 @@ static struct sluice *limiter_open(uint64_t rate, uint64_t burst, __u32 table)
 	skel = sluice__open();
 	if (!skel)
 		return NULL;
-	if ((table && bpf_map__set_max_entries(skel->maps.buckets, table)) || sluice__load(skel)) {
+	if ((table && bpf_map__set_max_entries(skel->maps.buckets, table_sets_for(table))) ||
+	    sluice__load(skel)) {
 		sluice__destroy(skel);
 		return NULL;
 	}
 	state_from_object(skel->obj, &st);
-	if (policy_create(&st.maps, &doc)) {
+	if (policy_create(&st.maps, st.buckets_fd, &doc)) {
 		sluice__destroy(skel);
 		return NULL;
 	}
@@ -220,25 +224,25 @@ static int bench_tracked(int drop_fd, const struct frame *f, __u32 n, bool over,
 }
 
 /*
- * Every packet from a source never seen before. With room in the table
- * the bucket is taken from the free list; in a full one, the least
- * recently used bucket is evicted for it.
+ * Every packet from a source never seen before. With room in the table it
+ * takes an empty way. In a full table whose buckets have refilled (1G/s),
+ * it replaces the one idle longest; in one whose buckets still hold state
+ * (1/s, burst 1), it is refused after a look at both of its sets.
  */
-static int bench_new_source(int drop_fd, const struct frame *f, bool full)
+static int bench_new_source(int drop_fd, const struct frame *f, const char *name, bool full,
+			    uint64_t rate)
 {
 	struct figure fig;
 	struct many m;
 	int err;
 
-	err = many_open(&m, drop_fd, UINT32_MAX, 1, 1);
+	err = many_open(&m, drop_fd, UINT32_MAX, rate, 1);
 	if (err)
 		return err;
 	if (full)
-		run_once(bpf_program__fd(m.front->progs.rotate_source), f, TABLE_SIZE);
+		run_once(bpf_program__fd(m.front->progs.rotate_source), f, 2 * TABLE_SIZE);
 	fig = many_measure(&m, f, full ? REPEAT : NEW_REPEAT);
-	report(full ? "sluice, new source, full table (LRU evicts)"
-		    : "sluice, new source, table with room",
-	       &fig, "rotator+DROP");
+	report(name, &fig, "rotator+DROP");
 	many_close(&m);
 	return 0;
 }
@@ -325,6 +329,47 @@ static int bench_import(void)
 	return ret;
 }
 
+/* The kernel's account of a map's memory, as bpftool prints it (fdinfo memlock). */
+static long long map_memlock(int fd)
+{
+	char path[64], line[128];
+	long long bytes = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %lld", &bytes) == 1)
+			break;
+	fclose(f);
+	return bytes;
+}
+
+/* Memory per tracked source at the default --max-sources, and of the aggregate table. */
+static int bench_memory(void)
+{
+	struct sluice *lim = limiter_open(1000, 0, SLUICE_DEFAULT_MAX_SOURCES);
+	long long table, aggregates;
+	__u32 agg_entries;
+
+	if (!lim)
+		return -errno ?: -EINVAL;
+	table = map_memlock(bpf_map__fd(lim->maps.buckets));
+	aggregates = map_memlock(bpf_map__fd(lim->maps.aggregates));
+	agg_entries = bpf_map__max_entries(lim->maps.aggregates);
+	printf("%-40s %6.1f B (memlock %lld B / %u sources; %u sets of %d); target <= 72 B\n",
+	       "memory per tracked source", (double)table / SLUICE_DEFAULT_MAX_SOURCES, table,
+	       SLUICE_DEFAULT_MAX_SOURCES, bpf_map__max_entries(lim->maps.buckets),
+	       SLUICE_SET_WAYS);
+	printf("%-40s %6.1f B (memlock %lld B / %u aggregate buckets)\n",
+	       "memory per aggregate bucket", (double)aggregates / agg_entries, aggregates,
+	       agg_entries);
+	sluice__destroy(lim);
+	return 0;
+}
+
 static int run(int drop_fd, const struct frame *f)
 {
 	struct figure fig = measure(drop_fd, drop_fd, f, REPEAT);
@@ -343,13 +388,19 @@ static int run(int drop_fd, const struct frame *f)
 	if (!err)
 		err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 1/s", 1, 1);
 	if (!err)
-		err = bench_new_source(drop_fd, f, false);
+		err = bench_new_source(drop_fd, f, "sluice, new source, table with room", false, 1);
 	if (!err)
-		err = bench_new_source(drop_fd, f, true);
+		err = bench_new_source(drop_fd, f, "sluice, new source, full of idle (replaces)", true,
+				       NSEC_PER_SEC);
+	if (!err)
+		err = bench_new_source(drop_fd, f, "sluice, new source, full of live (refused)", true,
+				       1);
 	if (!err)
 		err = run_tracked(drop_fd, f);
 	if (!err)
 		err = bench_import();
+	if (!err)
+		err = bench_memory();
 	return err;
 }
 

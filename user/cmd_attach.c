@@ -16,6 +16,7 @@
 #include "output.h"
 #include "policy.h"
 #include "state.h"
+#include "table_hash.h"
 
 static const char attach_usage[] =
 	"Usage: sluice attach IFACE --rate RATE [--burst N] [--action drop|mark|dry-run]\n"
@@ -36,7 +37,8 @@ static const char attach_usage[] =
 	"  --mode M           native or generic XDP (default: native when the driver can)\n"
 	"  --ipv4-prefix N    sources share a bucket per IPv4 /N (default 32)\n"
 	"  --ipv6-prefix N    sources share a bucket per IPv6 /N (default 64)\n"
-	"  --max-sources N    buckets tracked at once, least recently used evicted (default 1000000)\n"
+	"  --max-sources N    buckets tracked at once (default 1000000); a new source takes\n"
+	"                     the place of one idle long enough to have refilled\n"
 	"  --new-sources RATE new buckets admitted per rule (default 10k/s); other new sources\n"
 	"                     share the overflow bucket\n"
 	"  --overflow-rate R  the overflow bucket's rate (default: --rate, with --burst)\n"
@@ -149,10 +151,10 @@ static int check_free(const struct attach_opts *o)
 	return -1;
 }
 
-/* Aggregates cover many sources each: an eighth of the source table, at least 1024. */
+/* Aggregates cover many sources each: a sixteenth of the source table, at least 1024. */
 static uint64_t aggregate_buckets(uint64_t max_sources)
 {
-	return max_sources / 8 > 1024 ? max_sources / 8 : 1024;
+	return max_sources / 16 > 1024 ? max_sources / 16 : 1024;
 }
 
 static int attach_load(struct sluice **skel, struct attach_opts *o)
@@ -163,7 +165,7 @@ static int attach_load(struct sluice **skel, struct attach_opts *o)
 	*skel = sluice__open();
 	if (!*skel)
 		return -errno;
-	err = bpf_map__set_max_entries((*skel)->maps.buckets, (__u32)o->max_sources);
+	err = bpf_map__set_max_entries((*skel)->maps.buckets, table_sets_for(o->max_sources));
 	if (!err)
 		err = bpf_map__set_max_entries((*skel)->maps.aggregates,
 					       (__u32)aggregate_buckets(o->max_sources));
@@ -172,7 +174,7 @@ static int attach_load(struct sluice **skel, struct attach_opts *o)
 	if (err)
 		return err;
 	state_from_object((*skel)->obj, &st);
-	return policy_create(&st.maps, &o->doc);
+	return policy_create(&st.maps, st.buckets_fd, &o->doc);
 }
 
 static void attach_report(const struct attach_opts *o)

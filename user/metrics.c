@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
+#include "table_hash.h"
 #include "args.h"
 #include "metrics.h"
 #include "conf.h"
@@ -106,6 +107,19 @@ const struct counter_info counter_info[SLUICE_CNT_MAX] = {
 		.metric = "overflow",
 		.reason = "dropped",
 		.help = "Packets of refused sources the overflow bucket held back.",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_INSERT_FULL] = {
+		.name = "insert_full",
+		.metric = "insert_failed",
+		.reason = "full",
+		.help = "Buckets not created: every way of the set still held state; --on-full decided.",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_EVICTED] = {
+		.name = "evicted",
+		.metric = "evicted",
+		.help = "Idle buckets, refilled to their burst, given to new sources.",
 		.kind = COUNTER_TABLE,
 	},
 };
@@ -221,7 +235,7 @@ static int table_capacity(int buckets_fd, uint64_t *capacity)
 
 	if (bpf_obj_get_info_by_fd(buckets_fd, &info, &len))
 		return -errno;
-	*capacity = info.max_entries;
+	*capacity = table_sources_of(info.max_entries);
 	return 0;
 }
 

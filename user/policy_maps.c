@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <bpf/bpf.h>
 #include "policy.h"
 #include "state.h"
@@ -402,12 +403,29 @@ int list_update(const struct policy_maps *m, bool deny, const struct cidr *items
 	return config_write(m->config, m->generation, &cfg);
 }
 
-int policy_create(const struct policy_maps *m, struct policy_doc *doc)
+/* The source table's shape, and random hash seeds fixed for the life of the state. */
+static int table_config(int buckets_fd, struct sluice_config *cfg)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(buckets_fd, &info, &len))
+		return -errno;
+	cfg->table_sets = info.max_entries;
+	if (getrandom(cfg->table_seed, sizeof(cfg->table_seed), 0) != sizeof(cfg->table_seed))
+		return -EIO;
+	return 0;
+}
+
+int policy_create(const struct policy_maps *m, int buckets_fd, struct policy_doc *doc)
 {
 	struct sluice_config cfg = { 0 };
 	uint64_t tick = jiffy_ns() << SLUICE_TIME_SHIFT;
 	int err;
 
+	err = table_config(buckets_fd, &cfg);
+	if (err)
+		return err;
 	cfg.layout_version = SLUICE_LAYOUT_VERSION;
 	cfg.next_policy_id = 1;
 	if (tick < (NSEC_PER_SEC << SLUICE_TIME_SHIFT))

@@ -9,82 +9,99 @@
 #include <bpf/libbpf.h>
 #include "metrics.h"
 #include "sources.h"
+#include "table_hash.h"
 
-/* Entries per batch; a hash bucket with more than this is retried larger. */
-#define BATCH_FIRST 4096
-#define BATCH_MAX   (1 << 20)
-
-typedef int (*bucket_fn)(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx);
+/* Sets read per system call. */
+#define BATCH_SETS 1024
 
 /* A table pinned by another layout would be read as garbage: refuse it. */
-static int table_check(int buckets_fd)
+static int table_check(int buckets_fd, __u32 *sets)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
 	if (bpf_obj_get_info_by_fd(buckets_fd, &info, &len))
 		return -errno;
-	if (info.key_size != sizeof(struct sluice_key) ||
-	    info.value_size != sizeof(struct sluice_bucket))
+	if (info.key_size != sizeof(__u32) || info.value_size != sizeof(struct sluice_set))
 		return -EPROTO;
+	*sets = info.max_entries;
 	return 0;
 }
 
-struct batch {
-	struct sluice_key *keys;
-	struct sluice_bucket *vals;
-	__u32 cap;
-};
-
-static int batch_grow(struct batch *bt, __u32 cap)
+static int set_walk(const struct sluice_set *set, bucket_fn fn, void *ctx)
 {
-	void *keys, *vals;
+	int w, err = 0;
 
-	if (cap > BATCH_MAX)
-		return -E2BIG;
-	keys = realloc(bt->keys, cap * sizeof(*bt->keys));
-	if (keys)
-		bt->keys = keys;
-	vals = realloc(bt->vals, cap * sizeof(*bt->vals));
-	if (vals)
-		bt->vals = vals;
-	if (!keys || !vals)
-		return -ENOMEM;
-	bt->cap = cap;
-	return 0;
+	for (w = 0; !err && w < SLUICE_SET_WAYS; w++)
+		if (set->tag[w])
+			err = fn(&set->way[w].key, &set->way[w].b, ctx);
+	return err;
 }
 
-/* Calls fn on every bucket, batch by batch, until the table ends. */
-static int buckets_walk(int buckets_fd, bucket_fn fn, void *ctx)
+/*
+ * Calls fn on every bucket, a batch of sets at a time. The sets are read
+ * without their locks: a bucket being metered may read a packet behind.
+ */
+int sources_walk(int buckets_fd, bucket_fn fn, void *ctx)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct batch bt = {};
-	__u32 in = 0, out = 0, count, i;
+	struct sluice_set *sets = NULL;
+	__u32 n_sets, in = 0, out = 0, count, i, *keys = NULL;
 	bool first = true, done = false;
 	int err;
 
-	err = table_check(buckets_fd);
-	if (!err)
-		err = batch_grow(&bt, BATCH_FIRST);
+	err = table_check(buckets_fd, &n_sets);
+	if (err)
+		return err;
+	keys = calloc(BATCH_SETS, sizeof(*keys));
+	sets = calloc(BATCH_SETS, sizeof(*sets));
+	if (!keys || !sets)
+		err = -ENOMEM;
 	while (!err && !done) {
-		count = bt.cap;
-		err = bpf_map_lookup_batch(buckets_fd, first ? NULL : &in, &out, bt.keys, bt.vals,
-					   &count, &opts);
-		if (err == -ENOSPC && !count) {
-			err = batch_grow(&bt, bt.cap * 2);
-			continue;
-		}
+		count = BATCH_SETS;
+		err = bpf_map_lookup_batch(buckets_fd, first ? NULL : &in, &out, keys, sets, &count,
+					   &opts);
 		if (err == -ENOENT) {
 			done = true;
 			err = 0;
 		}
 		for (i = 0; !err && i < count; i++)
-			err = fn(&bt.keys[i], &bt.vals[i], ctx);
+			err = set_walk(&sets[i], fn, ctx);
 		in = out;
 		first = false;
 	}
-	free(bt.keys);
-	free(bt.vals);
+	free(keys);
+	free(sets);
+	return err;
+}
+
+static int set_find(int buckets_fd, __u32 index, __u32 tag, const struct sluice_key *key,
+		    struct sluice_bucket *b)
+{
+	struct sluice_set set;
+	int w;
+
+	if (bpf_map_lookup_elem(buckets_fd, &index, &set))
+		return -errno;
+	for (w = 0; w < SLUICE_SET_WAYS; w++) {
+		if (set.tag[w] == tag && !memcmp(&set.way[w].key, key, sizeof(*key))) {
+			*b = set.way[w].b;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int sources_find(int buckets_fd, const struct sluice_config *cfg, const struct sluice_key *key,
+		 struct sluice_bucket *b)
+{
+	__u64 hash = table_hash(key, cfg->table_seed);
+	__u32 tag = table_tag_of(hash);
+	int err;
+
+	err = set_find(buckets_fd, table_set_of(hash, cfg->table_sets), tag, key, b);
+	if (err == -ENOENT)
+		err = set_find(buckets_fd, table_set2_of(hash, cfg->table_sets), tag, key, b);
 	return err;
 }
 
@@ -99,7 +116,7 @@ static int count_one(const struct sluice_key *key, const struct sluice_bucket *b
 int sources_count(int buckets_fd, uint64_t *n)
 {
 	*n = 0;
-	return buckets_walk(buckets_fd, count_one, n);
+	return sources_walk(buckets_fd, count_one, n);
 }
 
 static int keep_one(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx)
@@ -189,7 +206,7 @@ int sources_read(int buckets_fd, int hot_fd, struct source_table *t)
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	err = buckets_walk(buckets_fd, keep_one, t);
+	err = sources_walk(buckets_fd, keep_one, t);
 	if (!err)
 		err = pending_add(hot_fd, t);
 	t->time_ns = monotonic_ns();

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The bucket table read from userspace: one row per tracked source, with
+ * The source table read from userspace: one row per tracked source, with
  * the over-limit packets the per-CPU caches still hold for it added in.
- * Entries are read in batches, a few thousand per system call, and reading
- * does not refresh their place in the LRU.
+ * Sets are read in batches, a thousand per system call, without their
+ * locks; reading changes nothing.
  */
 #ifndef SLUICE_SOURCES_H
 #define SLUICE_SOURCES_H
@@ -23,6 +23,13 @@ struct source_table {
 	uint64_t time_ns; /* CLOCK_MONOTONIC when the read ended */
 };
 
+typedef int (*bucket_fn)(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx);
+
+/* Calls fn on every bucket of the table; stops at fn's first error. */
+int sources_walk(int buckets_fd, bucket_fn fn, void *ctx);
+/* Key's bucket, found where the datapath would put it; -ENOENT if none. */
+int sources_find(int buckets_fd, const struct sluice_config *cfg, const struct sluice_key *key,
+		 struct sluice_bucket *b);
 /* Number of buckets in the table. */
 int sources_count(int buckets_fd, uint64_t *n);
 /* Every bucket, with the pending counts of the per-CPU `hot` map added. */

@@ -20,6 +20,7 @@
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
+#include "sources.h"
 #include "suites.h"
 
 #define NOW_NS (1000 * NSEC_PER_SEC)
@@ -300,21 +301,30 @@ static void case_mark(void)
 	fixture_close(&fx);
 }
 
+struct policy_search {
+	uint32_t addr;
+	int other, found;
+};
+
+static int policy_of(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx)
+{
+	struct policy_search *q = ctx;
+
+	(void)b;
+	if (key->addr[0] == q->addr && key->policy != q->other && q->found < 0)
+		q->found = key->policy;
+	return 0;
+}
+
 /* The policy id of a bucket the address has, other than `other` (-1: any). */
 static int bucket_policy(struct fixture *fx, const char *addr, int other)
 {
-	struct sluice_key key, next;
-	void *prev = NULL;
-	uint32_t a;
+	struct policy_search q = { .other = other, .found = -1 };
 
-	inet_pton(AF_INET, addr, &a);
-	while (!bpf_map_get_next_key(fx->st.buckets_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (key.addr[0] == a && key.policy != other)
-			return key.policy;
-	}
-	return -1;
+	inet_pton(AF_INET, addr, &q.addr);
+	if (sources_walk(fx->st.buckets_fd, policy_of, &q))
+		return -1;
+	return q.found;
 }
 
 static void case_rule_ids(void)

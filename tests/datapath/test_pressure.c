@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Table pressure under the test clock: the new-source budget, the shared
- * overflow bucket of refused sources, and the initial burst of new buckets.
+ * overflow bucket of refused sources, the initial burst of new buckets, and
+ * a table too small for its sources: buckets that still hold state are
+ * never given away, idle ones are, and --on-full decides the rest.
  */
 #include <arpa/inet.h>
 #include <linux/bpf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include "conf.h"
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
@@ -14,8 +18,8 @@
 
 #define NOW_NS (1000 * NSEC_PER_SEC)
 
-static int open_settings(struct fixture *fx, const char *rate, const char *burst,
-			 const char *opts[][2])
+static int open_table(struct fixture *fx, const char *rate, const char *burst,
+		      const char *opts[][2], uint32_t max_sources)
 {
 	struct settings s;
 	const char *why;
@@ -31,11 +35,19 @@ static int open_settings(struct fixture *fx, const char *rate, const char *burst
 			parse_rate(opts[i][1], &s.overflow, &why);
 		else if (!strcmp(opts[i][0], "initial-burst"))
 			parse_burst(opts[i][1], &s.initial, &why);
+		else
+			option_apply(&s, NULL, opts[i][0], opts[i][1], &why);
 	}
-	if (fixture_open_test_clock(fx, &s, 1024))
+	if (fixture_open_test_clock(fx, &s, max_sources))
 		return -1;
 	fixture_set_clock(fx, NOW_NS);
 	return 0;
+}
+
+static int open_settings(struct fixture *fx, const char *rate, const char *burst,
+			 const char *opts[][2])
+{
+	return open_table(fx, rate, burst, opts, 1024);
 }
 
 /* One packet from each of n sources 10.20.x.y; returns how many passed. */
@@ -135,9 +147,67 @@ static void case_initial_burst(void)
 	fixture_close(&fx);
 }
 
+/* Whether each of n sources 10.20.x.y from `first` still has its bucket. */
+static int buckets_kept(struct fixture *fx, int first, int n)
+{
+	struct sluice_key key = { .family = SLUICE_FAMILY_IPV4, .prefix_len = 32 };
+	char addr[32];
+	int i, kept = 0;
+
+	for (i = first; i < first + n; i++) {
+		snprintf(addr, sizeof(addr), "10.20.%d.%d", i / 250, i % 250 + 1);
+		inet_pton(AF_INET, addr, key.addr);
+		kept += fixture_has_bucket(fx, &key);
+	}
+	return kept;
+}
+
+/*
+ * A table of 16 ways (2 sets) meets 40 sources at 1/s, burst 1: each
+ * bucket holds state for a second after its packet, so none may be given
+ * away; the sources left out are counted, and --on-full decides them.
+ */
+static void case_full_table(const char *on_full)
+{
+	const char *opts[][2] = { { "on-full", on_full }, { NULL, NULL } };
+	bool pass = !strcmp(on_full, "pass");
+	uint64_t made, full;
+	struct fixture fx;
+	int passed, kept;
+
+	if (open_table(&fx, "1/s", "1", opts, 8)) {
+		check(false, "full table", "cannot load");
+		return;
+	}
+	passed = spray(&fx, 0, 40);
+	made = fixture_counter(&fx, SLUICE_CNT_NEW_SOURCE);
+	full = fixture_counter(&fx, SLUICE_CNT_INSERT_FULL);
+	kept = buckets_kept(&fx, 0, 40);
+	check(made + full == 40 && made <= 16 && made >= 8 && (uint64_t)kept == made &&
+		      fixture_counter(&fx, SLUICE_CNT_EVICTED) == 0 &&
+		      (uint64_t)passed == (pass ? 40 : made),
+	      pass ? "full table, --on-full pass: live buckets kept, the rest counted and passed"
+		   : "full table, --on-full drop: live buckets kept, the rest counted and dropped",
+	      "%llu buckets made (%d found), %llu full, %d passed, %llu evicted",
+	      (unsigned long long)made, kept, (unsigned long long)full, passed,
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_EVICTED));
+	/* A second on, every bucket has refilled: forgetting one loses nothing. */
+	fixture_set_clock(&fx, NOW_NS + 2 * NSEC_PER_SEC);
+	spray(&fx, 100, 1);
+	check(fixture_counter(&fx, SLUICE_CNT_EVICTED) == 1 && buckets_kept(&fx, 100, 1) == 1 &&
+		      fixture_bucket_count(&fx) == (int)made,
+	      "once refilled, an idle bucket is given to a new source",
+	      "evicted %llu, new source kept %d, buckets %d (want %llu)",
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_EVICTED),
+	      buckets_kept(&fx, 100, 1), fixture_bucket_count(&fx), (unsigned long long)made);
+	fixture_close(&fx);
+}
+
 void suite_pressure(void)
 {
 	case_budget_and_overflow();
 	case_overflow_rate();
 	case_initial_burst();
+	case_full_table("drop");
+	case_full_table("pass");
 }

@@ -141,7 +141,7 @@ static void one_frame(struct fixture *fx, struct tally *t)
 	if (want != REF_IP)
 		return;
 	expected_key(&ref, &key);
-	if (bpf_map_lookup_elem(fx->st.buckets_fd, &key, &b)) {
+	if (fixture_bucket(fx, &key, &b)) {
 		if (!t->bad_key++)
 			report("no bucket for the reference key", &f);
 	}

@@ -10,6 +10,8 @@
 #include "sluice_test.skel.h"
 #include "conf.h"
 #include "fixture.h"
+#include "sources.h"
+#include "table_hash.h"
 
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
 {
@@ -55,7 +57,7 @@ static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, struc
 	state_from_object(obj, &fx->st);
 	if (doc_validate(doc, &why))
 		return -EINVAL;
-	return policy_create(&fx->st.maps, doc);
+	return policy_create(&fx->st.maps, fx->st.buckets_fd, doc);
 }
 
 int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max_sources)
@@ -66,7 +68,7 @@ int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max
 	fx->test = sluice_test__open();
 	if (!fx->test)
 		return -errno;
-	err = bpf_map__set_max_entries(fx->test->maps.buckets, max_sources);
+	err = bpf_map__set_max_entries(fx->test->maps.buckets, table_sets_for(max_sources));
 	if (!err)
 		err = bpf_map__set_max_entries(fx->test->maps.aggregates, FIXTURE_AGGREGATES);
 	if (!err)
@@ -98,7 +100,7 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 	fx->real = sluice__open();
 	if (!fx->real)
 		return -errno;
-	err = bpf_map__set_max_entries(fx->real->maps.buckets, max_sources);
+	err = bpf_map__set_max_entries(fx->real->maps.buckets, table_sets_for(max_sources));
 	if (!err)
 		err = bpf_map__set_max_entries(fx->real->maps.aggregates, FIXTURE_AGGREGATES);
 	if (!err)
@@ -159,23 +161,24 @@ uint64_t fixture_counter(struct fixture *fx, enum sluice_counter which)
 
 int fixture_bucket_count(struct fixture *fx)
 {
-	struct sluice_key key, next;
-	void *prev = NULL;
-	int n = 0;
+	uint64_t n;
 
-	while (!bpf_map_get_next_key(fx->st.buckets_fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		n++;
-	}
-	return n;
+	return sources_count(fx->st.buckets_fd, &n) ? -1 : (int)n;
+}
+
+int fixture_bucket(struct fixture *fx, const struct sluice_key *key, struct sluice_bucket *b)
+{
+	struct sluice_config cfg;
+	int err = config_read(fx->st.maps.config, &cfg);
+
+	return err ? err : sources_find(fx->st.buckets_fd, &cfg, key, b);
 }
 
 int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key)
 {
 	struct sluice_bucket b;
 
-	return !bpf_map_lookup_elem(fx->st.buckets_fd, key, &b);
+	return !fixture_bucket(fx, key, &b);
 }
 
 /* A policy from config text, through the same parser `sluice apply` uses. */

@@ -45,8 +45,9 @@ int fixture_run_out(struct fixture *fx, const void *data, size_t len, void *out,
 int fixture_stats(struct fixture *fx, struct sluice_stats *sum);
 /* One counter's packets, summed over CPUs (0 when unreadable). */
 uint64_t fixture_counter(struct fixture *fx, enum sluice_counter which);
-/* Number of buckets, and whether one exists for key. */
+/* Number of buckets; key's bucket (0, or -ENOENT), and whether it has one. */
 int fixture_bucket_count(struct fixture *fx);
+int fixture_bucket(struct fixture *fx, const struct sluice_key *key, struct sluice_bucket *b);
 int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key);
 
 /* A rate of `packets` per second with the default everything else. */
