@@ -10,8 +10,9 @@
  *
  * Within one test run, live-frame pages are recycled without restoring their
  * contents, so a frame may still hold what the program wrote into an earlier
- * frame.  Every field that varies (source address, checksums) is therefore
- * written in full, never adjusted in place.
+ * frame, and a frame of the second source set may land where a main-set
+ * frame was.  Every field that varies (source address, checksums) is
+ * therefore written in full, never adjusted in place.
  *
  * Userspace also attaches this program to the sending device in generic mode
  * while it runs (see keep_in_dispatcher() in flood.c), so it may see frames
@@ -34,6 +35,16 @@ const volatile __u64 src6_lo;  /*       64 bits, host order */
 const volatile __u32 n_sources = 1;
 const volatile __u32 n_prefixes = 1; /* IPv6: /64s the sources are spread over */
 /*
+ * The second set, mixed in: frames 0, K, 2K, ... of the run are its, where
+ * K is mix_every (0: no second set).  Its addresses count up from the first
+ * one, for IPv6 in the host part only.
+ */
+const volatile __u32 mix_every;
+const volatile __u32 mix_base; /* IPv4, host order */
+const volatile __u64 mix6_hi;  /* IPv6, host order */
+const volatile __u64 mix6_lo;
+const volatile __u32 n_mix = 1;
+/*
  * One's complement sums, folded to 16 bits, of what each checksum covers
  * with the source address and checksum fields zeroed: the IPv4 header, and
  * the L4 pseudo-header plus datagram or segment.
@@ -44,15 +55,18 @@ const volatile __u32 l4_csum_base;
 const volatile __u64 frame_tag;
 
 /*
- * Frames handed to the device so far, and the next source: an index into
- * the N sources and, for IPv6, its /64 and its host within the /64.
- * Sources cycle round-robin across test runs too. Userspace runs the
- * program from one thread only, hence no atomics.
+ * Frames handed to the device so far, how many of them were the second
+ * set's, and the next source of each set: an index into the N main sources
+ * and, for IPv6, its /64 and its host within the /64; an index into the
+ * second set.  Sources cycle round-robin across test runs too. Userspace
+ * runs the program from one thread only, hence no atomics.
  */
 __u64 sent;
+__u64 mixed;
 __u32 src_idx;
 __u32 pfx_idx;
 __u32 host_idx;
+__u32 mix_idx;
 
 static __always_inline __u16 csum_finish(__u32 sum)
 {
@@ -90,6 +104,20 @@ static __always_inline void next_source(void)
 	}
 }
 
+/* The second set cycles on its own; the main set's indices stay put. */
+static __always_inline void next_mixed(void)
+{
+	if (++mix_idx >= n_mix)
+		mix_idx = 0;
+	mixed++;
+}
+
+/* Whether the frame about to go out is the second set's. */
+static __always_inline int mixed_turn(void)
+{
+	return mix_every && sent % mix_every == 0;
+}
+
 /* The frame came from our template, and holds everything we write. */
 static __always_inline int ours(void *data, void *end, __u32 tag_off)
 {
@@ -98,7 +126,7 @@ static __always_inline int ours(void *data, void *end, __u32 tag_off)
 	return (void *)(tag + 1) <= end && *tag == frame_tag;
 }
 
-static __always_inline int stamp_ipv4(void *data, void *end, int is_tcp)
+static __always_inline int stamp_ipv4(void *data, void *end, int is_tcp, int mix)
 {
 	struct iphdr *iph = data + FLOOD_ETH_LEN;
 	__u16 *l4_check = data + FLOOD_CSUM_OFF(0, is_tcp);
@@ -107,7 +135,7 @@ static __always_inline int stamp_ipv4(void *data, void *end, int is_tcp)
 
 	if (!ours(data, end, FLOOD_TAG_OFF(0, is_tcp)))
 		return XDP_PASS;
-	saddr = bpf_htonl(src_base + src_idx);
+	saddr = bpf_htonl(mix ? mix_base + mix_idx : src_base + src_idx);
 	/* Adding the address as two native 16-bit halves is byte-order safe. */
 	sum = (saddr & 0xffff) + (saddr >> 16);
 	iph->saddr = saddr;
@@ -116,7 +144,7 @@ static __always_inline int stamp_ipv4(void *data, void *end, int is_tcp)
 	return XDP_TX;
 }
 
-static __always_inline int stamp_ipv6(void *data, void *end, int is_tcp)
+static __always_inline int stamp_ipv6(void *data, void *end, int is_tcp, int mix)
 {
 	struct ipv6hdr *ip6h = data + FLOOD_ETH_LEN;
 	__u16 *l4_check = data + FLOOD_CSUM_OFF(1, is_tcp);
@@ -124,8 +152,8 @@ static __always_inline int stamp_ipv6(void *data, void *end, int is_tcp)
 
 	if (!ours(data, end, FLOOD_TAG_OFF(1, is_tcp)))
 		return XDP_PASS;
-	hi = bpf_cpu_to_be64(src6_hi + pfx_idx);
-	lo = bpf_cpu_to_be64(src6_lo + host_idx);
+	hi = bpf_cpu_to_be64(mix ? mix6_hi : src6_hi + pfx_idx);
+	lo = bpf_cpu_to_be64(mix ? mix6_lo + mix_idx : src6_lo + host_idx);
 	__builtin_memcpy(&ip6h->saddr.in6_u.u6_addr8[0], &hi, sizeof(hi));
 	__builtin_memcpy(&ip6h->saddr.in6_u.u6_addr8[8], &lo, sizeof(lo));
 	*l4_check = l4_csum(l4_csum_base + words_sum64(hi) + words_sum64(lo), is_tcp);
@@ -137,14 +165,18 @@ int xdp_flood(struct xdp_md *ctx)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
+	int mix = mixed_turn();
 	int act;
 
 	if (ipv6)
-		act = tcp ? stamp_ipv6(data, data_end, 1) : stamp_ipv6(data, data_end, 0);
+		act = tcp ? stamp_ipv6(data, data_end, 1, mix) : stamp_ipv6(data, data_end, 0, mix);
 	else
-		act = tcp ? stamp_ipv4(data, data_end, 1) : stamp_ipv4(data, data_end, 0);
+		act = tcp ? stamp_ipv4(data, data_end, 1, mix) : stamp_ipv4(data, data_end, 0, mix);
 	if (act == XDP_TX) {
-		next_source();
+		if (mix)
+			next_mixed();
+		else
+			next_source();
 		sent++;
 	}
 	return act;

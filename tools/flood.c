@@ -60,11 +60,14 @@ static void pace(__u64 start, __u64 sent, __u64 rate)
 		;
 }
 
-/* How many frames to send in total; UINT64_MAX when only time limits it. */
+/*
+ * How many frames to send in total; UINT64_MAX when only time limits it.
+ * --count counts main-set frames: the second set's come on top.
+ */
 static __u64 frame_limit(const struct flood_opts *o)
 {
 	if (o->count)
-		return o->count;
+		return o->count + flood_mixed_for(o, o->count);
 	if (o->rate)
 		return (__u64)(o->rate * o->duration + 0.5);
 	return UINT64_MAX;
@@ -128,15 +131,20 @@ static double cpu_seconds(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-static void report(const struct flood_opts *o, __u64 sent, __u64 elapsed)
+/* Scripts parse these lines: the first keeps its fields where they were. */
+static void report(const struct flood_opts *o, __u64 sent, __u64 mixed, __u64 elapsed)
 {
 	double secs = (double)elapsed / NSEC_PER_SEC;
 
-	if (o->quiet)
+	if (o->quiet) {
 		printf("%llu\n", (unsigned long long)sent);
-	else
-		printf("sent %llu packets in %.3f s (%.0f pps), cpu %.3f s\n",
-		       (unsigned long long)sent, secs, secs > 0 ? sent / secs : 0, cpu_seconds());
+		return;
+	}
+	printf("sent %llu packets in %.3f s (%.0f pps), cpu %.3f s\n", (unsigned long long)sent,
+	       secs, secs > 0 ? sent / secs : 0, cpu_seconds());
+	if (o->mix_every)
+		printf("mixed %llu frames from %llu sources\n", (unsigned long long)mixed,
+		       (unsigned long long)o->mix_sources);
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
@@ -175,6 +183,13 @@ static void set_rodata(struct flood *skel, const struct flood_opts *o, __u64 tag
 	skel->rodata->src6_lo = flood_be(o->src + 8, 8);
 	skel->rodata->n_sources = o->sources;
 	skel->rodata->n_prefixes = o->v6_prefixes;
+	if (o->mix_every) {
+		skel->rodata->mix_every = o->mix_every;
+		skel->rodata->mix_base = flood_be(o->mix_src, 4);
+		skel->rodata->mix6_hi = flood_be(o->mix_src, 8);
+		skel->rodata->mix6_lo = flood_be(o->mix_src + 8, 8);
+		skel->rodata->n_mix = o->mix_sources;
+	}
 	skel->rodata->ip_csum_base = t->ip_csum_base;
 	skel->rodata->l4_csum_base = t->l4_csum_base;
 	skel->rodata->frame_tag = tag;
@@ -215,7 +230,7 @@ static int run(const struct flood_opts *o)
 	drops = flood_tx_dropped(o->ifname);
 	err = flood(skel, o, t.data, &elapsed);
 	drops = flood_tx_dropped(o->ifname) - drops;
-	report(o, skel->bss->sent, elapsed);
+	report(o, skel->bss->sent, skel->bss->mixed, elapsed);
 	if (drops)
 		fprintf(stderr, PROG ": warning: %s counted %llu tx drops during the run\n",
 			o->ifname, (unsigned long long)drops);

@@ -36,7 +36,12 @@ struct flood_opts {
 	unsigned char src[16]; /* first source */
 	__u64 sources;
 	__u64 v6_prefixes; /* /64s the IPv6 sources are spread over */
-	__u64 size;	   /* 0 until parsed: the default depends on the layout */
+	/* The second set (see flood_mixed_for()); all zero if there is none. */
+	const char *mix_src_arg;
+	unsigned char mix_src[16];
+	__u64 mix_sources;
+	__u64 mix_every; /* 2 or more */
+	__u64 size;	 /* 0 until parsed: the default depends on the layout */
 	__u64 dport;
 	double duration; /* seconds; 0 when --count is used */
 	__u64 count;
@@ -65,6 +70,18 @@ static inline __u64 flood_be(const unsigned char *p, int n)
 	for (i = 0; i < n; i++)
 		v = v << 8 | p[i];
 	return v;
+}
+
+/*
+ * Frames 0, K, 2K, ... of a run come from the second set, so every K frames
+ * hold K - 1 of the main set.  Returns the second-set frames a run sends
+ * along with MAIN main-set frames when it ends right after the last of them.
+ */
+static inline __u64 flood_mixed_for(const struct flood_opts *o, __u64 main)
+{
+	if (!o->mix_every || !main)
+		return 0;
+	return (main - 1) / (o->mix_every - 1) + 1;
 }
 
 /* Parses and checks the command line; prints what was wrong. 0 or -EINVAL. */

@@ -35,6 +35,11 @@ static void usage(FILE *f)
 		"  --ipv6             send IPv6 (default IPv4)\n"
 		"  --v6-prefixes K    spread the IPv6 sources over K consecutive /64s\n"
 		"                     (default N: each source in a /64 of its own)\n"
+		"  --mix-src IP       first address of a second source set mixed into\n"
+		"                     the flood (same family as the main set)\n"
+		"  --mix-sources M    number of addresses in the second set\n"
+		"  --mix-every K      K >= 2: frames 0, K, 2K, ... of the run come from\n"
+		"                     the second set (the three --mix options go together)\n"
 		"  --proto udp|tcp-syn  UDP datagrams (default), or TCP SYNs with the\n"
 		"                     options a Linux client sends\n"
 		"  --src-mac MAC      source MAC address (default: IFACE's own)\n"
@@ -43,7 +48,8 @@ static void usage(FILE *f)
 		"                     74 for IPv4 TCP SYN, 94 for IPv6 TCP SYN)\n"
 		"  --dport PORT       destination port (default 9000)\n"
 		"  --duration SECS    send for SECS seconds (default 5)\n"
-		"  --count N          send exactly N frames instead\n"
+		"  --count N          send exactly N frames instead (N main-set frames\n"
+		"                     when mixing; see below)\n"
 		"  --rate PPS         pace to PPS frames per second (default: full speed)\n"
 		"  --quiet            print only the number of frames sent\n"
 		"  --force            allow an interface that is not veth or loopback\n"
@@ -55,11 +61,24 @@ static void usage(FILE *f)
 		"/64s are 1000 hosts in each. Bytes beyond the headers are UDP payload\n"
 		"or SYN data.\n"
 		"\n"
+		"Mixing: frame n of the run (from 0) carries the second set's next\n"
+		"address if n is a multiple of K, else the main set's next address; each\n"
+		"set cycles round-robin on its own, and the main set advances only on\n"
+		"its own frames. Second-set IPv4 addresses are --mix-src, --mix-src + 1,\n"
+		"...; IPv6 ones count up the host part of --mix-src, all in its /64.\n"
+		"With --count N the run sends N main-set frames and stops after the last,\n"
+		"having sent ceil(N / (K - 1)) second-set frames among them: --sources N\n"
+		"--count N sends each main source exactly once. --rate and --duration\n"
+		"count the frames of both sets.\n"
+		"\n"
 		"The count printed at the end is the number of frames the XDP program\n"
 		"handed to the device; with --rate and --duration it is RATE*SECS, or\n"
 		"less if the machine cannot keep up. The CPU time printed after it is\n"
 		"this process's, which includes receive work the kernel ran on its time\n"
-		"(a veth peer's NAPI runs on the sending CPU).\n"
+		"(a veth peer's NAPI runs on the sending CPU). When mixing, a second line\n"
+		"'mixed N frames from M sources' follows: N of the frames counted were\n"
+		"the second set's, M is --mix-sources. --quiet prints the total alone;\n"
+		"of a total T, ceil(T / K) frames were mixed.\n"
 		"\n"
 		"While it runs, the program is also attached to IFACE in generic (skb)\n"
 		"mode, which keeps each test run from waiting for an RCU grace period;\n"
@@ -143,6 +162,9 @@ enum {
 	OPT_SRC,
 	OPT_IPV6,
 	OPT_V6_PREFIXES,
+	OPT_MIX_SRC,
+	OPT_MIX_SOURCES,
+	OPT_MIX_EVERY,
 	OPT_PROTO,
 	OPT_SRC_MAC,
 	OPT_SIZE,
@@ -163,6 +185,9 @@ static const struct option long_opts[] = {
 	{ "src", required_argument, NULL, OPT_SRC },
 	{ "ipv6", no_argument, NULL, OPT_IPV6 },
 	{ "v6-prefixes", required_argument, NULL, OPT_V6_PREFIXES },
+	{ "mix-src", required_argument, NULL, OPT_MIX_SRC },
+	{ "mix-sources", required_argument, NULL, OPT_MIX_SOURCES },
+	{ "mix-every", required_argument, NULL, OPT_MIX_EVERY },
 	{ "proto", required_argument, NULL, OPT_PROTO },
 	{ "src-mac", required_argument, NULL, OPT_SRC_MAC },
 	{ "size", required_argument, NULL, OPT_SIZE },
@@ -189,7 +214,10 @@ static const char *opt_name(int opt)
 
 static int invalid(int opt, const char *arg)
 {
-	fprintf(stderr, PROG ": invalid value for --%s: '%s'\n", opt_name(opt), arg);
+	/* The one bound that is not obvious from the option's meaning. */
+	const char *hint = opt == OPT_MIX_EVERY ? " (2 or more: 1 would leave no main frames)" : "";
+
+	fprintf(stderr, PROG ": invalid value for --%s: '%s'%s\n", opt_name(opt), arg, hint);
 	return -EINVAL;
 }
 
@@ -212,6 +240,15 @@ static int apply_opt(struct flood_opts *o, int opt, const char *arg)
 		break;
 	case OPT_SRC:
 		o->src_arg = arg;
+		break;
+	case OPT_MIX_SRC:
+		o->mix_src_arg = arg;
+		break;
+	case OPT_MIX_SOURCES:
+		err = parse_u64(arg, 1, UINT32_MAX, &o->mix_sources);
+		break;
+	case OPT_MIX_EVERY:
+		err = parse_u64(arg, 2, UINT32_MAX, &o->mix_every);
 		break;
 	case OPT_IPV6:
 		o->ipv6 = true;
@@ -280,6 +317,37 @@ static int check_range(const struct flood_opts *o)
 	return -EINVAL;
 }
 
+/*
+ * The second set: its first address, that its last one stays in range
+ * (IPv4 counts up the whole address, IPv6 the host part within the /64),
+ * and that --count main frames plus the mixed ones fit the frame counter.
+ */
+static int check_mix(struct flood_opts *o)
+{
+	__u64 first, max;
+
+	if (!o->mix_every)
+		return 0;
+	if (parse_addr(o, OPT_MIX_SRC, o->mix_src_arg, o->mix_src))
+		return -EINVAL;
+	first = o->ipv6 ? flood_be(o->mix_src + 8, 8) : flood_be(o->mix_src, 4);
+	max = o->ipv6 ? UINT64_MAX : UINT32_MAX;
+	if (o->mix_sources - 1 > max - first) {
+		fprintf(stderr,
+			PROG ": --mix-sources %llu from --mix-src runs past the end of %s\n",
+			(unsigned long long)o->mix_sources,
+			o->ipv6 ? "its /64" : "the address space");
+		return -EINVAL;
+	}
+	if (o->count > UINT64_MAX - flood_mixed_for(o, o->count)) {
+		fprintf(stderr,
+			PROG ": --count %llu with --mix-every %llu comes to 2^64 frames or more\n",
+			(unsigned long long)o->count, (unsigned long long)o->mix_every);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Addresses, prefixes and frame size, once the family and protocol are known. */
 static int check_layout(struct flood_opts *o)
 {
@@ -308,7 +376,29 @@ static int check_layout(struct flood_opts *o)
 			(unsigned long long)o->size, (unsigned long long)min);
 		return -EINVAL;
 	}
-	return check_range(o);
+	if (check_range(o))
+		return -EINVAL;
+	return check_mix(o);
+}
+
+/* The options of the second set come all three or not at all. */
+static int check_mix_given(const struct flood_opts *o)
+{
+	const char *missing = NULL;
+
+	if (!o->mix_src_arg && !o->mix_sources && !o->mix_every)
+		return 0;
+	if (!o->mix_src_arg)
+		missing = "--mix-src";
+	else if (!o->mix_sources)
+		missing = "--mix-sources";
+	else if (!o->mix_every)
+		missing = "--mix-every";
+	if (!missing)
+		return 0;
+	fprintf(stderr, PROG ": missing %s: --mix-src, --mix-sources and --mix-every go together\n",
+		missing);
+	return -EINVAL;
 }
 
 /* Checks that need all options seen: presence and combinations. */
@@ -328,6 +418,8 @@ static int check_opts(struct flood_opts *o, bool have_duration)
 		fprintf(stderr, PROG ": missing %s (see --help)\n", missing);
 		return -EINVAL;
 	}
+	if (check_mix_given(o))
+		return -EINVAL;
 	if (have_duration && o->count) {
 		fprintf(stderr, PROG ": --duration and --count are mutually exclusive\n");
 		return -EINVAL;
