@@ -69,6 +69,21 @@ static __always_inline int key_same(const struct sluice_key *a, const struct slu
 	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
 }
 
+/*
+ * Whether set s may hold the tag: read unlocked, to lock only the set that
+ * can hold the key. A key that is there keeps its tag until it is replaced.
+ */
+static __always_inline int set_may_hold(const struct sluice_set *s, __u32 tag)
+{
+	__u32 w;
+
+#pragma unroll
+	for (w = 0; w < SLUICE_SET_WAYS; w++)
+		if (s->tag[w] == tag)
+			return 1;
+	return 0;
+}
+
 /* The way holding key, or WAY_NONE. The set must be locked. */
 static __always_inline __u32 set_find(const struct sluice_set *s, __u32 tag,
 				      const struct sluice_key *key)
@@ -96,8 +111,8 @@ static __always_inline __u32 set_victim(const struct sluice_set *s, __u64 now)
 	for (w = 0; w < SLUICE_SET_WAYS; w++) {
 		if (!s->tag[w])
 			return w;
-		if (s->way[w].b.tat < oldest) {
-			oldest = s->way[w].b.tat;
+		if (s->tat[w] < oldest) {
+			oldest = s->tat[w];
 			victim = w;
 		}
 	}
@@ -116,26 +131,27 @@ static __always_inline __u32 set_room(const struct sluice_set *s, __u64 now)
 
 #pragma unroll
 	for (w = 0; w < SLUICE_SET_WAYS; w++)
-		room -= (now - s->way[w].b.tat) >> 63;
+		room -= (now - s->tat[w]) >> 63;
 	return (__u32)room;
 }
 
 /*
- * One GCRA step on a locked way: a plain read and write suffice. The
- * op's pending refusals are added whatever the outcome.
+ * One GCRA step on way w of a locked set: a plain read and write suffice.
+ * The op's pending refusals are added whatever the outcome.
  */
-static __always_inline int way_meter(struct sluice_bucket *b, struct table_op *op)
+static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table_op *op)
 {
-	__u64 next;
+	struct sluice_way *way = &s->way[WAY(w)];
+	__u64 tat = s->tat[WAY(w)], next;
 
-	b->dropped += op->pending;
-	if (gcra_conforms(b->tat, op->now, op->cost, op->limit, &next)) {
-		b->tat = next;
-		b->passed++;
+	way->dropped += op->pending;
+	if (gcra_conforms(tat, op->now, op->cost, op->limit, &next)) {
+		s->tat[WAY(w)] = next;
+		way->passed++;
 		return METER_CONFORMS;
 	}
-	op->over_tat = b->tat;
-	b->dropped++;
+	op->over_tat = tat;
+	way->dropped++;
 	return METER_OVER;
 }
 
@@ -148,7 +164,7 @@ static __always_inline int set_meter(struct sluice_set *s, struct table_op *op)
 	bpf_spin_lock(&s->lock);
 	w = set_find(s, op->tag, &op->key);
 	if (w != WAY_NONE)
-		ret = way_meter(&s->way[WAY(w)].b, op);
+		ret = way_meter(s, w, op);
 	bpf_spin_unlock(&s->lock);
 	return ret;
 }
@@ -167,7 +183,7 @@ __attribute__((noinline)) int table_meter(struct table_op *op)
 		return TABLE_MISSING;
 	for (i = 0; i < 2 && ret == TABLE_MISSING; i++) {
 		s = bpf_map_lookup_elem(&buckets, &op->set[i]);
-		if (s)
+		if (s && set_may_hold(s, op->tag))
 			ret = set_meter(s, op);
 	}
 	return ret;
@@ -187,7 +203,7 @@ static __always_inline int set_insert(struct sluice_set *s, struct table_op *op)
 	bpf_spin_lock(&s->lock);
 	w = set_find(s, op->tag, &op->key);
 	if (w != WAY_NONE) {
-		ret = way_meter(&s->way[WAY(w)].b, op);
+		ret = way_meter(s, w, op);
 		goto out;
 	}
 	w = set_victim(s, op->now);
@@ -197,9 +213,11 @@ static __always_inline int set_insert(struct sluice_set *s, struct table_op *op)
 	}
 	ret = s->tag[WAY(w)] ? TABLE_REPLACED : TABLE_NEW;
 	s->tag[WAY(w)] = op->tag;
+	s->tat[WAY(w)] = op->fresh.tat;
 	way = &s->way[WAY(w)];
 	way->key = op->key;
-	way->b = op->fresh;
+	way->passed = op->fresh.passed;
+	way->dropped = op->fresh.dropped;
 out:
 	bpf_spin_unlock(&s->lock);
 	return ret;
@@ -236,12 +254,12 @@ __attribute__((noinline)) int table_add_dropped(struct table_op *op)
 		return 0;
 	for (i = 0; i < 2 && w == WAY_NONE; i++) {
 		s = bpf_map_lookup_elem(&buckets, &op->set[i]);
-		if (!s)
+		if (!s || !set_may_hold(s, op->tag))
 			continue;
 		bpf_spin_lock(&s->lock);
 		w = set_find(s, op->tag, &op->key);
 		if (w != WAY_NONE)
-			s->way[WAY(w)].b.dropped += op->pending;
+			s->way[WAY(w)].dropped += op->pending;
 		bpf_spin_unlock(&s->lock);
 	}
 	return w != WAY_NONE;

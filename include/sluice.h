@@ -106,17 +106,25 @@ struct sluice_bucket {
  */
 #define SLUICE_SET_WAYS 8
 
+/* A way's key and counts; its TAT lives in the set's header, next to the tags. */
 struct sluice_way {
 	struct sluice_key key;
 	__u32 pad;
-	struct sluice_bucket b;
+	__u64 passed;
+	__u64 dropped;
 };
 
+/*
+ * The header (lock, tags, TATs: 104 bytes) is all a lookup, a meter step
+ * or a choice of set reads besides the one way it finds, so a set costs
+ * few cache lines however many ways it has.
+ */
 struct sluice_set {
 	struct bpf_spin_lock lock;
 	/* Per way: a second hash of its key, never 0; 0 marks an empty way. */
 	__u32 tag[SLUICE_SET_WAYS];
 	__u32 pad;
+	__u64 tat[SLUICE_SET_WAYS];
 	struct sluice_way way[SLUICE_SET_WAYS];
 };
 

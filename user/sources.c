@@ -28,13 +28,24 @@ static int table_check(int buckets_fd, __u32 *sets)
 	return 0;
 }
 
+static void way_bucket(const struct sluice_set *set, int w, struct sluice_bucket *b)
+{
+	b->tat = set->tat[w];
+	b->passed = set->way[w].passed;
+	b->dropped = set->way[w].dropped;
+}
+
 static int set_walk(const struct sluice_set *set, bucket_fn fn, void *ctx)
 {
+	struct sluice_bucket b;
 	int w, err = 0;
 
-	for (w = 0; !err && w < SLUICE_SET_WAYS; w++)
-		if (set->tag[w])
-			err = fn(&set->way[w].key, &set->way[w].b, ctx);
+	for (w = 0; !err && w < SLUICE_SET_WAYS; w++) {
+		if (!set->tag[w])
+			continue;
+		way_bucket(set, w, &b);
+		err = fn(&set->way[w].key, &b, ctx);
+	}
 	return err;
 }
 
@@ -85,7 +96,7 @@ static int set_find(int buckets_fd, __u32 index, __u32 tag, const struct sluice_
 		return -errno;
 	for (w = 0; w < SLUICE_SET_WAYS; w++) {
 		if (set.tag[w] == tag && !memcmp(&set.way[w].key, key, sizeof(*key))) {
-			*b = set.way[w].b;
+			way_bucket(&set, w, b);
 			return 0;
 		}
 	}
