@@ -37,7 +37,7 @@ TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 .DELETE_ON_ERROR:
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: all deps test demo bench bench-compare fuzz clean
+.PHONY: all deps test demo bench bench-compare fuzz clean bench-spoof
 
 all: $(OUTPUT)/sluice $(TOOLS) $(TESTS)
 
@@ -150,6 +150,9 @@ bench: all
 # which are missing); writes tools/bench/results.{csv,md} and pps.png.
 bench-compare: all
 	tools/bench/run.sh $(BENCH_ARGS)
+
+bench-spoof: all
+	bash tools/bench/spoof.sh
 
 clean:
 	rm -rf $(OUTPUT)

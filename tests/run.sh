@@ -12,6 +12,7 @@ SUITES=(
 	tests/e2e/test_flood.sh
 	tests/e2e/test_policy.sh
 	tests/e2e/test_resilience.sh
+	tests/e2e/test_spoof.sh
 	tests/fuzz/run.sh
 	tests/e2e/test_observability.sh
 	tests/e2e/test_generator.sh
