@@ -37,7 +37,7 @@ leak_check() {
 	local leaks=""
 	leaks+=$(ip netns list | grep -o 'sluice-e2e-[0-9]*' | tr '\n' ' ')
 	leaks+=$(ip -o link show | grep -oE '\bsl[hn][0-9]+\b' | tr '\n' ' ')
-	leaks+=$(ls /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hn][0-9]+$' | tr '\n' ' ')
+	leaks+=$(ls -A /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hn][0-9]+(:attaching)?$' | tr '\n' ' ')
 	if [ -z "$leaks" ]; then
 		echo "ok   no namespace, link or pin left behind"
 		echo "1 passed, 0 failed"

@@ -119,7 +119,8 @@ static int attach_parse(int argc, char **argv, struct attach_opts *o)
 	return -1;
 }
 
-static int link_attach_and_pin(struct sluice *skel, const struct attach_opts *o)
+static int link_attach_and_pin(struct sluice *skel, const struct attach_opts *o,
+			       const char *staging)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = o->xdp_flags);
 	char path[PATH_MAX];
@@ -129,7 +130,7 @@ static int link_attach_and_pin(struct sluice *skel, const struct attach_opts *o)
 				  &opts);
 	if (link_fd < 0)
 		return -errno;
-	err = state_path(o->ifname, SLUICE_PIN_LINK, path, sizeof(path));
+	err = state_path(staging, SLUICE_PIN_LINK, path, sizeof(path));
 	if (!err && bpf_obj_pin(link_fd, path))
 		err = -errno;
 	/* Unpinned, the link dies with this fd and the program detaches. */
@@ -186,11 +187,31 @@ static void attach_report(const struct attach_opts *o)
 	       xdp_mode_name(o->ifindex), opts, (unsigned long long)o->max_sources);
 }
 
+/* Pins everything under the hidden staging name, the link last, then publishes it. */
+static int attach_staged(struct sluice *skel, const struct attach_opts *o, const char *staging)
+{
+	char dir[PATH_MAX];
+	int err;
+
+	err = state_path(staging, NULL, dir, sizeof(dir));
+	if (!err && mkdir(dir, 0700))
+		err = -errno;
+	if (!err)
+		err = state_pin(skel->obj, staging);
+	if (!err)
+		err = link_attach_and_pin(skel, o, staging);
+	if (!err)
+		err = state_publish(staging, o->ifname);
+	if (err)
+		state_remove(staging);
+	return err;
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	struct attach_opts o = {};
 	struct sluice *skel = NULL;
-	char dir[PATH_MAX];
+	char staging[IF_NAMESIZE + 16];
 	int ret, err, lock_fd = -1;
 
 	ret = attach_parse(argc, argv, &o);
@@ -206,6 +227,13 @@ int cmd_attach(int argc, char **argv)
 	lock_fd = state_lock();
 	if (lock_fd < 0)
 		return fail_runtime("attach", lock_fd, "cannot lock %s", SLUICE_PIN_ROOT);
+	/* Under the lock, a staged state is what a killed attach left: drop it. */
+	if (state_staging_name(o.ifname, staging, sizeof(staging)) ||
+	    state_remove(staging)) {
+		ret = fail_runtime("attach", -EIO, "cannot clear an interrupted attach of %s",
+				   o.ifname);
+		goto out;
+	}
 	ret = check_free(&o);
 	if (ret >= 0)
 		goto out;
@@ -216,16 +244,9 @@ int cmd_attach(int argc, char **argv)
 		fail_runtime("attach", err, "cannot load the XDP program");
 		goto out;
 	}
-	err = state_path(o.ifname, NULL, dir, sizeof(dir));
-	if (!err && mkdir(dir, 0700))
-		err = -errno;
-	if (!err)
-		err = state_pin(skel->obj, o.ifname);
-	if (!err)
-		err = link_attach_and_pin(skel, &o);
+	err = attach_staged(skel, &o, staging);
 	if (err) {
 		fail_runtime("attach", err, "cannot attach to %s", o.ifname);
-		state_remove(o.ifname);
 		goto out;
 	}
 	attach_report(&o);

@@ -7,6 +7,7 @@
 #include "table_hash.h"
 #include "args.h"
 #include "commands.h"
+#include "conf.h"
 #include "output.h"
 #include "state.h"
 
@@ -75,6 +76,11 @@ static int status_collect(const char *ifname, struct iface_status *is)
 
 static void status_json_one(struct json *j, const struct iface_status *is)
 {
+	struct settings s;
+	char opts[640];
+
+	policy_settings(&is->dflt, &s, NULL);
+	format_settings(opts, sizeof(opts), &s);
 	json_object_begin(j, NULL);
 	json_string(j, "interface", is->ifname);
 	json_string(j, "state", is->health);
@@ -94,6 +100,7 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_u64(j, "rules", is->cfg.rules_v4 + is->cfg.rules_v6);
 	json_u64(j, "max_sources", is->max_sources);
 	json_u64(j, "generation", is->cfg.generation);
+	json_string(j, "options", opts);
 	json_object_end(j);
 }
 

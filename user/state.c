@@ -102,6 +102,26 @@ int state_path(const char *ifname, const char *name, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+int state_staging_name(const char *ifname, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s:attaching", ifname);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int state_publish(const char *staging, const char *ifname)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+	int err;
+
+	err = state_path(staging, NULL, from, sizeof(from));
+	if (!err)
+		err = state_path(ifname, NULL, to, sizeof(to));
+	if (!err && rename(from, to))
+		err = -errno;
+	return err;
+}
+
 int state_exists(const char *ifname)
 {
 	char dir[PATH_MAX];
@@ -251,7 +271,9 @@ int state_list(char (*names)[IF_NAMESIZE], int max)
 	if (!dir)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(dir)) && n < max) {
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
+		/* ':' is in no interface name: it marks an attach in progress. */
+		if (de->d_name[0] == '.' || strchr(de->d_name, ':') ||
+		    strlen(de->d_name) >= IF_NAMESIZE)
 			continue;
 		memcpy(names[n++], de->d_name, strlen(de->d_name) + 1);
 	}

@@ -30,6 +30,16 @@ int state_lock(void);
 void state_unlock(int lock_fd);
 
 int state_path(const char *ifname, const char *name, char *buf, size_t len);
+/*
+ * attach builds an interface's state in a hidden directory of this name
+ * ("IFACE:attaching": no interface name has a ':', and bpffs allows no
+ * '.'; state_list skips it), pins the link last, and
+ * renames it into place in one step: killed at any moment, it leaves either
+ * a whole state or a hidden one, which the next attach or detach removes
+ * (its link detaches with it). Every state_* call takes it as an ifname.
+ */
+int state_staging_name(const char *ifname, char *buf, size_t len);
+int state_publish(const char *staging, const char *ifname);
 int state_exists(const char *ifname);
 struct bpf_object;
 /* The fds of a loaded (unpinned) object's maps, as state_open() would give. */

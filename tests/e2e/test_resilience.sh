@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Upgrades without losing state, a refused foreign layout, link down/up, a
-# vanished interface, kill -9 in the middle of changes, and concurrent
-# commands, on the veth lab.
+# vanished interface, kill -9 in the middle of changes and of attach, and
+# concurrent commands, on the veth lab.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
@@ -107,6 +107,38 @@ test_concurrent_commands() {
 		test "$("$SLUICE" rule list "$LAB_HOST" | grep -c '^10\.1[01][0-9]\.')" = 10
 }
 
+# Killed at any moment, attach leaves the interface whole or, once the next
+# command has cleared what it staged, untouched.
+test_kill_9_attach() {
+	local i pid whole=0 none=0 bad=0
+	"$SLUICE" detach "$LAB_HOST" >/dev/null
+	for i in $(seq 20); do
+		"$SLUICE" attach "$LAB_HOST" --rate 10/s >/dev/null 2>&1 &
+		pid=$!
+		sleep "$(printf '0.%03d' $((RANDOM % 300)))"
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		if [ ! -d "/sys/fs/bpf/sluice/$LAB_HOST" ]; then
+			none=$((none + 1))
+		elif [ "$("$SLUICE" status "$LAB_HOST" --json | jq -r '.[0].state')" = ok ]; then
+			whole=$((whole + 1))
+		else
+			bad=$((bad + 1))
+		fi
+		"$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1
+		if ip -d link show "$LAB_HOST" | grep -q 'prog/xdp' ||
+			ls -A /sys/fs/bpf/sluice | grep -q "$LAB_HOST"; then
+			bad=$((bad + 1))
+		fi
+	done
+	CHECK_DETAIL="$whole whole, $none not attached, $bad half-made or left running"
+	check "20 x kill -9 mid-attach: attached whole, or nothing left once cleared" \
+		test "$bad" = 0
+	echo "     kill -9 mid-attach: $whole attached whole, $none not attached"
+	check "after kill -9 mid-attach, attach works" \
+		"$SLUICE" attach "$LAB_HOST" --rate "$RATE/s" --burst "$BURST"
+}
+
 test_vanished_interface() {
 	ip link del "$LAB_HOST"
 	CHECK_DETAIL=$("$SLUICE" status 2>&1 | grep "$LAB_HOST")
@@ -123,5 +155,6 @@ test_foreign_layout
 test_link_down_up
 test_kill_9
 test_concurrent_commands
+test_kill_9_attach
 test_vanished_interface
 lab_finish
