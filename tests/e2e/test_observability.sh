@@ -363,8 +363,8 @@ test_dry_run() {
 }
 
 # The schemas the README documents: exact key sets and types.
-STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","burst","generation","interface","ipv4_prefix","ipv6_prefix","max_sources","mode","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state"])
-	and ([.interface, .state, .mode, .rate, .rate_unit, .action] | map(type == "string") | all)
+STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","burst","generation","interface","ipv4_prefix","ipv6_prefix","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state"])
+	and ([.interface, .state, .mode, .rate, .rate_unit, .action, .options] | map(type == "string") | all)
 	and ([.prog_id, .rate_amount, .rate_period_ns, .burst, .ipv4_prefix, .ipv6_prefix, .rules, .max_sources, .generation] | map(type == "number") | all))'
 PAIR_SCHEMA='def pair(rated): keys == ["bps","bytes","packets","pps"] and (.packets | type == "number") and (.bytes | type == "number")
 	and (if rated then (.pps | type == "number") and (.bps | type == "number") else .pps == null and .bps == null end);'
