@@ -115,7 +115,8 @@ $(OUTPUT)/test-conf: $(OUTPUT)/tests/test_conf.o $(OUTPUT)/tests/harness.o $(LIB
 $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \
 		$(OUTPUT)/tests/test_policy.o $(OUTPUT)/tests/test_counts.o \
 		$(OUTPUT)/tests/test_pressure.o $(OUTPUT)/tests/test_aggregate.o \
-		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/datapath_main.o \
+		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/test_table.o \
+		$(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 

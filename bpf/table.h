@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The source table (struct sluice_set in sluice.h): finding and metering a
- * source's bucket in its two sets, and giving a new source a way, each
- * step under one set's spin lock. Nothing in a locked section calls a
- * helper; the callers count what happened once the lock is released.
+ * source's bucket in its two sets, and giving a new source a way.
+ *
+ * Metering takes no lock: it finds the way by tag and key, and advances
+ * its TAT by compare-and-swap, like every other bucket. Giving a way to a
+ * new source takes the set's spin lock, so two sources never race for one
+ * way; nothing in the locked section calls a helper. A way changes hands
+ * in an order metering can check: its tag is cleared (atomically, a full
+ * barrier), its TAT replaced by compare-and-swap only if it is still the
+ * idle value seen, then the key and counts written, then the new tag set.
+ * A meter step that advanced a TAT re-reads the tag and key: if the way
+ * changed hands meanwhile, it gives the cost back and finds no bucket.
  *
  * The three operations are global functions, so the verifier checks each
  * once on its own instead of once for every path that reaches it; BPF
@@ -70,21 +78,10 @@ static __always_inline int key_same(const struct sluice_key *a, const struct slu
 }
 
 /*
- * Whether set s may hold the tag: read unlocked, to lock only the set that
- * can hold the key. A key that is there keeps its tag until it is replaced.
+ * The way holding key, or WAY_NONE: the tags first, then the key of a way
+ * whose tag matches. Exact with the set locked; without, a way changing
+ * hands at that moment may be missed, which the caller's checks absorb.
  */
-static __always_inline int set_may_hold(const struct sluice_set *s, __u32 tag)
-{
-	__u32 w;
-
-#pragma unroll
-	for (w = 0; w < SLUICE_SET_WAYS; w++)
-		if (s->tag[w] == tag)
-			return 1;
-	return 0;
-}
-
-/* The way holding key, or WAY_NONE. The set must be locked. */
 static __always_inline __u32 set_find(const struct sluice_set *s, __u32 tag,
 				      const struct sluice_key *key)
 {
@@ -99,8 +96,8 @@ static __always_inline __u32 set_find(const struct sluice_set *s, __u32 tag,
 
 /*
  * The way a new source may take: an empty one, else the one idle longest
- * if its bucket has refilled (TAT not after now), else WAY_NONE. Exact
- * with the set locked.
+ * if its bucket has refilled (TAT not after now), else WAY_NONE. The set
+ * must be locked (meter steps may still advance a TAT; way_take checks).
  */
 static __always_inline __u32 set_victim(const struct sluice_set *s, __u64 now)
 {
@@ -135,38 +132,57 @@ static __always_inline __u32 set_room(const struct sluice_set *s, __u64 now)
 	return (__u32)room;
 }
 
+/* Whether way w still holds the op's key: read after the TAT, whose changes it fences. */
+static __always_inline int way_owned(const struct sluice_set *s, __u32 w,
+				     const struct table_op *op)
+{
+	return *(volatile const __u32 *)&s->tag[WAY(w)] == op->tag &&
+	       key_same(&s->way[WAY(w)].key, &op->key);
+}
+
+/* The op's pending refusals, plus this packet when over, to the way's count. */
+static __always_inline void way_count(struct sluice_way *way, __u64 passed, __u64 dropped)
+{
+	if (passed)
+		__sync_fetch_and_add(&way->passed, passed);
+	if (dropped)
+		__sync_fetch_and_add(&way->dropped, dropped);
+}
+
 /*
- * One GCRA step on way w of a locked set: a plain read and write suffice.
- * The op's pending refusals are added whatever the outcome.
+ * One GCRA step on way w of set s, without the lock: METER_CONFORMS,
+ * METER_OVER (op->over_tat: the TAT that refused, 0 when contended), or
+ * TABLE_MISSING when the way changed hands under it.
  */
 static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table_op *op)
 {
 	struct sluice_way *way = &s->way[WAY(w)];
-	__u64 tat = s->tat[WAY(w)], next;
+	__u64 *tatp = &s->tat[WAY(w)], tat, next;
+	int i;
 
-	way->dropped += op->pending;
-	if (gcra_conforms(tat, op->now, op->cost, op->limit, &next)) {
-		s->tat[WAY(w)] = next;
-		way->passed++;
+	for (i = 0; i < METER_CAS_TRIES; i++) {
+		tat = *(volatile __u64 *)tatp;
+		if (!gcra_conforms(tat, op->now, op->cost, op->limit, &next)) {
+			if (!way_owned(s, w, op))
+				return TABLE_MISSING;
+			way_count(way, 0, 1 + op->pending);
+			op->over_tat = tat;
+			return METER_OVER;
+		}
+		if (__sync_val_compare_and_swap(tatp, tat, next) != tat)
+			continue;
+		if (!way_owned(s, w, op)) {
+			/* Charged to the way's next owner: give it back. */
+			__sync_fetch_and_sub(tatp, op->cost);
+			return TABLE_MISSING;
+		}
+		way_count(way, 1, op->pending);
 		return METER_CONFORMS;
 	}
-	op->over_tat = tat;
-	way->dropped++;
+	/* Never admit what we could not account for. */
+	way_count(way, 0, 1 + op->pending);
+	op->over_tat = 0;
 	return METER_OVER;
-}
-
-/* Meters the key's bucket if set s holds it: METER_* or TABLE_MISSING. */
-static __always_inline int set_meter(struct sluice_set *s, struct table_op *op)
-{
-	int ret = TABLE_MISSING;
-	__u32 w;
-
-	bpf_spin_lock(&s->lock);
-	w = set_find(s, op->tag, &op->key);
-	if (w != WAY_NONE)
-		ret = way_meter(s, w, op);
-	bpf_spin_unlock(&s->lock);
-	return ret;
 }
 
 /*
@@ -177,58 +193,81 @@ __attribute__((noinline)) int table_meter(struct table_op *op)
 {
 	struct sluice_set *s;
 	int ret = TABLE_MISSING;
+	__u32 w;
 	int i;
 
 	if (!op)
 		return TABLE_MISSING;
 	for (i = 0; i < 2 && ret == TABLE_MISSING; i++) {
 		s = bpf_map_lookup_elem(&buckets, &op->set[i]);
-		if (s && set_may_hold(s, op->tag))
-			ret = set_meter(s, op);
+		if (!s)
+			continue;
+		w = set_find(s, op->tag, &op->key);
+		if (w != WAY_NONE)
+			ret = way_meter(s, w, op);
 	}
 	return ret;
 }
 
 /*
+ * Gives way w of locked set s, empty or idle, to the op's key: clears its
+ * tag, replaces the idle TAT it saw unless a meter step got there first,
+ * then writes the key and counts and publishes the new tag.
+ */
+static __always_inline int way_take(struct sluice_set *s, __u32 w, struct table_op *op)
+{
+	__u32 old_tag = s->tag[WAY(w)];
+	__u64 seen = s->tat[WAY(w)];
+	struct sluice_way *way;
+
+	__sync_lock_test_and_set(&s->tag[WAY(w)], 0);
+	if (__sync_val_compare_and_swap(&s->tat[WAY(w)], seen, op->fresh.tat) != seen) {
+		/* Its source came back: the bucket holds state again. */
+		__sync_lock_test_and_set(&s->tag[WAY(w)], old_tag);
+		return TABLE_FULL;
+	}
+	way = &s->way[WAY(w)];
+	way->key = op->key;
+	way->passed = op->fresh.passed;
+	way->dropped = op->fresh.dropped;
+	__sync_lock_test_and_set(&s->tag[WAY(w)], op->tag);
+	return old_tag ? TABLE_REPLACED : TABLE_NEW;
+}
+
+/*
  * Gives the key a way of set s holding op->fresh: TABLE_NEW,
- * TABLE_REPLACED or TABLE_FULL. When another CPU gave it one there first,
- * meters that bucket instead and returns METER_CONFORMS or METER_OVER.
+ * TABLE_REPLACED, TABLE_FULL, or TABLE_MISSING when another CPU gave it
+ * one there first (the caller then meters that one).
  */
 static __always_inline int set_insert(struct sluice_set *s, struct table_op *op)
 {
-	struct sluice_way *way;
-	int ret;
+	int ret = TABLE_FULL;
 	__u32 w;
 
 	bpf_spin_lock(&s->lock);
 	w = set_find(s, op->tag, &op->key);
 	if (w != WAY_NONE) {
-		ret = way_meter(s, w, op);
+		ret = TABLE_MISSING;
 		goto out;
 	}
 	w = set_victim(s, op->now);
-	if (w == WAY_NONE) {
-		ret = TABLE_FULL;
-		goto out;
-	}
-	ret = s->tag[WAY(w)] ? TABLE_REPLACED : TABLE_NEW;
-	s->tag[WAY(w)] = op->tag;
-	s->tat[WAY(w)] = op->fresh.tat;
-	way = &s->way[WAY(w)];
-	way->key = op->key;
-	way->passed = op->fresh.passed;
-	way->dropped = op->fresh.dropped;
+	if (w != WAY_NONE)
+		ret = way_take(s, w, op);
 out:
 	bpf_spin_unlock(&s->lock);
 	return ret;
 }
 
-/* The same in the emptier of the key's two sets, else in the other. */
+/*
+ * The same in the emptier of the key's two sets, else in the other. When
+ * another CPU gave the key a way first, meters it there: METER_CONFORMS
+ * or METER_OVER.
+ */
 __attribute__((noinline)) int table_insert(struct table_op *op)
 {
-	struct sluice_set *first, *second;
+	struct sluice_set *first, *second, *set;
 	__u32 order;
-	int ret;
+	int ret, i;
 
 	if (!op)
 		return TABLE_FULL;
@@ -237,32 +276,40 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 	if (!first || !second)
 		return TABLE_FULL;
 	order = set_room(second, op->now) > set_room(first, op->now);
-	ret = set_insert(order ? second : first, op);
-	if (ret != TABLE_FULL || op->set[0] == op->set[1])
-		return ret;
-	return set_insert(order ? first : second, op);
+	for (i = 0; i < 2; i++) {
+		set = (i == 0) == !order ? first : second;
+		ret = set_insert(set, op);
+		if (ret == TABLE_MISSING) {
+			__u32 w = set_find(set, op->tag, &op->key);
+
+			return w == WAY_NONE ? TABLE_FULL : way_meter(set, w, op);
+		}
+		if (ret != TABLE_FULL || op->set[0] == op->set[1])
+			return ret;
+	}
+	return TABLE_FULL;
 }
 
 /* Adds op->pending refusals to the key's bucket, if it still has one. */
 __attribute__((noinline)) int table_add_dropped(struct table_op *op)
 {
 	struct sluice_set *s;
-	__u32 w = WAY_NONE;
+	__u32 w;
 	int i;
 
 	if (!op)
 		return 0;
-	for (i = 0; i < 2 && w == WAY_NONE; i++) {
+	for (i = 0; i < 2; i++) {
 		s = bpf_map_lookup_elem(&buckets, &op->set[i]);
-		if (!s || !set_may_hold(s, op->tag))
+		if (!s)
 			continue;
-		bpf_spin_lock(&s->lock);
 		w = set_find(s, op->tag, &op->key);
-		if (w != WAY_NONE)
-			s->way[WAY(w)].dropped += op->pending;
-		bpf_spin_unlock(&s->lock);
+		if (w != WAY_NONE) {
+			way_count(&s->way[WAY(w)], 0, op->pending);
+			return 1;
+		}
 	}
-	return w != WAY_NONE;
+	return 0;
 }
 
 #endif /* SLUICE_BPF_TABLE_H */

@@ -27,6 +27,8 @@ int main(int argc, char **argv)
 		suite_aggregate();
 	if (!only || !strcmp(only, "concurrency"))
 		suite_concurrency();
+	if (!only || !strcmp(only, "table"))
+		suite_table();
 	if (!only || !strcmp(only, "counts"))
 		suite_counts();
 	return harness_finish();

@@ -9,6 +9,7 @@ void suite_policy(void);
 void suite_pressure(void);
 void suite_aggregate(void);
 void suite_concurrency(void);
+void suite_table(void);
 void suite_counts(void);
 
 #endif /* SLUICE_TEST_SUITES_H */

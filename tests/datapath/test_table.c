@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The source table under churn from every CPU at once (production build,
+ * real clock): a table of 16 ways, sources whose buckets refill at once
+ * (1000M/s) so their ways keep changing hands, and among them one source
+ * over its own rule's limit whose bucket must stay exact. Afterwards every
+ * way must be whole: its tag the key's, in one of the key's two sets.
+ */
+#define _GNU_SOURCE
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "fixture.h"
+#include "frames.h"
+#include "harness.h"
+#include "suites.h"
+#include "table_hash.h"
+
+#define CHURN_SOURCES 256 /* per CPU, each used in turn */
+#define CHURN_ROUNDS  40000
+#define HOT_RATE      1000
+#define HOT_BURST     10
+
+struct churner {
+	pthread_t thread;
+	int cpu;
+	struct fixture *fx;
+	const struct frame *hot;
+	struct frame *churn;
+	pthread_barrier_t *start;
+	uint64_t begin_ns, end_ns, hot_passed, sent;
+	int err;
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* A churning source, then the hot one, round after round. */
+static void *churn_run(void *arg)
+{
+	struct churner *c = arg;
+	const struct frame *f;
+	cpu_set_t set;
+	int i, ret;
+
+	CPU_ZERO(&set);
+	CPU_SET(c->cpu, &set);
+	c->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pthread_barrier_wait(c->start);
+	c->begin_ns = monotonic_ns();
+	for (i = 0; i < CHURN_ROUNDS && !c->err; i++) {
+		f = &c->churn[i % CHURN_SOURCES];
+		ret = fixture_run(c->fx, f->data, f->len, 1);
+		ret = ret < 0 ? ret : fixture_run(c->fx, c->hot->data, c->hot->len, 1);
+		if (ret < 0)
+			c->err = ret;
+		c->hot_passed += ret == XDP_PASS;
+		c->sent += 2;
+	}
+	c->end_ns = monotonic_ns();
+	return NULL;
+}
+
+/* Ways whose tag is not their key's, or that sit in neither of its sets. */
+static int torn_ways(struct fixture *fx, int *valid)
+{
+	struct sluice_config cfg;
+	struct sluice_set s;
+	__u32 i, first, second;
+	__u64 hash;
+	int w, torn = 0;
+
+	*valid = 0;
+	if (config_read(fx->st.maps.config, &cfg))
+		return -1;
+	for (i = 0; i < cfg.table_sets; i++) {
+		if (bpf_map_lookup_elem(fx->st.buckets_fd, &i, &s))
+			return -1;
+		for (w = 0; w < SLUICE_SET_WAYS; w++) {
+			if (!s.tag[w])
+				continue;
+			(*valid)++;
+			hash = table_hash(&s.way[w].key, cfg.table_seed);
+			first = table_set_of(hash, cfg.table_sets);
+			second = table_set2_of(hash, cfg.table_sets);
+			torn += s.tag[w] != table_tag_of(hash) || (i != first && i != second);
+		}
+	}
+	return torn;
+}
+
+static int churn_frames(struct churner *c)
+{
+	struct frame_spec spec = { .family = 4, .payload = 18 };
+	char addr[32];
+	int i;
+
+	c->churn = calloc(CHURN_SOURCES, sizeof(*c->churn));
+	if (!c->churn)
+		return -1;
+	for (i = 0; i < CHURN_SOURCES; i++) {
+		snprintf(addr, sizeof(addr), "10.%d.%d.%d", 60 + c->cpu, i / 250, i % 250 + 1);
+		spec.src = addr;
+		frame_build(&c->churn[i], &spec);
+	}
+	return 0;
+}
+
+static void case_churn(void)
+{
+	struct frame_spec hot_spec = { .family = 4, .src = "192.0.2.1", .payload = 18 };
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), i, err = 0, torn, valid;
+	uint64_t first = UINT64_MAX, last = 0, hot = 0, sent = 0, ceiling;
+	struct sluice_stats st = {};
+	pthread_barrier_t start;
+	struct churner *c;
+	struct policy_doc doc = {};
+	struct fixture fx;
+	struct settings s;
+	struct frame hot_frame;
+
+	char policy[160];
+
+	snprintf(policy, sizeof(policy),
+		 "default rate 1000M/s burst 1 new-sources 1000M/s\n"
+		 "rule 192.0.2.0/24 rate %d/s burst %d new-sources 1000M/s\n",
+		 HOT_RATE, HOT_BURST);
+	settings_per_second(&s, 1, 1);
+	frame_build(&hot_frame, &hot_spec);
+	c = calloc((size_t)ncpu, sizeof(*c));
+	if (!c || fixture_open_real_clock(&fx, &s, 8)) {
+		check(false, "table churn", "cannot load");
+		free(c);
+		return;
+	}
+	if (doc_from_conf_text(policy, &doc) || fixture_store(&fx, &doc)) {
+		check(false, "table churn", "cannot apply the policy");
+		goto out;
+	}
+	pthread_barrier_init(&start, NULL, (unsigned int)ncpu);
+	for (i = 0; i < ncpu; i++) {
+		c[i] = (struct churner){ .cpu = i, .fx = &fx, .hot = &hot_frame, .start = &start };
+		err = err ?: churn_frames(&c[i]);
+	}
+	for (i = 0; i < ncpu && !err; i++)
+		pthread_create(&c[i].thread, NULL, churn_run, &c[i]);
+	for (i = 0; i < ncpu && !err; i++) {
+		pthread_join(c[i].thread, NULL);
+		err = err ?: c[i].err;
+		first = c[i].begin_ns < first ? c[i].begin_ns : first;
+		last = c[i].end_ns > last ? c[i].end_ns : last;
+		hot += c[i].hot_passed;
+		sent += c[i].sent;
+	}
+	fixture_stats(&fx, &st);
+	ceiling = HOT_BURST + HOT_RATE * (last - first) / NSEC_PER_SEC + (uint64_t)ncpu;
+	check(!err && hot <= ceiling && hot > HOT_BURST,
+	      "all CPUs churn a 16-way table: the source over its limit stays exact",
+	      "err %d hot passed %llu, at most %llu (%.3f s)", err, (unsigned long long)hot,
+	      (unsigned long long)ceiling, (double)(last - first) / 1e9);
+	check(st.c[SLUICE_CNT_PASSED].packets + st.c[SLUICE_CNT_DROPPED].packets == sent &&
+		      fixture_counter(&fx, SLUICE_CNT_EVICTED) > 0,
+	      "every churned packet counted once, ways changed hands",
+	      "passed %llu + dropped %llu of %llu, %llu evicted",
+	      (unsigned long long)st.c[SLUICE_CNT_PASSED].packets,
+	      (unsigned long long)st.c[SLUICE_CNT_DROPPED].packets, (unsigned long long)sent,
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_EVICTED));
+	torn = torn_ways(&fx, &valid);
+	check(torn == 0 && valid > 0, "after the churn every way is whole: its key's tag and set",
+	      "%d of %d ways torn", torn, valid);
+	printf("     churn: %llu packets on %d CPUs in %.3f s, %llu ways changed hands; the hot "
+	       "source passed %llu (ceiling %llu)\n",
+	       (unsigned long long)sent, ncpu, (double)(last - first) / 1e9,
+	       (unsigned long long)fixture_counter(&fx, SLUICE_CNT_EVICTED),
+	       (unsigned long long)hot, (unsigned long long)ceiling);
+	pthread_barrier_destroy(&start);
+out:
+	doc_free(&doc);
+	fixture_close(&fx);
+	for (i = 0; i < ncpu; i++)
+		free(c[i].churn);
+	free(c);
+}
+
+void suite_table(void)
+{
+	case_churn();
+}
