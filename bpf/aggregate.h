@@ -89,8 +89,8 @@ static __always_inline int aggregates_take(struct xdp_md *ctx, const struct pack
 		if (gcra_take(tatp, now, t->cost[i], a->limit, &tat) != METER_CONFORMS) {
 			/* A bandwidth may take a smaller packet sooner: assume none. */
 			if (tat)
-				*admissible_at = gcra_admissible_at(tat, bytes ? 0 : a->interval,
-								    a->limit);
+				*admissible_at =
+					gcra_admissible_at(tat, bytes ? 0 : a->interval, a->limit);
 			goto refused;
 		}
 		t->tat[i] = tatp;

@@ -46,14 +46,14 @@ enum table_result {
 /* One operation on a key's bucket: where it may live, and what to do. */
 struct table_op {
 	struct sluice_key key;
-	__u32 tag;	/* the key's tag in either set */
-	__u32 set[2];	/* its two sets (maybe the same) */
+	__u32 tag;    /* the key's tag in either set */
+	__u32 set[2]; /* its two sets (maybe the same) */
 	__u32 pad;
 	__u64 now;
-	__u64 cost;	/* of this packet, for meter and insert */
+	__u64 cost; /* of this packet, for meter and insert */
 	__u64 limit;
-	__u64 pending;	/* earlier refusals to add to the bucket's count */
-	__u64 over_tat; /* out: the TAT that refused the packet */
+	__u64 pending;		    /* earlier refusals to add to the bucket's count */
+	__u64 over_tat;		    /* out: the TAT that refused the packet */
 	struct sluice_bucket fresh; /* insert: the new bucket */
 };
 
@@ -133,8 +133,7 @@ static __always_inline __u32 set_room(const struct sluice_set *s, __u64 now)
 }
 
 /* Whether way w still holds the op's key: read after the TAT, whose changes it fences. */
-static __always_inline int way_owned(const struct sluice_set *s, __u32 w,
-				     const struct table_op *op)
+static __always_inline int way_owned(const struct sluice_set *s, __u32 w, const struct table_op *op)
 {
 	return *(volatile const __u32 *)&s->tag[WAY(w)] == op->tag &&
 	       key_same(&s->way[WAY(w)].key, &op->key);

@@ -390,11 +390,11 @@ static int run(int drop_fd, const struct frame *f)
 	if (!err)
 		err = bench_new_source(drop_fd, f, "sluice, new source, table with room", false, 1);
 	if (!err)
-		err = bench_new_source(drop_fd, f, "sluice, new source, full of idle (replaces)", true,
-				       NSEC_PER_SEC);
+		err = bench_new_source(drop_fd, f, "sluice, new source, full of idle (replaces)",
+				       true, NSEC_PER_SEC);
 	if (!err)
-		err = bench_new_source(drop_fd, f, "sluice, new source, full of live (refused)", true,
-				       1);
+		err = bench_new_source(drop_fd, f, "sluice, new source, full of live (refused)",
+				       true, 1);
 	if (!err)
 		err = run_tracked(drop_fd, f);
 	if (!err)

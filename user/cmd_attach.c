@@ -228,8 +228,7 @@ int cmd_attach(int argc, char **argv)
 	if (lock_fd < 0)
 		return fail_runtime("attach", lock_fd, "cannot lock %s", SLUICE_PIN_ROOT);
 	/* Under the lock, a staged state is what a killed attach left: drop it. */
-	if (state_staging_name(o.ifname, staging, sizeof(staging)) ||
-	    state_remove(staging)) {
+	if (state_staging_name(o.ifname, staging, sizeof(staging)) || state_remove(staging)) {
 		ret = fail_runtime("attach", -EIO, "cannot clear an interrupted attach of %s",
 				   o.ifname);
 		goto out;

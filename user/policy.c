@@ -248,8 +248,8 @@ static int aggregate_check(const struct sluice_policy *p, const struct sluice_ag
 }
 
 /* One aggregate, metered like a limiter of its own rate and burst. */
-static int aggregate_build(struct sluice_policy *p, const struct aggregate *a,
-			   uint8_t rule_family, int n, const char **why)
+static int aggregate_build(struct sluice_policy *p, const struct aggregate *a, uint8_t rule_family,
+			   int n, const char **why)
 {
 	struct sluice_aggregate *out = &p->aggregates[n];
 	struct sluice_policy meter = { 0 };
@@ -283,8 +283,8 @@ static int aggregate_build(struct sluice_policy *p, const struct aggregate *a,
 	return 0;
 }
 
-static int aggregates_build(struct sluice_policy *p, const struct settings *s,
-			    uint8_t rule_family, const char **why)
+static int aggregates_build(struct sluice_policy *p, const struct settings *s, uint8_t rule_family,
+			    const char **why)
 {
 	unsigned int i;
 	int err;
@@ -308,8 +308,8 @@ static void aggregates_settings(const struct sluice_policy *p, struct settings *
 	struct aggregate *a;
 	unsigned int i;
 
-	s->n_aggregates = p->n_aggregates < SLUICE_MAX_AGGREGATES ? p->n_aggregates
-								  : SLUICE_MAX_AGGREGATES;
+	s->n_aggregates =
+		p->n_aggregates < SLUICE_MAX_AGGREGATES ? p->n_aggregates : SLUICE_MAX_AGGREGATES;
 	for (i = 0; i < s->n_aggregates; i++) {
 		in = &p->aggregates[i];
 		a = &s->aggregates[i];

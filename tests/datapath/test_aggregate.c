@@ -14,15 +14,6 @@
 
 #define NOW_NS (1000 * NSEC_PER_SEC)
 
-static int open_conf(struct fixture *fx, const char *text)
-{
-	int err = fixture_open_conf(fx, text, 4096);
-
-	if (!err)
-		fixture_set_clock(fx, NOW_NS);
-	return err;
-}
-
 static int send_from(struct fixture *fx, const char *src)
 {
 	struct frame_spec spec = { .family = src[0] == '2' ? 6 : 4, .src = src, .payload = 18 };
@@ -50,7 +41,8 @@ static void case_ipv4_slash24(void)
 	struct fixture fx;
 	int a, b, later;
 
-	if (open_conf(&fx, "default rate 100/s aggregate /24=10/s,burst=10\n")) {
+	if (fixture_open_conf(&fx, "default rate 100/s aggregate /24=10/s,burst=10\n", 4096,
+			      NOW_NS)) {
 		check(false, "aggregate /24", "cannot load");
 		return;
 	}
@@ -80,7 +72,8 @@ static void case_refund(void)
 	struct fixture fx;
 	int i, own = 0, rest;
 
-	if (open_conf(&fx, "default rate 2/s burst 2 aggregate /24=10/s,burst=10\n")) {
+	if (fixture_open_conf(&fx, "default rate 2/s burst 2 aggregate /24=10/s,burst=10\n", 4096,
+			      NOW_NS)) {
 		check(false, "aggregate refund", "cannot load");
 		return;
 	}
@@ -91,8 +84,7 @@ static void case_refund(void)
 	rest = spray(&fx, "10.41.0.%d", 3, 10);
 	check(own == 4 && rest == 6,
 	      "packets a source's own bucket refuses do not spend the aggregate",
-	      "the two heavy sources passed %d (want 4), then 6 of 10 others passed %d", own,
-	      rest);
+	      "the two heavy sources passed %d (want 4), then 6 of 10 others passed %d", own, rest);
 	fixture_close(&fx);
 }
 
@@ -101,7 +93,8 @@ static void case_ipv6_and_families(void)
 	struct fixture fx;
 	int v6, v4, other;
 
-	if (open_conf(&fx, "default rate 100/s aggregate /48=5/s,burst=5\n")) {
+	if (fixture_open_conf(&fx, "default rate 100/s aggregate /48=5/s,burst=5\n", 4096,
+			      NOW_NS)) {
 		check(false, "aggregate /48", "cannot load");
 		return;
 	}
@@ -110,8 +103,7 @@ static void case_ipv6_and_families(void)
 	v4 = spray(&fx, "10.42.0.%d", 1, 20);
 	check(v6 == 5 && other == 5 && v4 == 20,
 	      "/48=5/s: 5 of 20 /64 sources pass per /48; IPv4 has no aggregate",
-	      "2001:db8:1::/48 %d, 2001:db8:2::/48 %d (want 5), IPv4 %d (want 20)", v6, other,
-	      v4);
+	      "2001:db8:1::/48 %d, 2001:db8:2::/48 %d (want 5), IPv4 %d (want 20)", v6, other, v4);
 	fixture_close(&fx);
 }
 
@@ -120,9 +112,11 @@ static void case_rule_scope(void)
 	struct fixture fx;
 	int inside, outside, two;
 
-	if (open_conf(&fx, "default rate 100/s\n"
-			   "rule 10.50.0.0/16 rate 100/s aggregate /16=3/s,burst=3 "
-			   "aggregate /24=2/s,burst=2\n")) {
+	if (fixture_open_conf(&fx,
+			      "default rate 100/s\n"
+			      "rule 10.50.0.0/16 rate 100/s aggregate /16=3/s,burst=3 "
+			      "aggregate /24=2/s,burst=2\n",
+			      4096, NOW_NS)) {
 		check(false, "rule aggregates", "cannot load");
 		return;
 	}
@@ -146,7 +140,8 @@ static void case_byte_aggregate(void)
 
 	frame_build(&f, &spec);
 	fit = (int)(1000 / f.len);
-	if (open_conf(&fx, "default rate 1000/s aggregate /24=8000bit/s,burst=1000B\n")) {
+	if (fixture_open_conf(&fx, "default rate 1000/s aggregate /24=8000bit/s,burst=1000B\n",
+			      4096, NOW_NS)) {
 		check(false, "byte aggregate", "cannot load");
 		return;
 	}

@@ -19,11 +19,11 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
+#include "metrics.h"
 #include "suites.h"
 
 #define RUNS_PER_THREAD 20
@@ -38,14 +38,6 @@ struct hammer {
 	uint64_t begin_ns, end_ns;
 	int err;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static void *hammer_run(void *arg)
 {
@@ -150,8 +142,8 @@ static void hammer_case(const char *name, const struct hammered *b, bool gaps_ab
 
 void suite_concurrency(void)
 {
-	const struct hammered fast = { 1000000, 1000 }, wide = { 100000, 100000 },
-			      slow = { 50, 1 }, agg_fast = { 1000000, 1000, true },
+	const struct hammered fast = { 1000000, 1000 }, wide = { 100000, 100000 }, slow = { 50, 1 },
+			      agg_fast = { 1000000, 1000, true },
 			      agg_wide = { 100000, 100000, true };
 
 	/* Contended CAS on every admission, precise clock throughout. */

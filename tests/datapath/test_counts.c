@@ -61,8 +61,7 @@ static int counts_of(struct fixture *fx, const struct sluice_key *key, int cpu, 
 	struct source_table t;
 	struct sluice_bucket b;
 
-	if (fixture_bucket(fx, key, &b) ||
-	    sources_read(fx->st.buckets_fd, fx->st.hot_fd, &t))
+	if (fixture_bucket(fx, key, &b) || sources_read(fx->st.buckets_fd, fx->st.hot_fd, &t))
 		return -1;
 	c->passed = b.passed;
 	c->dropped = b.dropped;
@@ -147,8 +146,7 @@ static void case_generation(int cpu)
 	fixture_configure(&fx, &s);
 	run_n(&fx, "198.51.100.3", 1); /* slow path again: 1 + 9 in one add */
 	ok = !counts_of(&fx, &a, cpu, &c);
-	check(ok && c.passed == 1 && c.dropped == 11 && c.pending == 0 &&
-		      c.total_dropped == 11,
+	check(ok && c.passed == 1 && c.dropped == 11 && c.pending == 0 && c.total_dropped == 11,
 	      "the cached count reaches the bucket when the source next reaches it", COUNTS_FMT,
 	      COUNTS_ARGS(c));
 	fixture_close(&fx);

@@ -25,15 +25,6 @@
 
 #define NOW_NS (1000 * NSEC_PER_SEC)
 
-static int open_policy(struct fixture *fx, const char *text)
-{
-	int err = fixture_open_conf(fx, text, 1024);
-
-	if (!err)
-		fixture_set_clock(fx, NOW_NS);
-	return err;
-}
-
 /* How many of n copies of the frame pass. */
 static int passes(struct fixture *fx, const struct frame_spec *spec, int n)
 {
@@ -58,8 +49,10 @@ static void case_lists(void)
 	struct fixture fx;
 	int a, d, b;
 
-	if (open_policy(&fx, "default rate 1/s burst 1\nallow 10.9.0.0/16\ndeny 10.8.0.0/16\n"
-			     "allow 10.7.1.0/24\ndeny 10.7.0.0/16\n")) {
+	if (fixture_open_conf(&fx,
+			      "default rate 1/s burst 1\nallow 10.9.0.0/16\ndeny 10.8.0.0/16\n"
+			      "allow 10.7.1.0/24\ndeny 10.7.0.0/16\n",
+			      1024, NOW_NS)) {
 		check(false, "allow and deny lists", "cannot load");
 		return;
 	}
@@ -84,8 +77,10 @@ static void case_most_specific(void)
 	struct fixture fx;
 	int a, b, c;
 
-	if (open_policy(&fx, "default rate 1/s burst 5\nrule 10.0.0.0/8 rate 1/s burst 1\n"
-			     "rule 10.1.0.0/16 rate 1/s burst 3\n")) {
+	if (fixture_open_conf(&fx,
+			      "default rate 1/s burst 5\nrule 10.0.0.0/8 rate 1/s burst 1\n"
+			      "rule 10.1.0.0/16 rate 1/s burst 3\n",
+			      1024, NOW_NS)) {
 		check(false, "most specific rule wins", "cannot load");
 		return;
 	}
@@ -118,9 +113,11 @@ static void case_classes(void)
 	struct fixture fx;
 	int a, b, c, d, e;
 
-	if (open_policy(&fx, "default rate 1/s burst 5\n"
-			     "rule 0.0.0.0/0 rate 1/s burst 2 proto udp dport 9000-9001\n"
-			     "rule 0.0.0.0/0 rate 5/m burst 1 proto tcp dport 22 syn\n")) {
+	if (fixture_open_conf(&fx,
+			      "default rate 1/s burst 5\n"
+			      "rule 0.0.0.0/0 rate 1/s burst 2 proto udp dport 9000-9001\n"
+			      "rule 0.0.0.0/0 rate 5/m burst 1 proto tcp dport 22 syn\n",
+			      1024, NOW_NS)) {
 		check(false, "protocol and port classes", "cannot load");
 		return;
 	}
@@ -166,9 +163,11 @@ static void case_fragments(void)
 	struct fixture fx;
 	int a, b, c;
 
-	if (open_policy(&fx, "default rate 1/s burst 5\n"
-			     "rule 0.0.0.0/0 rate 1/s burst 2 proto udp dport 9000\n"
-			     "rule 10.5.0.0/16 rate 1/s burst 4\n")) {
+	if (fixture_open_conf(&fx,
+			      "default rate 1/s burst 5\n"
+			      "rule 0.0.0.0/0 rate 1/s burst 2 proto udp dport 9000\n"
+			      "rule 10.5.0.0/16 rate 1/s burst 4\n",
+			      1024, NOW_NS)) {
 		check(false, "fragments", "cannot load");
 		return;
 	}
@@ -199,9 +198,11 @@ static void case_ipv6(void)
 	struct fixture fx;
 	int a, b, c;
 
-	if (open_policy(&fx, "default rate 1/s burst 5\n"
-			     "rule ::/0 rate 1/s burst 2 proto udp dport 9000\n"
-			     "rule 2001:db8:7::/48 rate 1/s burst 3\n")) {
+	if (fixture_open_conf(&fx,
+			      "default rate 1/s burst 5\n"
+			      "rule ::/0 rate 1/s burst 2 proto udp dport 9000\n"
+			      "rule 2001:db8:7::/48 rate 1/s burst 3\n",
+			      1024, NOW_NS)) {
 		check(false, "IPv6 rules", "cannot load");
 		return;
 	}
@@ -221,7 +222,7 @@ static void case_byte_rate(void)
 	int a, b, c;
 
 	big.payload = 558; /* a 600-byte frame */
-	if (open_policy(&fx, "default rate 8kbit/s burst 1000B\n")) {
+	if (fixture_open_conf(&fx, "default rate 8kbit/s burst 1000B\n", 1024, NOW_NS)) {
 		check(false, "byte rate", "cannot load");
 		return;
 	}
@@ -266,10 +267,12 @@ static void case_mark(void)
 
 	dscp4.tos = 0x01; /* ECT(1): kept under a DSCP rewrite */
 	ect4.tos = 0x02;  /* ECT(0) */
-	if (open_policy(&fx, "default rate 1/s burst 1\n"
-			     "rule 10.4.0.0/24 rate 1/s burst 1 action mark dscp 46\n"
-			     "rule 10.4.1.0/24 rate 1/s burst 1 action mark ecn\n"
-			     "rule 2001:db8:4::/48 rate 1/s burst 1 action mark dscp 10\n")) {
+	if (fixture_open_conf(&fx,
+			      "default rate 1/s burst 1\n"
+			      "rule 10.4.0.0/24 rate 1/s burst 1 action mark dscp 46\n"
+			      "rule 10.4.1.0/24 rate 1/s burst 1 action mark ecn\n"
+			      "rule 2001:db8:4::/48 rate 1/s burst 1 action mark dscp 10\n",
+			      1024, NOW_NS)) {
 		check(false, "mark", "cannot load");
 		return;
 	}
@@ -338,7 +341,7 @@ static void case_rule_ids(void)
 	struct policy_doc doc;
 	struct fixture fx;
 
-	if (open_policy(&fx, v1) || doc_from_conf_text(v2, &doc)) {
+	if (fixture_open_conf(&fx, v1, 1024, NOW_NS) || doc_from_conf_text(v2, &doc)) {
 		check(false, "rule ids across apply", "cannot load");
 		return;
 	}

@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
+#include "metrics.h"
 #include "suites.h"
 #include "table_hash.h"
 
@@ -37,14 +37,6 @@ struct churner {
 	uint64_t begin_ns, end_ns, hot_passed, sent;
 	int err;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 /* A churning source, then the hot one, round after round. */
 static void *churn_run(void *arg)

@@ -198,7 +198,7 @@ int doc_from_conf_text(const char *text, struct policy_doc *doc)
 	return ret;
 }
 
-int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources)
+int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources, uint64_t now_ns)
 {
 	struct policy_doc doc;
 	int err;
@@ -208,5 +208,7 @@ int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources
 		return err;
 	err = fixture_open_policy(fx, &doc, max_sources);
 	doc_free(&doc);
+	if (!err)
+		fixture_set_clock(fx, now_ns);
 	return err;
 }

@@ -27,8 +27,8 @@ int fixture_open_test_clock(struct fixture *fx, const struct settings *s, uint32
 int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max_sources);
 /* A policy from config-file text, through the parser `sluice apply` uses. */
 int doc_from_conf_text(const char *text, struct policy_doc *doc);
-/* The same with a policy in config-file text ("default rate 10/s ..."). */
-int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources);
+/* The same with a policy in config-file text ("default rate 10/s ..."), the clock at now_ns. */
+int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources, uint64_t now_ns);
 /* Loads the production build (real clock). */
 int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources);
 void fixture_close(struct fixture *fx);

@@ -220,10 +220,18 @@ static const struct aggregate_case aggregate_cases[] = {
 	{ "ipv6/24=1k/s,burst=500", 0, "ipv6/24=1k/s,burst=500", SLUICE_FAMILY_IPV6, 24 },
 	{ "ipv4/16=10mbit/s,burst=64kB", 0, "ipv4/16=10mbit/s,burst=64kB", SLUICE_FAMILY_IPV4, 16 },
 	{ "/0=1/s", 0, "/0=1/s", 0, 0 },
-	{ "ipv4/33=1/s", -ERANGE }, { "/129=1/s", -ERANGE }, { "24=1/s", -EINVAL },
-	{ "/24", -EINVAL },	    { "/=1/s", -EINVAL },    { "/24=", -EINVAL },
-	{ "/24=0/s", -EINVAL },	    { "/24=1/s,", -EINVAL }, { "/24=1/s,burst=0", -ERANGE },
-	{ "/24=1/s,rate=2", -EINVAL }, { "ipv5/24=1/s", -EINVAL }, { "/2x=1/s", -EINVAL },
+	{ "ipv4/33=1/s", -ERANGE },
+	{ "/129=1/s", -ERANGE },
+	{ "24=1/s", -EINVAL },
+	{ "/24", -EINVAL },
+	{ "/=1/s", -EINVAL },
+	{ "/24=", -EINVAL },
+	{ "/24=0/s", -EINVAL },
+	{ "/24=1/s,", -EINVAL },
+	{ "/24=1/s,burst=0", -ERANGE },
+	{ "/24=1/s,rate=2", -EINVAL },
+	{ "ipv5/24=1/s", -EINVAL },
+	{ "/2x=1/s", -EINVAL },
 };
 /* clang-format on */
 

@@ -73,12 +73,14 @@ static const struct error_case error_cases[] = {
 	  ":1:28:", "expected [ipv4|ipv6]/LEN=RATE" },
 	{ "aggregate as narrow as the source", "default rate 1/s aggregate /32=5/s\n",
 	  ":1:1:", "wider than the source prefix" },
-	{ "aggregate of the other family", "default rate 1/s\n"
+	{ "aggregate of the other family",
+	  "default rate 1/s\n"
 	  "rule 10.0.0.0/8 rate 1/s aggregate ipv6/48=5/s\n",
 	  ":2:1:", "the rule's address family" },
 	{ "two aggregates on one length", "default rate 1/s aggregate /24=5/s aggregate /24=9/s\n",
 	  ":1:1:", "same prefix length" },
-	{ "five aggregates", "default rate 1/s aggregate /8=1/s aggregate /12=1/s "
+	{ "five aggregates",
+	  "default rate 1/s aggregate /8=1/s aggregate /12=1/s "
 	  "aggregate /16=1/s aggregate /20=1/s aggregate /24=1/s\n",
 	  ":1:99:", "at most 4 aggregates" },
 	{ "aggregate burst in bytes for packets", "default rate 1/s aggregate /24=5/s,burst=1kB\n",
