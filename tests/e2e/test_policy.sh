@@ -21,16 +21,31 @@ deny $LAB_NET.2.0/24
 CONF
 }
 
-# group_check NAME FILE PREFIX EXPECTED: every source of PREFIX got EXPECTED (2%).
+# group_check NAME FILE PREFIX EXPECTED: every source of PREFIX got EXPECTED,
+# within GROUP_TOLERANCE percent (2 unless a troubled run set it).
 group_check() {
-	local name=$1 file=$2 prefix=$3 expected=$4
-	CHECK_DETAIL=$(awk -v p="$prefix" -v e="$expected" '
+	local name=$1 file=$2 prefix=$3 expected=$4 tol=${GROUP_TOLERANCE:-2}
+	CHECK_DETAIL=$(awk -v p="$prefix" -v e="$expected" -v t="$tol" '
 		index($1, p) == 1 { n++; d = $2 - e; if (d < 0) d = -d
-				   if (d > e * 0.02 && d > 1) { bad++; if (bad <= 3) printf "%s got %d, ", $1, $2 } }
-		END { printf "%d sources, %d off (want %d each)", n, bad, e }' "$file")
-	check "$name" awk -v p="$prefix" -v e="$expected" '
-		index($1, p) == 1 { n++; d = $2 - e; if (d < 0) d = -d; if (d > e * 0.02 && d > 1) bad++ }
+				   if (d > e * t / 100 && d > 1) { bad++; if (bad <= 3) printf "%s got %d, ", $1, $2 } }
+		END { printf "%d sources, %d off (want %d each, %s%%)", n, bad, e, t }' "$file")
+	check "$name" awk -v p="$prefix" -v e="$expected" -v t="$tol" '
+		index($1, p) == 1 { n++; d = $2 - e; if (d < 0) d = -d; if (d > e * t / 100 && d > 1) bad++ }
 		END { exit !(n > 200 && bad == 0) }' "$file"
+}
+
+# The flood lost frames in the veth ring, or the generator fell behind its
+# rate: the host was busy. Frames then go missing in bursts, so sources
+# get uneven shares of them, and a late start costs each source a little
+# of its allowance: allow 5% instead of 2%, and say so.
+troubled_run() {
+	local sent=$1 lost=$2 want=$3
+	if [ "$lost" -gt 0 ] || [ "$sent" -lt $((want * 99 / 100)) ]; then
+		echo "     (a busy host: $lost frames lost, $sent of $want sent; per-source checks at 5%)"
+		GROUP_TOLERANCE=5
+	else
+		GROUP_TOLERANCE=2
+	fi
 }
 
 # sent_to SENT FIRST END: packets the round-robin flood sent to sources
@@ -49,6 +64,7 @@ test_two_rates_and_lists() {
 	read -r sent secs lost < <(flood_into_sink "$LAB_TMP/sink" "$SOURCES" 4 "$PPS")
 	[ -n "$sent" ] || { check "sink starts" false; return; }
 	echo "     flood: $sent sent in $secs s, $lost lost in the veth ring"
+	troubled_run "$sent" "$lost" $((PPS * 4))
 	group_check "rule $LAB_NET.1.0/24 at 20/s: each source gets 20 + 20 x t" "$LAB_TMP/sink" \
 		"$LAB_NET.1." "$(awk -v s="$secs" 'BEGIN { printf "%d", 20 + int(20 * s) }')"
 	group_check "default at 50/s: each source gets 50 + 50 x t" "$LAB_TMP/sink" \
@@ -124,12 +140,13 @@ test_aggregates() {
 	read -r sent secs lost < <(flood_into_sink "$LAB_TMP/agg" "$SOURCES" 4 "$PPS")
 	[ -n "$sent" ] || { check "sink starts" false; return; }
 	echo "     flood: $sent sent in $secs s, $lost lost in the veth ring"
+	troubled_run "$sent" "$lost" $((PPS * 4))
 	want=$(awk -v s="$secs" 'BEGIN { printf "%d", 1000 + 3000 * s }')
 	per_source=$(awk -v s="$secs" 'BEGIN { printf "%d", 50 + 50 * s }')
 	prefix_totals "$LAB_TMP/agg" >"$LAB_TMP/agg.totals"
 	CHECK_DETAIL="$(tr '\n' ';' <"$LAB_TMP/agg.totals") want $want per /24"
-	check "aggregate /24=3000/s: each /24 gets 1000 + 3000 x t in all (2%)" \
-		awk -v w="$want" '{ n++; d = $2 - w; if (d < 0) d = -d; if (d > w * 0.02) bad++ }
+	check "aggregate /24=3000/s: each /24 gets 1000 + 3000 x t in all (${GROUP_TOLERANCE}%)" \
+		awk -v w="$want" -v t="$GROUP_TOLERANCE" '{ n++; d = $2 - w; if (d < 0) d = -d; if (d > w * t / 100) bad++ }
 			END { exit !(n == 4 && bad == 0) }' "$LAB_TMP/agg.totals"
 	CHECK_DETAIL="per-source maximum $(awk '{ print $3 }' "$LAB_TMP/agg.totals" | sort -n | tail -1), allowed $per_source"
 	check "no source passes more than its own 50 + 50 x t" \
