@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Per-key GCRA, exact across CPUs: one TAT per key in the source table
- * (table.h), metered under its set's lock, so every CPU meters the same
+ * (table.h), advanced by compare-and-swap, so every CPU meters the same
  * bucket. A per-CPU negative cache answers repeated over-limit packets
  * without the configuration, the table or the clock.
  *
- * Each bucket also counts its packets for `sluice top`, within the same
- * locked step. Packets the cache refuses are counted in the cache entry
- * (plain per-CPU) and added to the bucket later in one go, so the fast path
- * stays free of shared writes.
+ * Each bucket also counts its packets for `sluice top`, one atomic add per
+ * packet that reaches it. Packets the cache refuses are counted in the
+ * cache entry (plain per-CPU) and added to the bucket later in one go, so
+ * the fast path stays free of shared writes.
  */
 #ifndef SLUICE_BPF_METER_H
 #define SLUICE_BPF_METER_H

@@ -95,8 +95,10 @@ struct sluice_bucket {
 /*
  * The source table (map `buckets`) is an array of sets of
  * SLUICE_SET_WAYS buckets: a key hashes to two sets (include/table_hash.h)
- * and lives in one way of one of them. One spin lock guards a set, so
- * finding, metering and replacing a bucket are exact across CPUs.
+ * and lives in one way of one of them. Metering advances a way's TAT by
+ * compare-and-swap; giving a way to a new source takes the set's spin
+ * lock, in an order metering can check (bpf/table.h), so both stay exact
+ * across CPUs.
  * Preallocated, the table costs the same full or empty: sized for 4/5 of
  * its ways, sizeof(struct sluice_set) * 5 / 4 / SLUICE_SET_WAYS bytes per
  * source. A new source takes an empty way in the emptier of its sets, else
