@@ -75,9 +75,10 @@ struct top_view {
 	double window_s; /* NAN when rates were not measured */
 };
 
-static void limit_state(struct top_row *row, const struct policy_doc *doc, uint64_t now_ns)
+/* Limited when its bucket was read, and for how much longer from then. */
+static void limit_state(struct top_row *row, const struct policy_doc *doc)
 {
-	uint64_t min_cost, limit, admissible, now = now_ns << SLUICE_TIME_SHIFT;
+	uint64_t min_cost, limit, admissible, now = row->src->read_ns << SLUICE_TIME_SHIFT;
 
 	if (rule_limits(doc, row->src->key.policy, &min_cost, &limit)) {
 		row->limited = -1;
@@ -120,7 +121,7 @@ static int view_build(struct top_view *v, const struct source_table *now,
 			v->rows[i].pps =
 				per_second(row_total(&now->rows[i]), old ? row_total(old) : 0, dt);
 		}
-		limit_state(&v->rows[i], &v->doc, now->time_ns);
+		limit_state(&v->rows[i], &v->doc);
 	}
 	sources_index_free(&ix);
 	return v->rows ? 0 : -ENOMEM;

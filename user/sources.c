@@ -35,7 +35,7 @@ static void way_bucket(const struct sluice_set *set, int w, struct sluice_bucket
 	b->dropped = set->way[w].dropped;
 }
 
-static int set_walk(const struct sluice_set *set, bucket_fn fn, void *ctx)
+static int set_walk(const struct sluice_set *set, uint64_t read_ns, bucket_fn fn, void *ctx)
 {
 	struct sluice_bucket b;
 	int w, err = 0;
@@ -44,7 +44,7 @@ static int set_walk(const struct sluice_set *set, bucket_fn fn, void *ctx)
 		if (!set->tag[w])
 			continue;
 		way_bucket(set, w, &b);
-		err = fn(&set->way[w].key, &b, ctx);
+		err = fn(&set->way[w].key, &b, read_ns, ctx);
 	}
 	return err;
 }
@@ -59,6 +59,7 @@ int sources_walk(int buckets_fd, bucket_fn fn, void *ctx)
 	struct sluice_set *sets = NULL;
 	__u32 n_sets, in = 0, out = 0, count, i, *keys = NULL;
 	bool first = true, done = false;
+	uint64_t read_ns;
 	int err;
 
 	err = table_check(buckets_fd, &n_sets);
@@ -76,8 +77,9 @@ int sources_walk(int buckets_fd, bucket_fn fn, void *ctx)
 			done = true;
 			err = 0;
 		}
+		read_ns = monotonic_ns();
 		for (i = 0; !err && i < count; i++)
-			err = set_walk(&sets[i], fn, ctx);
+			err = set_walk(&sets[i], read_ns, fn, ctx);
 		in = out;
 		first = false;
 	}
@@ -116,10 +118,12 @@ int sources_find(int buckets_fd, const struct sluice_config *cfg, const struct s
 	return err;
 }
 
-static int count_one(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx)
+static int count_one(const struct sluice_key *key, const struct sluice_bucket *b,
+		     uint64_t read_ns, void *ctx)
 {
 	(void)key;
 	(void)b;
+	(void)read_ns;
 	(*(uint64_t *)ctx)++;
 	return 0;
 }
@@ -130,7 +134,8 @@ int sources_count(int buckets_fd, uint64_t *n)
 	return sources_walk(buckets_fd, count_one, n);
 }
 
-static int keep_one(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx)
+static int keep_one(const struct sluice_key *key, const struct sluice_bucket *b,
+		    uint64_t read_ns, void *ctx)
 {
 	struct source_table *t = ctx;
 	struct source_row *rows;
@@ -146,6 +151,7 @@ static int keep_one(const struct sluice_key *key, const struct sluice_bucket *b,
 	}
 	t->rows[t->n].key = *key;
 	t->rows[t->n].b = *b;
+	t->rows[t->n].read_ns = read_ns;
 	t->n++;
 	return 0;
 }

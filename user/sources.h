@@ -15,6 +15,7 @@
 struct source_row {
 	struct sluice_key key;
 	struct sluice_bucket b; /* b.dropped includes the caches' pending counts */
+	uint64_t read_ns;	/* CLOCK_MONOTONIC when its set was read */
 };
 
 struct source_table {
@@ -23,7 +24,9 @@ struct source_table {
 	uint64_t time_ns; /* CLOCK_MONOTONIC when the read ended */
 };
 
-typedef int (*bucket_fn)(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx);
+/* read_ns: CLOCK_MONOTONIC when the bucket was read (the table takes a while). */
+typedef int (*bucket_fn)(const struct sluice_key *key, const struct sluice_bucket *b,
+			 uint64_t read_ns, void *ctx);
 
 /* Calls fn on every bucket of the table; stops at fn's first error. */
 int sources_walk(int buckets_fd, bucket_fn fn, void *ctx);

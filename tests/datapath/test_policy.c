@@ -309,11 +309,13 @@ struct policy_search {
 	int other, found;
 };
 
-static int policy_of(const struct sluice_key *key, const struct sluice_bucket *b, void *ctx)
+static int policy_of(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
+		     void *ctx)
 {
 	struct policy_search *q = ctx;
 
 	(void)b;
+	(void)read_ns;
 	if (key->addr[0] == q->addr && key->policy != q->other && q->found < 0)
 		q->found = key->policy;
 	return 0;

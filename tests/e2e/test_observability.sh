@@ -173,6 +173,7 @@ test_top_ranking() {
 		test "$(jq -s --arg p "$p" '[.[].sources[0].prefix == $p] | all' "$LAB_TMP"/drops.?.json)" = true
 	# Limited between passes; free for the moment before its next packet
 	# once due, so only most readings need to find it limited.
+	CHECK_DETAIL=$(jq -c '.sources[0] | [.prefix, .limited, .next_pass_ns, .passed, .dropped]' "$LAB_TMP"/drops.?.json | tr '\n' ' ')
 	check "top: it is limited now, its next pass within one interval (at least 3 of 6 readings)" \
 		test "$(jq -s --argjson t "$INTERVAL_NS" '[.[].sources[0] | select(.limited)
 			| select(.next_pass_ns > 0 and .next_pass_ns <= $t)] | length >= 3' "$LAB_TMP"/drops.?.json)" = true
