@@ -118,8 +118,8 @@ int sources_find(int buckets_fd, const struct sluice_config *cfg, const struct s
 	return err;
 }
 
-static int count_one(const struct sluice_key *key, const struct sluice_bucket *b,
-		     uint64_t read_ns, void *ctx)
+static int count_one(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
+		     void *ctx)
 {
 	(void)key;
 	(void)b;
@@ -134,8 +134,8 @@ int sources_count(int buckets_fd, uint64_t *n)
 	return sources_walk(buckets_fd, count_one, n);
 }
 
-static int keep_one(const struct sluice_key *key, const struct sluice_bucket *b,
-		    uint64_t read_ns, void *ctx)
+static int keep_one(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
+		    void *ctx)
 {
 	struct source_table *t = ctx;
 	struct source_row *rows;
