@@ -216,9 +216,12 @@ __attribute__((noinline)) int table_meter(struct table_op *op)
 static __always_inline int way_take(struct sluice_set *s, __u32 w, struct table_op *op)
 {
 	__u32 old_tag = s->tag[WAY(w)];
-	__u64 seen = s->tat[WAY(w)];
+	__u64 seen = *(volatile __u64 *)&s->tat[WAY(w)];
 	struct sluice_way *way;
 
+	/* A meter step may have charged it since set_victim looked. */
+	if (old_tag && seen > op->now)
+		return TABLE_FULL;
 	__sync_lock_test_and_set(&s->tag[WAY(w)], 0);
 	if (__sync_val_compare_and_swap(&s->tat[WAY(w)], seen, op->fresh.tat) != seen) {
 		/* Its source came back: the bucket holds state again. */
