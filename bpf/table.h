@@ -41,6 +41,7 @@ enum table_result {
 	TABLE_FULL,			/* every way of both sets still holds state */
 	TABLE_NEW,			/* given an empty way */
 	TABLE_REPLACED,			/* given the way of an idle, refilled bucket */
+	TABLE_EXISTS,			/* another CPU gave the key a way first */
 };
 
 /* One operation on a key's bucket: where it may live, and what to do. */
@@ -238,18 +239,18 @@ static __always_inline int way_take(struct sluice_set *s, __u32 w, struct table_
 
 /*
  * Gives the key a way of set s holding op->fresh: TABLE_NEW,
- * TABLE_REPLACED, TABLE_FULL, or TABLE_MISSING when another CPU gave it
- * one there first (the caller then meters that one).
+ * TABLE_REPLACED, TABLE_FULL, or TABLE_EXISTS with *found the way another
+ * CPU gave it first.
  */
-static __always_inline int set_insert(struct sluice_set *s, struct table_op *op)
+static __always_inline int set_insert(struct sluice_set *s, struct table_op *op, __u32 *found)
 {
 	int ret = TABLE_FULL;
 	__u32 w;
 
 	bpf_spin_lock(&s->lock);
-	w = set_find(s, op->tag, &op->key);
-	if (w != WAY_NONE) {
-		ret = TABLE_MISSING;
+	*found = set_find(s, op->tag, &op->key);
+	if (*found != WAY_NONE) {
+		ret = TABLE_EXISTS;
 		goto out;
 	}
 	w = set_victim(s, op->now);
@@ -267,9 +268,9 @@ out:
  */
 __attribute__((noinline)) int table_insert(struct table_op *op)
 {
-	struct sluice_set *first, *second, *set;
-	__u32 order;
-	int ret, i;
+	struct sluice_set *first, *second, *swap;
+	__u32 found;
+	int ret;
 
 	if (!op)
 		return TABLE_FULL;
@@ -277,19 +278,17 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 	second = bpf_map_lookup_elem(&buckets, &op->set[1]);
 	if (!first || !second)
 		return TABLE_FULL;
-	order = set_room(second, op->now) > set_room(first, op->now);
-	for (i = 0; i < 2; i++) {
-		set = (i == 0) == !order ? first : second;
-		ret = set_insert(set, op);
-		if (ret == TABLE_MISSING) {
-			__u32 w = set_find(set, op->tag, &op->key);
-
-			return w == WAY_NONE ? TABLE_FULL : way_meter(set, w, op);
-		}
-		if (ret != TABLE_FULL || op->set[0] == op->set[1])
-			return ret;
+	if (set_room(second, op->now) > set_room(first, op->now)) {
+		swap = first;
+		first = second;
+		second = swap;
 	}
-	return TABLE_FULL;
+	ret = set_insert(first, op, &found);
+	if (ret == TABLE_FULL && op->set[0] != op->set[1]) {
+		first = second;
+		ret = set_insert(first, op, &found);
+	}
+	return ret == TABLE_EXISTS ? way_meter(first, found, op) : ret;
 }
 
 /* Adds op->pending refusals to the key's bucket, if it still has one. */
