@@ -6,6 +6,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "sluice.h"
+#include "table_hash.h"
 
 /*
  * The source table: sets of SLUICE_SET_WAYS buckets (struct sluice_set),
@@ -13,7 +14,7 @@
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SLUICE_DEFAULT_MAX_SOURCES / SLUICE_SET_WAYS);
+	__uint(max_entries, SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES));
 	__type(key, __u32);
 	__type(value, struct sluice_set);
 } buckets SEC(".maps");
@@ -111,7 +112,8 @@ struct {
 
 /*
  * Aggregate buckets: a TAT per wider prefix of a rule (--aggregate). Sized
- * by userspace before load, from --max-sources; an evicted one comes back full.
+ * by userspace before load, from --max-sources (table_aggregates_for); an
+ * evicted one comes back full.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -51,12 +51,18 @@ static inline __u32 table_tag_of(__u64 hash)
 	return (__u32)hash | 1;
 }
 
-/* Sets for `sources` buckets at a load of 4/5 of the ways. */
+/* Sets for `sources` buckets at a load of 4/5 of the ways (a constant, for map definitions). */
+#define SLUICE_TABLE_SETS(sources) ((((sources)*5 + 3) / 4 + SLUICE_SET_WAYS - 1) / SLUICE_SET_WAYS)
+
 static inline __u32 table_sets_for(__u64 sources)
 {
-	__u64 ways = (sources * 5 + 3) / 4;
+	return (__u32)SLUICE_TABLE_SETS(sources);
+}
 
-	return (__u32)((ways + SLUICE_SET_WAYS - 1) / SLUICE_SET_WAYS);
+/* Aggregate buckets: a sixteenth of the sources, at least 1024 (each covers many). */
+static inline __u32 table_aggregates_for(__u64 sources)
+{
+	return (__u32)(sources / 16 > 1024 ? sources / 16 : 1024);
 }
 
 /* The sources a table of `sets` was sized for (the inverse, rounded down). */

@@ -28,7 +28,6 @@
 #include "frames.h"
 #include "policy.h"
 #include "state.h"
-#include "table_hash.h"
 
 #define REPEAT 1000000
 #define ROUNDS 31
@@ -119,8 +118,7 @@ static struct sluice *limiter_open(uint64_t rate, uint64_t burst, __u32 table)
 	skel = sluice__open();
 	if (!skel)
 		return NULL;
-	if ((table && bpf_map__set_max_entries(skel->maps.buckets, table_sets_for(table))) ||
-	    sluice__load(skel)) {
+	if (state_size(skel->obj, table ?: SLUICE_DEFAULT_MAX_SOURCES) || sluice__load(skel)) {
 		sluice__destroy(skel);
 		return NULL;
 	}

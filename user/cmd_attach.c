@@ -16,7 +16,6 @@
 #include "output.h"
 #include "policy.h"
 #include "state.h"
-#include "table_hash.h"
 
 static const char attach_usage[] =
 	"Usage: sluice attach IFACE --rate RATE [--burst N] [--action drop|mark|dry-run]\n"
@@ -152,12 +151,6 @@ static int check_free(const struct attach_opts *o)
 	return -1;
 }
 
-/* Aggregates cover many sources each: a sixteenth of the source table, at least 1024. */
-static uint64_t aggregate_buckets(uint64_t max_sources)
-{
-	return max_sources / 16 > 1024 ? max_sources / 16 : 1024;
-}
-
 static int attach_load(struct sluice **skel, struct attach_opts *o)
 {
 	struct state st;
@@ -166,10 +159,7 @@ static int attach_load(struct sluice **skel, struct attach_opts *o)
 	*skel = sluice__open();
 	if (!*skel)
 		return -errno;
-	err = bpf_map__set_max_entries((*skel)->maps.buckets, table_sets_for(o->max_sources));
-	if (!err)
-		err = bpf_map__set_max_entries((*skel)->maps.aggregates,
-					       (__u32)aggregate_buckets(o->max_sources));
+	err = state_size((*skel)->obj, o->max_sources);
 	if (!err)
 		err = sluice__load(*skel);
 	if (err)

@@ -18,6 +18,7 @@
 #include "args.h"
 #include "output.h"
 #include "state.h"
+#include "table_hash.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
 
@@ -162,6 +163,18 @@ static int for_each_pinned_map(struct bpf_object *obj,
 			return err;
 	}
 	return 0;
+}
+
+int state_size(struct bpf_object *obj, uint64_t max_sources)
+{
+	struct bpf_map *buckets = bpf_object__find_map_by_name(obj, "buckets");
+	struct bpf_map *aggregates = bpf_object__find_map_by_name(obj, "aggregates");
+	int err;
+
+	if (!buckets || !aggregates)
+		return -ENOENT;
+	err = bpf_map__set_max_entries(buckets, table_sets_for(max_sources));
+	return err ?: bpf_map__set_max_entries(aggregates, table_aggregates_for(max_sources));
 }
 
 static int reuse_one(struct bpf_map *map, size_t pin, void *arg)

@@ -11,7 +11,6 @@
 #include "conf.h"
 #include "fixture.h"
 #include "sources.h"
-#include "table_hash.h"
 
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
 {
@@ -45,9 +44,6 @@ int fixture_store(struct fixture *fx, struct policy_doc *doc)
 	return policy_store(&fx->st.maps, doc, true);
 }
 
-/* Aggregate buckets of a test table: plenty for any test, cheap to allocate. */
-#define FIXTURE_AGGREGATES 4096
-
 /* Both builds share their map and program names, so the rest is common. */
 static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, struct policy_doc *doc)
 {
@@ -68,9 +64,7 @@ int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max
 	fx->test = sluice_test__open();
 	if (!fx->test)
 		return -errno;
-	err = bpf_map__set_max_entries(fx->test->maps.buckets, table_sets_for(max_sources));
-	if (!err)
-		err = bpf_map__set_max_entries(fx->test->maps.aggregates, FIXTURE_AGGREGATES);
+	err = state_size(fx->test->obj, max_sources);
 	if (!err)
 		err = sluice_test__load(fx->test);
 	if (!err)
@@ -100,9 +94,7 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 	fx->real = sluice__open();
 	if (!fx->real)
 		return -errno;
-	err = bpf_map__set_max_entries(fx->real->maps.buckets, table_sets_for(max_sources));
-	if (!err)
-		err = bpf_map__set_max_entries(fx->real->maps.aggregates, FIXTURE_AGGREGATES);
+	err = state_size(fx->real->obj, max_sources);
 	if (!err)
 		err = sluice__load(fx->real);
 	if (!err)
