@@ -11,12 +11,10 @@
  * burst + rate x elapsed (the first and last grace periods fall inside
  * "elapsed" but carry no packets); elsewhere it must exceed the burst.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <linux/bpf.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -42,12 +40,9 @@ struct hammer {
 static void *hammer_run(void *arg)
 {
 	struct hammer *h = arg;
-	cpu_set_t set;
 	int i, ret;
 
-	CPU_ZERO(&set);
-	CPU_SET(h->cpu, &set);
-	h->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	h->err = pin_thread_to_cpu(h->cpu);
 	pthread_barrier_wait(h->start);
 	h->begin_ns = monotonic_ns();
 	for (i = 0; i < RUNS_PER_THREAD && !h->err; i++) {

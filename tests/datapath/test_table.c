@@ -6,11 +6,9 @@
  * over its own rule's limit whose bucket must stay exact. Afterwards every
  * way must be whole: its tag the key's, in one of the key's two sets.
  */
-#define _GNU_SOURCE
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +41,9 @@ static void *churn_run(void *arg)
 {
 	struct churner *c = arg;
 	const struct frame *f;
-	cpu_set_t set;
 	int i, ret;
 
-	CPU_ZERO(&set);
-	CPU_SET(c->cpu, &set);
-	c->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	c->err = pin_thread_to_cpu(c->cpu);
 	pthread_barrier_wait(c->start);
 	c->begin_ns = monotonic_ns();
 	for (i = 0; i < CHURN_ROUNDS && !c->err; i++) {

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE /* pthread_setaffinity_np */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,15 @@
 #include "conf.h"
 #include "fixture.h"
 #include "sources.h"
+
+int pin_thread_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
 
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
 {

@@ -50,6 +50,9 @@ int fixture_bucket_count(struct fixture *fx);
 int fixture_bucket(struct fixture *fx, const struct sluice_key *key, struct sluice_bucket *b);
 int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key);
 
+/* Keeps the calling thread on one CPU, for tests that hammer from every CPU; 0 or an errno. */
+int pin_thread_to_cpu(int cpu);
+
 /* A rate of `packets` per second with the default everything else. */
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst);
 
