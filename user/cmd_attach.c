@@ -218,8 +218,11 @@ int cmd_attach(int argc, char **argv)
 	if (lock_fd < 0)
 		return fail_runtime("attach", lock_fd, "cannot lock %s", SLUICE_PIN_ROOT);
 	/* Under the lock, a staged state is what a killed attach left: drop it. */
-	if (state_staging_name(o.ifname, staging, sizeof(staging)) || state_remove(staging)) {
-		ret = fail_runtime("attach", -EIO, "cannot clear an interrupted attach of %s",
+	err = state_remove_staged(o.ifname);
+	if (!err)
+		err = state_staging_name(o.ifname, staging, sizeof(staging));
+	if (err) {
+		ret = fail_runtime("attach", err, "cannot clear an interrupted attach of %s",
 				   o.ifname);
 		goto out;
 	}

@@ -38,15 +38,6 @@ static int detach_link(const char *ifname)
 	return err;
 }
 
-/* What an attach killed before it finished left: its link detaches with it. */
-static void remove_interrupted_attach(const char *ifname)
-{
-	char staging[IF_NAMESIZE + 16];
-
-	if (!state_staging_name(ifname, staging, sizeof(staging)))
-		state_remove(staging);
-}
-
 int cmd_detach(int argc, char **argv)
 {
 	const char *ifname;
@@ -66,8 +57,9 @@ int cmd_detach(int argc, char **argv)
 		return ret;
 
 	lock_fd = state_lock();
+	/* What an attach killed before it finished left: its link detaches with it. */
 	if (lock_fd >= 0)
-		remove_interrupted_attach(ifname);
+		state_remove_staged(ifname);
 	if (lock_fd < 0 || !state_exists(ifname)) {
 		ret = fail_input("detach", "%s is not attached", ifname);
 		goto out;

@@ -123,6 +123,14 @@ int state_publish(const char *staging, const char *ifname)
 	return err;
 }
 
+int state_remove_staged(const char *ifname)
+{
+	char staging[IF_NAMESIZE + 16];
+	int err = state_staging_name(ifname, staging, sizeof(staging));
+
+	return err ?: state_remove(staging);
+}
+
 int state_exists(const char *ifname)
 {
 	char dir[PATH_MAX];

@@ -40,6 +40,8 @@ int state_path(const char *ifname, const char *name, char *buf, size_t len);
  */
 int state_staging_name(const char *ifname, char *buf, size_t len);
 int state_publish(const char *staging, const char *ifname);
+/* Removes what an attach of ifname killed before it finished left, if anything. */
+int state_remove_staged(const char *ifname);
 int state_exists(const char *ifname);
 struct bpf_object;
 /* The fds of a loaded (unpinned) object's maps, as state_open() would give. */
