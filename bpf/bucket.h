@@ -6,7 +6,7 @@
 #ifndef SLUICE_BPF_BUCKET_H
 #define SLUICE_BPF_BUCKET_H
 
-#include <errno.h>
+#include <linux/errno.h> /* not glibc's: -target bpf would pull in its 32-bit stubs */
 #include "gcra.h"
 #include "parse.h"
 #include "stats.h"

@@ -26,7 +26,7 @@
 #ifndef SLUICE_BPF_TABLE_H
 #define SLUICE_BPF_TABLE_H
 
-#include <errno.h>
+#include <linux/errno.h> /* not glibc's: -target bpf would pull in its 32-bit stubs */
 #include "bucket.h"
 #include "maps.h"
 #include "table_hash.h"
