@@ -158,4 +158,8 @@ bench-spoof: all
 clean:
 	rm -rf $(OUTPUT)
 
+# make print-VAR: a variable's value, for scripts (tests/build/).
+print-%:
+	@echo '$($*)'
+
 -include $(wildcard $(OUTPUT)/*/*.d)

@@ -5,6 +5,7 @@ set -u
 cd "$(dirname "$0")/.."
 
 SUITES=(
+	tests/build/test_bpf_headers.sh
 	build/test-unit
 	build/test-conf
 	build/test-datapath
