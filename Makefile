@@ -5,7 +5,9 @@ OUTPUT     := build
 CLANG      ?= clang
 CC         ?= gcc
 BPFTOOL    ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
-ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine)
+# Expanded when a recipe runs, not when make starts: `make demo` installs the
+# compiler first, and -dumpmachine before that would give -I/usr/include/.
+ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 
 # Debian packages the build, the tests and the demo need (ethtool: GRO on a
 # veth peer, so the generator's frames reach a stack with no XDP program;
@@ -14,7 +16,7 @@ DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
 		prometheus curl ethtool nftables
 
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
+BPF_CFLAGS  = -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)
 CFLAGS     ?= -O2 -g
 CFLAGS     += -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
@@ -136,10 +138,15 @@ fuzz: all
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Root is needed: BPF_PROG_TEST_RUN, veth pairs and namespaces.
-test: all
+test:
+	$(MAKE) deps
+	$(MAKE) all
 	tests/run.sh
 
-demo: deps all
+# deps before the build starts, even under -j.
+demo:
+	$(MAKE) deps
+	$(MAKE) all
 	tools/demo.sh
 
 # One core, so the figures are not the scheduler's.
