@@ -11,10 +11,11 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 
 # Debian packages the build, the tests and the demo need (ethtool: GRO on a
 # veth peer, so the generator's frames reach a stack with no XDP program;
-# nftables: the generator test counts IPv6 and TCP frames per source).
+# nftables: the generator test counts IPv6 and TCP frames per source;
+# procps: sysctl in the veth lab).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
-		prometheus curl ethtool nftables
+		prometheus curl ethtool nftables procps
 
 BPF_CFLAGS  = -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)
