@@ -71,7 +71,7 @@ static int hammer_open(struct fixture *fx, const struct hammered *b)
 		return fixture_open_real_clock(fx, &s, 64);
 	}
 	/* Sources far under their own limit: only the aggregate refuses. */
-	settings_per_second(&s, 1000000000, 1000000000);
+	settings_per_second(&s, RATE_METERED_MAX_PER_SEC, 1000000000);
 	snprintf(agg, sizeof(agg), "/24=%llu/s,burst=%llu", (unsigned long long)b->rate,
 		 (unsigned long long)b->burst);
 	s.n_aggregates = 1;
