@@ -8,6 +8,7 @@
 #include <linux/bpf.h>
 #include <stdio.h>
 #include "fixture.h"
+#include "gcra.h"
 #include "frames.h"
 #include "harness.h"
 #include "suites.h"
@@ -158,6 +159,325 @@ static void case_set_keeps_state(void)
 	fixture_close(&fx);
 }
 
+/* A small deterministic generator: sequences are the same on every run. */
+static uint64_t lcg_next(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *state >> 33;
+}
+
+/* Gaps spread from 1 us to about a minute, log-uniform. */
+static uint64_t gap_ns(uint64_t *rng)
+{
+	return (1000ULL << (lcg_next(rng) % 26)) + lcg_next(rng) % 1000;
+}
+
+/* What the meter should say: exact GCRA on the policy's own numbers. */
+struct exact_gcra {
+	uint64_t tat, interval, limit;
+	bool bytes;
+};
+
+static bool exact_admit(struct exact_gcra *g, uint64_t now_ns, size_t len)
+{
+	__u64 cost = g->bytes ? gcra_bytes_cost(len, g->interval) : g->interval, next;
+
+	if (!gcra_conforms(g->tat, now_ns << SLUICE_TIME_SHIFT, cost, g->limit, &next))
+		return false;
+	g->tat = next;
+	return true;
+}
+
+struct alone_case {
+	const char *name;
+	const char *conf;
+	bool aggregate; /* the limit under test is the first aggregate's */
+};
+
+/*
+ * One source alone, so no other source's packet ever passes in between:
+ * with the per-CPU over-limit cache in play, each packet's verdict must
+ * still be the exact GCRA's. Mixed frame sizes and idle gaps; after a gap
+ * that refilled the bucket, the next packet must pass.
+ */
+static void run_alone_case(const struct alone_case *c)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.9" };
+	uint64_t now = 100 * NSEC_PER_SEC, rng = 7, before, i, wrong = 0, passed = 0;
+	struct exact_gcra g = { 0 };
+	struct sluice_policy p;
+	struct policy_doc doc;
+	struct fixture fx;
+	const char *why;
+	struct frame f;
+	bool want, got;
+
+	if (doc_from_conf_text(c->conf, &doc) || policy_build(&p, &doc.dflt, NULL, 0, &why) ||
+	    fixture_open_conf(&fx, c->conf, 64, now)) {
+		check(false, c->name, "cannot load");
+		return;
+	}
+	doc_free(&doc);
+	g.interval = c->aggregate ? p.aggregates[0].interval : p.interval;
+	g.limit = c->aggregate ? p.aggregates[0].limit : p.limit;
+	g.bytes = c->aggregate ? p.aggregates[0].rate_unit != SLUICE_UNIT_PACKETS
+			       : !!(p.flags & SLUICE_POL_BYTES);
+	for (i = 0; i < 400; i++) {
+		/* Runs of back-to-back frames into the limit, then an idle gap. */
+		if (i % 8 == 0)
+			now += gap_ns(&rng);
+		else
+			now += 1000;
+		spec.payload = 18 + lcg_next(&rng) % 1400;
+		frame_build(&f, &spec);
+		fixture_set_clock(&fx, now);
+		before = fixture_counter(&fx, SLUICE_CNT_PASSED);
+		fixture_run(&fx, f.data, f.len, 1);
+		got = fixture_counter(&fx, SLUICE_CNT_PASSED) > before;
+		want = exact_admit(&g, now, f.len);
+		wrong += got != want;
+		passed += got;
+	}
+	check(wrong == 0 && passed > 50 && passed < 350, c->name,
+	      "%llu of 400 verdicts differ from exact GCRA (%llu passed)",
+	      (unsigned long long)wrong, (unsigned long long)passed);
+	fixture_close(&fx);
+}
+
+/* clang-format off: one case per entry */
+static const struct alone_case alone_cases[] = {
+	{ "byte rate alone, drop: every verdict exact after idle gaps",
+	  "default rate 8mbit/s burst 3000B\n" },
+	{ "byte rate alone, dry run: every verdict exact after idle gaps",
+	  "default rate 8mbit/s burst 3000B action dry-run\n" },
+	{ "byte rate alone, mark: every verdict exact after idle gaps",
+	  "default rate 8mbit/s burst 3000B action mark dscp 10\n" },
+	{ "byte aggregate alone, drop: every verdict exact after idle gaps",
+	  "default rate 1M/s burst 1000000 aggregate /24=8mbit/s,burst=3000B\n", true },
+	{ "byte aggregate alone, dry run: every verdict exact after idle gaps",
+	  "default rate 1M/s burst 1000000 action dry-run aggregate /24=8mbit/s,burst=3000B\n",
+	  true },
+	{ "packet rate alone: every verdict exact after idle gaps", "default rate 2k/s burst 3\n" },
+	{ "packet aggregate alone: every verdict exact after idle gaps",
+	  "default rate 1M/s burst 1000000 aggregate /24=2k/s,burst=3\n", true },
+};
+/* clang-format on */
+
+/* Replaces the live policy with conf's: only its default, as `sluice set` does, or whole. */
+static int change_policy(struct fixture *fx, const char *conf, bool set_only)
+{
+	struct policy_doc doc;
+	int err = doc_from_conf_text(conf, &doc);
+
+	if (!err)
+		err = set_only ? fixture_configure(fx, &doc.dflt) : fixture_store(fx, &doc);
+	doc_free(&doc);
+	return err;
+}
+
+struct debt_case {
+	const char *name;
+	const char *before, *after; /* deep debt under before, 100/s after */
+	bool set_only;
+	bool new_sources; /* each packet from a new source: the overflow bucket's debt */
+	int fresh;	  /* 1: the change gives fresh buckets (a changed rule's new id) */
+};
+
+/*
+ * A bucket deep in debt under a slow policy (1/h) meets a fast one (100/s,
+ * burst 1): its debt is capped at the new burst, so after its first packet
+ * under the new policy it waits one new interval (10 ms), then runs at the
+ * new rate, with no credit beyond it. Packets every millisecond for 40 ms.
+ * A changed rule gets a new id, so fresh buckets: it passes at once.
+ */
+static void run_debt_case(const struct debt_case *c)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.20", .payload = 18 };
+	uint64_t now = 10 * NSEC_PER_SEC, before_passed, passed = 0;
+	int i, first = -1, flood = 0;
+	struct fixture fx;
+	struct frame f;
+	char src[32];
+
+	if (fixture_open_conf(&fx, c->before, 64, now)) {
+		check(false, c->name, "cannot load");
+		return;
+	}
+	/* Into debt: one passes, the rest are refused (and cached). */
+	for (i = 0; i < 5; i++) {
+		snprintf(src, sizeof(src), "198.51.100.%d", c->new_sources ? 20 + i : 20);
+		spec.src = src;
+		frame_build(&f, &spec);
+		flood += fixture_run(&fx, f.data, f.len, 1) == XDP_PASS;
+	}
+	if (change_policy(&fx, c->after, c->set_only)) {
+		check(false, c->name, "cannot change the policy");
+		fixture_close(&fx);
+		return;
+	}
+	for (i = 0; i < 40; i++) {
+		now += 1000000;
+		fixture_set_clock(&fx, now);
+		snprintf(src, sizeof(src), "198.51.100.%d", c->new_sources ? 100 + i : 20);
+		spec.src = src;
+		frame_build(&f, &spec);
+		before_passed = fixture_counter(&fx, SLUICE_CNT_PASSED);
+		fixture_run(&fx, f.data, f.len, 1);
+		if (fixture_counter(&fx, SLUICE_CNT_PASSED) > before_passed) {
+			passed++;
+			if (first < 0)
+				first = i;
+		}
+	}
+	/* Passes at 10, 20 and 30 ms after the first packet: no more, no sooner. */
+	check(flood <= 2 && first == (c->fresh ? 0 : 10) && passed == 3 + (uint64_t)c->fresh,
+	      c->name,
+	      "%d passed in the flood; after the change the first pass was packet %d, %llu passed",
+	      flood, first, (unsigned long long)passed);
+	fixture_close(&fx);
+}
+
+/* clang-format off: one case per entry */
+static const struct debt_case debt_cases[] = {
+	{ "set: debt under 1/h capped at the 100/s burst", "default rate 1/h burst 1\n",
+	  "default rate 100/s burst 1\n", true },
+	{ "apply: debt under 1/h capped at the 100/s burst", "default rate 1/h burst 1\n",
+	  "default rate 100/s burst 1\n", false },
+	{ "apply, rule: a changed rule starts within its new burst",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/h burst 1\n",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 100/s burst 1\n", false, false,
+	  1 },
+	{ "set: overflow bucket debt under 1/h capped at the 100/s burst",
+	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 1/h\n",
+	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 100/s\n", true, true },
+	{ "set: admission debt under 1/h capped at the 100/s burst",
+	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 1/h\n",
+	  "default rate 1/s burst 1 new-sources 100/s overflow-rate 1/h\n", true, true },
+};
+/* clang-format on */
+
+struct accuracy_case {
+	const char *name;
+	const char *conf;
+	uint64_t frame_len; /* 60 to FRAME_MAX */
+	uint64_t gap_ns;    /* offered faster than the rate */
+	uint64_t arrivals;
+};
+
+/*
+ * Long runs at the edges of the accepted range, under the test clock: the
+ * packets passed must be at least 99.9% of rate x time and at most
+ * burst + rate x time.
+ */
+static void run_accuracy_case(const struct accuracy_case *c)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.30" };
+	uint64_t now = 1000 * NSEC_PER_SEC, start = now, i, passed;
+	long double rate, ceiling, floor_;
+	struct sluice_policy p;
+	struct policy_doc doc;
+	struct fixture fx;
+	const char *why;
+	struct frame f;
+
+	spec.payload = c->frame_len - 42;
+	frame_build(&f, &spec);
+	if (doc_from_conf_text(c->conf, &doc) || policy_build(&p, &doc.dflt, NULL, 0, &why) ||
+	    f.len != c->frame_len || fixture_open_conf(&fx, c->conf, 64, now)) {
+		check(false, c->name, "cannot load");
+		return;
+	}
+	/* Packets per second. */
+	rate = (long double)doc.dflt.rate.amount * NSEC_PER_SEC / doc.dflt.rate.period_ns;
+	if (doc.dflt.rate.unit == SLUICE_UNIT_BITS)
+		rate /= 8;
+	if (doc.dflt.rate.unit != SLUICE_UNIT_PACKETS)
+		rate /= (long double)c->frame_len;
+	doc_free(&doc);
+	for (i = 0; i < c->arrivals; i++) {
+		fixture_set_clock(&fx, now);
+		fixture_run(&fx, f.data, f.len, 1);
+		now += c->gap_ns;
+	}
+	passed = fixture_counter(&fx, SLUICE_CNT_PASSED);
+	/* The last arrival was at now - gap. */
+	ceiling = (long double)p.burst / (p.flags & SLUICE_POL_BYTES ? c->frame_len : 1) +
+		  rate * (now - c->gap_ns - start) / NSEC_PER_SEC;
+	floor_ = 0.999L * rate * (now - c->gap_ns - start) / NSEC_PER_SEC;
+	check(passed <= ceiling && passed >= floor_, c->name,
+	      "passed %llu, want %.1Lf to %.1Lf (%.5Lf of rate x time)", (unsigned long long)passed,
+	      floor_, ceiling, passed / (floor_ / 0.999L));
+	fixture_close(&fx);
+}
+
+/* clang-format off: one case per entry */
+static const struct accuracy_case accuracy_cases[] = {
+	{ "16M/s, the fastest packet rate: 99.9% to 100% over 1.5 ms",
+	  "default rate 16M/s burst 2\n", 60, 50, 30000 },
+	{ "16016016/s (T rounds up most): 99.9% to 100% over 1.5 ms",
+	  "default rate 16016016/s burst 2\n", 60, 50, 30000 },
+	{ "15999999/s: 99.9% to 100% over 1.5 ms", "default rate 15999999/s burst 2\n", 60, 50,
+	  30000 },
+	{ "1/h, the slowest packet rate: 99.9% to 100% over 2000 h", "default rate 1/h burst 2\n",
+	  60, 600 * NSEC_PER_SEC, 12000 },
+	{ "7/h: 99.9% to 100% over 2000 h", "default rate 7/h burst 2\n", 60, 300 * NSEC_PER_SEC,
+	  24000 },
+	{ "7680mbit/s, 60-byte frames: 99.9% to 100% over 1.5 ms",
+	  "default rate 7680mbit/s burst 120B\n", 60, 50, 30000 },
+	{ "7679999999bit/s, 61-byte frames: 99.9% to 100% over 1.5 ms",
+	  "default rate 7679999999bit/s burst 122B\n", 61, 50, 30000 },
+	{ "7680mbit/s, 1500-byte frames: 99.9% to 100% over 30 ms",
+	  "default rate 7680mbit/s burst 3000B\n", 1500, 1000, 30000 },
+	{ "480bit/s, the slowest bandwidth, 60-byte frames: 99.9% to 100% over 10^4 s",
+	  "default rate 480bit/s burst 120B\n", 60, 500000000, 20000 },
+	{ "7kB/m, 1000-byte frames: 99.9% to 100% over 10^5 s", "default rate 7kB/m burst 2000B\n",
+	  1000, 5000000000ULL, 20000 },
+};
+/* clang-format on */
+
+/*
+ * A frame of exactly the byte burst fits a full bucket, for rates whose
+ * per-byte interval is inexact too; one byte more never does.
+ */
+static void case_frame_of_burst(void)
+{
+	static const char *const rates[] = { "3mbit/s", "12345kbit/s", "7680mbit/s", "77kB/s",
+					     "480bit/s" };
+	static const unsigned int bursts[] = { 60, 1234, 4000 };
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.40" };
+	struct fixture fx;
+	struct frame f;
+	char conf[128];
+	size_t r, b;
+	int bad = 0, tried = 0, first, refill, over;
+
+	for (r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		for (b = 0; b < sizeof(bursts) / sizeof(bursts[0]); b++) {
+			snprintf(conf, sizeof(conf), "default rate %s burst %uB\n", rates[r],
+				 bursts[b]);
+			if (fixture_open_conf(&fx, conf, 64, 100 * NSEC_PER_SEC)) {
+				bad++;
+				continue;
+			}
+			spec.payload = bursts[b] - 42;
+			frame_build(&f, &spec);
+			first = fixture_run(&fx, f.data, f.len, 1);
+			/* Refilled after a day; one byte more than the burst never fits. */
+			fixture_set_clock(&fx, 100 * NSEC_PER_SEC + 86400 * NSEC_PER_SEC);
+			refill = fixture_run(&fx, f.data, f.len, 1);
+			spec.payload++;
+			frame_build(&f, &spec);
+			fixture_set_clock(&fx, 100 * NSEC_PER_SEC + 2 * 86400 * NSEC_PER_SEC);
+			over = fixture_run(&fx, f.data, f.len, 1);
+			bad += first != XDP_PASS || refill != XDP_PASS || over != XDP_DROP;
+			tried++;
+			fixture_close(&fx);
+		}
+	}
+	check(!bad && tried == 15, "a frame of exactly the byte burst passes, one byte more never",
+	      "%d of %d rate and burst pairs wrong", bad, tried);
+}
+
 void suite_meter(void)
 {
 	size_t i;
@@ -166,4 +486,11 @@ void suite_meter(void)
 		run_meter_case(&meter_cases[i]);
 	case_burst_at_one_instant();
 	case_set_keeps_state();
+	for (i = 0; i < sizeof(alone_cases) / sizeof(alone_cases[0]); i++)
+		run_alone_case(&alone_cases[i]);
+	for (i = 0; i < sizeof(debt_cases) / sizeof(debt_cases[0]); i++)
+		run_debt_case(&debt_cases[i]);
+	for (i = 0; i < sizeof(accuracy_cases) / sizeof(accuracy_cases[0]); i++)
+		run_accuracy_case(&accuracy_cases[i]);
+	case_frame_of_burst();
 }
