@@ -163,7 +163,7 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 			continue;
 		}
 		if (err) {
-			ret = fail_runtime("status", err, "cannot read the state of %s", names[i]);
+			ret = state_fail_cmd("status", err, names[i]);
 			continue;
 		}
 		if (json)
