@@ -102,24 +102,25 @@ static int dir_open_checked(int parent, const char *name, const char *path, bool
 	return fd;
 }
 
-/* Walks from / down to SLUICE_PIN_ROOT's parent (depth 0) or itself (1). */
-static int pin_root_walk(bool root_itself)
+/* Opens, checking each on the way, SLUICE_PIN_ROOT or (!itself) its parent. */
+static int pin_root_walk(bool itself)
 {
-	char path[] = SLUICE_PIN_ROOT, *name, *next, *last = strrchr(path, '/');
+	char path[] = SLUICE_PIN_ROOT, *name, *next, *last = strrchr(path, '/') + 1;
 	int fd, parent;
 
+	unsafe_why[0] = '\0';
 	fd = dir_open_checked(AT_FDCWD, "/", "/", true);
 	for (name = path + 1; fd >= 0 && name; name = next) {
+		if (name == last && !itself)
+			break;
 		next = strchr(name, '/');
 		if (next)
-			*next++ = '\0';
-		if (name == last + 1 && !root_itself)
-			break;
+			*next = '\0'; /* path is now the way so far, for messages */
 		parent = fd;
-		fd = dir_open_checked(parent, name, SLUICE_PIN_ROOT, name != last + 1);
+		fd = dir_open_checked(parent, name, path, name != last);
 		close(parent);
 		if (next)
-			next[-1] = '/';
+			*next++ = '/';
 	}
 	return fd;
 }

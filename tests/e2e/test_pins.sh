@@ -126,6 +126,23 @@ attach_lab() {
 		"$SLUICE" rule add "$LAB_HOST" 10.1.0.0/16 --rate 5/s >/dev/null
 }
 
+# exported LINE: the exporter's exposition (one scrape) has LINE.
+exported() {
+	local addr pid i out=$LAB_TMP/exporter.out
+	"$SLUICE" exporter --listen 127.0.0.1:0 >"$out" 2>&1 &
+	pid=$!
+	LAB_PIDS+=("$pid")
+	for i in $(seq 50); do
+		addr=$(sed -n 's|^sluice exporter: serving http://\(.*\)/metrics$|\1|p' "$out")
+		[ -n "$addr" ] && break
+		sleep 0.1
+	done
+	curl -s -m 10 "http://$addr/metrics" >"$LAB_TMP/scrape"
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	grep -qxF "$1" "$LAB_TMP/scrape"
+}
+
 # The states a killed attach or detach leaves, made exactly: the pins as
 # they stand when the process dies between two steps.
 test_interrupted_states() {
@@ -133,6 +150,10 @@ test_interrupted_states() {
 	mv "$PIN_ROOT/$LAB_HOST" "$PIN_ROOT/$LAB_HOST:attaching"
 	check "attach killed before its rename: its program runs" test -n "$(xdp_prog "$LAB_HOST")"
 	expect_all "$LAB_HOST" "attach interrupted"
+	exported "sluice_attached{interface=\"$LAB_HOST\"} 0"
+	local rc=$?
+	CHECK_DETAIL=$(grep "^sluice_attached" "$LAB_TMP/scrape" 2>/dev/null | head -3)
+	check "attach interrupted: the exporter shows the interface, not attached" test "$rc" = 0
 	expect_detach_clears "attach interrupted"
 
 	attach_lab
@@ -250,17 +271,17 @@ fresh_bpffs() {
 	mount -t bpf -o mode=1777 bpf /sys/fs/bpf
 }
 
-# refused WHAT: attach, detach and status refuse with one line naming the
-# pin directory, exit 1, and nothing runs on the interface.
+# refused WHAT [DIR]: attach, detach, status and set refuse with one line
+# naming DIR (the pin directory), exit 1, and nothing runs on the interface.
 refused() {
-	local what=$1 cmd
+	local what=$1 dir=${2:-/sys/fs/bpf/sluice} cmd
 	for cmd in "attach|$LAB_HOST|--rate|5/s" "detach|$LAB_HOST" "status" "set|$LAB_HOST|--rate|5/s"; do
 		local args=()
 		IFS='|' read -r -a args <<<"$cmd"
 		try "${args[@]}"
 		CHECK_DETAIL="exit $RC: $OUT"
 		check "$what: sluice ${args[0]} refuses it, exit 1" \
-			test "$RC" = 1 -a "$LINES" = 1 -a -n "$(grep -F 'refusing /sys/fs/bpf/sluice' <<<"$OUT")"
+			test "$RC" = 1 -a "$LINES" = 1 -a -n "$(grep -F "refusing $dir:" <<<"$OUT")"
 	done
 	check "$what: nothing runs on the interface" test -z "$(xdp_prog "$LAB_HOST")"
 }
@@ -284,6 +305,10 @@ private_bpffs() {
 	fresh_bpffs
 	mkdir -m 0777 /sys/fs/bpf/sluice
 	refused "a pin directory writable by all"
+
+	umount /sys/fs/bpf
+	mount -t bpf -o mode=0777 bpf /sys/fs/bpf
+	refused "a bpffs writable by all and not sticky" /sys/fs/bpf
 
 	fresh_bpffs
 	try attach "$LAB_HOST" --rate 5/s
