@@ -13,6 +13,7 @@ SUITES=(
 	tests/e2e/test_flood.sh
 	tests/e2e/test_policy.sh
 	tests/e2e/test_resilience.sh
+	tests/e2e/test_pins.sh
 	tests/e2e/test_spoof.sh
 	tests/fuzz/run.sh
 	tests/e2e/test_observability.sh
@@ -37,8 +38,9 @@ add_counts() {
 leak_check() {
 	local leaks=""
 	leaks+=$(ip netns list | grep -o 'sluice-e2e-[0-9]*' | tr '\n' ' ')
-	leaks+=$(ip -o link show | grep -oE '\bsl[hn][0-9]+\b' | tr '\n' ' ')
-	leaks+=$(ls -A /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hn][0-9]+(:attaching)?$' | tr '\n' ' ')
+	leaks+=$(ip -o link show | grep -oE '\bsl[hnxy][0-9]+\b' | tr '\n' ' ')
+	leaks+=$(ls -A /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hnxz][0-9]+(:attaching)?$' | tr '\n' ' ')
+	leaks+=$(ls -A /sys/fs/bpf 2>/dev/null | grep -E '^sld[0-9]+$' | tr '\n' ' ') # test_pins' decoys
 	if [ -z "$leaks" ]; then
 		echo "ok   no namespace, link or pin left behind"
 		echo "1 passed, 0 failed"

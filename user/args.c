@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <linux/if_link.h>
 #include "args.h"
 #include "output.h"
@@ -611,6 +612,55 @@ int cli_one_positional(const char *cmd, int argc, char **argv, const char *what,
 	}
 	*out = argv[optind];
 	return 0;
+}
+
+/* The kernel's isspace(): ASCII whitespace and Latin-1's no-break space. */
+static bool kernel_isspace(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
+int ifname_check(const char *name, const char **why)
+{
+	size_t len = strnlen(name, IF_NAMESIZE);
+	const char *p;
+
+	*why = NULL;
+	if (!len)
+		*why = "empty";
+	else if (len == IF_NAMESIZE)
+		*why = "longer than 15 bytes";
+	else if (!strcmp(name, ".") || !strcmp(name, ".."))
+		*why = "'.' and '..' name no interface";
+	for (p = name; !*why && *p; p++) {
+		if (*p == '/' || *p == ':')
+			*why = "no interface name has a '/' or ':'";
+		else if (kernel_isspace((unsigned char)*p))
+			*why = "no interface name has whitespace";
+	}
+	return *why ? -EINVAL : 0;
+}
+
+int cli_ifname(const char *cmd, const char *name)
+{
+	char shown[24];
+	const char *why;
+	size_t i;
+
+	if (!ifname_check(name, &why))
+		return EXIT_OK;
+	/* The name as given, but on one line and short. */
+	for (i = 0; i + 1 < sizeof(shown) && name[i]; i++)
+		shown[i] = isprint((unsigned char)name[i]) ? name[i] : '?';
+	shown[i] = '\0';
+	return fail_input(cmd, "bad interface name '%s%s': %s", shown, name[i] ? "..." : "", why);
+}
+
+int cli_one_ifname(const char *cmd, int argc, char **argv, const char **out)
+{
+	if (cli_one_positional(cmd, argc, argv, "interface name", out))
+		return EXIT_BAD_INPUT;
+	return cli_ifname(cmd, *out);
 }
 
 const char *cli_option_name(const struct option *options, int val)

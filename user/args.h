@@ -98,5 +98,16 @@ int cli_next_option(const char *cmd, int argc, char **argv, const struct option 
 const char *cli_option_name(const struct option *options, int val);
 /* Exactly one positional argument left, named `what` in errors. */
 int cli_one_positional(const char *cmd, int argc, char **argv, const char *what, const char **out);
+/*
+ * 0 when name could name a network interface, as the kernel's
+ * dev_valid_name() has it: 1 to 15 bytes, not "." or "..", no '/', ':' or
+ * whitespace; else -EINVAL and why not. Names become paths under bpffs, so
+ * every command checks its interface name here before touching any path.
+ */
+int ifname_check(const char *name, const char **why);
+/* The same for a command: EXIT_OK, or one line and EXIT_BAD_INPUT. */
+int cli_ifname(const char *cmd, const char *name);
+/* cli_one_positional() for the interface name, checked. */
+int cli_one_ifname(const char *cmd, int argc, char **argv, const char **out);
 
 #endif /* SLUICE_ARGS_H */

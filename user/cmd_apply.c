@@ -54,7 +54,7 @@ static int parse_iface_file(const char *cmd, int argc, char **argv, const char *
 		else
 			return fail_input(cmd, "unknown option '%s'", argv[optind - 1]);
 	}
-	if (cli_one_positional(cmd, argc, argv, "interface name", ifname))
+	if (cli_one_ifname(cmd, argc, argv, ifname))
 		return EXIT_BAD_INPUT;
 	if (want_file && !*file)
 		return fail_input(cmd, "missing -f FILE");

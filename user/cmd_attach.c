@@ -106,7 +106,7 @@ static int attach_parse(int argc, char **argv, struct attach_opts *o)
 			return fail_input("attach", "bad value '%s' for --%s: %s", optarg ?: "",
 					  cli_option_name(attach_options, opt), why);
 	}
-	if (cli_one_positional("attach", argc, argv, "interface name", &o->ifname))
+	if (cli_one_ifname("attach", argc, argv, &o->ifname))
 		return EXIT_BAD_INPUT;
 	if (!o->doc.dflt.rate.amount)
 		return fail_input("attach", "missing --rate (for example --rate 500/s)");
@@ -141,10 +141,17 @@ static int link_attach_and_pin(struct sluice *skel, const struct attach_opts *o,
 static int check_free(const struct attach_opts *o)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, query);
+	const char *health;
+	int err;
 
-	if (state_exists(o->ifname))
+	err = state_inspect(o->ifname, &health);
+	if (!err)
 		return fail_input("attach", "%s is already attached (run 'sluice detach %s' first)",
 				  o->ifname, o->ifname);
+	if (err == 1)
+		return state_stale_cmd("attach", o->ifname, health);
+	if (err != -ENOENT)
+		return state_fail_cmd("attach", err, o->ifname);
 	if (!bpf_xdp_query(o->ifindex, 0, &query) && query.prog_id)
 		return fail_input("attach", "%s already runs another XDP program (id %u)",
 				  o->ifname, query.prog_id);
@@ -180,12 +187,9 @@ static void attach_report(const struct attach_opts *o)
 /* Pins everything under the hidden staging name, the link last, then publishes it. */
 static int attach_staged(struct sluice *skel, const struct attach_opts *o, const char *staging)
 {
-	char dir[PATH_MAX];
 	int err;
 
-	err = state_path(staging, NULL, dir, sizeof(dir));
-	if (!err && mkdir(dir, 0700))
-		err = -errno;
+	err = state_mkdir(staging);
 	if (!err)
 		err = state_pin(skel->obj, staging);
 	if (!err)
@@ -212,6 +216,8 @@ int cmd_attach(int argc, char **argv)
 		return ret;
 
 	err = bpffs_ensure();
+	if (err == -EPERM)
+		return state_fail_cmd("attach", err, NULL);
 	if (err)
 		return fail_runtime("attach", err, "cannot prepare %s", SLUICE_PIN_ROOT);
 	lock_fd = state_lock();

@@ -2,8 +2,6 @@
 /* sluice detach: remove the program and every pin, even for a vanished interface. */
 #include <errno.h>
 #include <stdio.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
 #include "args.h"
 #include "commands.h"
 #include "output.h"
@@ -12,31 +10,14 @@
 static const char detach_usage[] =
 	"Usage: sluice detach IFACE\n"
 	"\n"
-	"Detach sluice from IFACE and remove all of its pinned state. Also cleans up\n"
-	"the stale state of an interface that no longer exists.\n";
+	"Detach sluice from IFACE and remove all of its pinned state. Also clears\n"
+	"stale state: of an interface that was deleted, or left by an attach or\n"
+	"detach that was interrupted.\n";
 
 static const struct option detach_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-
-/* Detaches through the pinned link; a link whose interface is gone is fine. */
-static int detach_link(const char *ifname)
-{
-	char path[PATH_MAX];
-	int fd, err = 0;
-
-	err = state_path(ifname, SLUICE_PIN_LINK, path, sizeof(path));
-	if (err)
-		return err;
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (bpf_link_detach(fd) && errno != ENOLINK && errno != EINVAL)
-		err = -errno;
-	close(fd);
-	return err;
-}
 
 int cmd_detach(int argc, char **argv)
 {
@@ -50,21 +31,23 @@ int cmd_detach(int argc, char **argv)
 		}
 		return EXIT_BAD_INPUT;
 	}
-	if (cli_one_positional("detach", argc, argv, "interface name", &ifname))
+	if (cli_one_ifname("detach", argc, argv, &ifname))
 		return EXIT_BAD_INPUT;
 	ret = require_root("detach");
+	if (!ret)
+		ret = state_root_cmd("detach");
 	if (ret)
 		return ret;
 
 	lock_fd = state_lock();
-	/* What an attach killed before it finished left: its link detaches with it. */
-	if (lock_fd >= 0)
-		state_remove_staged(ifname);
-	if (lock_fd < 0 || !state_exists(ifname)) {
-		ret = fail_input("detach", "%s is not attached", ifname);
+	err = lock_fd < 0 ? 0 : state_exists(ifname);
+	if (err <= 0) {
+		ret = err ? state_fail_cmd("detach", err, ifname)
+			  : fail_input("detach", "%s is not attached", ifname);
 		goto out;
 	}
-	err = detach_link(ifname);
+	/* Whatever state_health() calls it: whole, stale, or an interrupted attach. */
+	err = state_remove_staged(ifname);
 	if (!err)
 		err = state_remove(ifname);
 	if (err) {

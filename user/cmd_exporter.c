@@ -90,7 +90,7 @@ static char *scrape(size_t *len)
 		err = scrape_one(names[i], &sc[k], &ifs[k]);
 		if (!err)
 			k++;
-		else if (err != -ENOENT) /* else detached meanwhile */
+		else if (err != -ENOENT && err != -ESTALE) /* detached meanwhile; status says */
 			fail_state("exporter", err, names[i], "read the counters");
 	}
 	out = n >= 0 ? open_memstream(&body, len) : NULL;

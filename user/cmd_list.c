@@ -74,7 +74,7 @@ static int list_parse(int argc, char **argv, struct list_opts *o)
 	if (optind >= argc)
 		return fail_input(o->cmd, "missing interface name");
 	o->ifname = argv[optind++];
-	return -1;
+	return cli_ifname(o->cmd, o->ifname) ?: -1;
 }
 
 /* The CIDRs to add or remove, from the arguments or the file; all or none. */

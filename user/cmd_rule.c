@@ -94,6 +94,8 @@ static int rule_parse(int argc, char **argv, struct rule_opts *o)
 	if (optind >= argc)
 		return fail_input("rule", "missing interface name");
 	o->ifname = argv[optind++];
+	if (cli_ifname("rule", o->ifname))
+		return EXIT_BAD_INPUT;
 	if (strcmp(o->verb, "list")) {
 		if (optind >= argc)
 			return fail_input("rule", "missing CIDR");

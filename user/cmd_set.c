@@ -66,7 +66,7 @@ static int set_parse(int argc, char **argv, struct set_opts *o)
 			return fail_input("set", "bad value '%s' for --%s: %s", optarg ?: "",
 					  cli_option_name(set_options, opt), why);
 	}
-	if (cli_one_positional("set", argc, argv, "interface name", &o->ifname))
+	if (cli_one_ifname("set", argc, argv, &o->ifname))
 		return EXIT_BAD_INPUT;
 	for (opt = 0; opt < SET_OPTIONS && !o->has[opt]; opt++)
 		;

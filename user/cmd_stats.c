@@ -307,7 +307,7 @@ static int stats_watch(const struct stats_opts *o, const struct state *st)
 		sleep_until(&next, o->watch_ns);
 		if (stop)
 			break;
-		if (!state_exists(o->ifname)) {
+		if (state_exists(o->ifname) <= 0) {
 			sample_free(&prev);
 			return fail_runtime("stats", 0, "%s was detached", o->ifname);
 		}
@@ -391,7 +391,7 @@ static int stats_parse(int argc, char **argv, struct stats_opts *o)
 		if (ret >= 0)
 			return ret;
 	}
-	if (cli_one_positional("stats", argc, argv, "interface name", &o->ifname))
+	if (cli_one_ifname("stats", argc, argv, &o->ifname))
 		return EXIT_BAD_INPUT;
 	if (o->count && !o->watch_ns)
 		return fail_input("stats", "--count needs --watch");
@@ -406,7 +406,7 @@ int cmd_stats(int argc, char **argv)
 	struct stats_opts o = {};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct state st;
-	int ret, err;
+	int ret;
 
 	ret = stats_parse(argc, argv, &o);
 	if (ret >= 0)
@@ -415,11 +415,9 @@ int cmd_stats(int argc, char **argv)
 	if (ret)
 		return ret;
 
-	err = state_open(o.ifname, &st);
-	if (err == -ENOENT)
-		return fail_input("stats", "%s is not attached", o.ifname);
-	if (err)
-		return fail_state("stats", err, o.ifname, "open the state");
+	ret = state_open_cmd("stats", o.ifname, &st);
+	if (ret)
+		return ret;
 	if (o.watch_ns) {
 		/* No SA_RESTART: Ctrl-C must end the sleep, not resume it. */
 		sigaction(SIGINT, &sa, NULL);

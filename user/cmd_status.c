@@ -14,9 +14,9 @@
 static const char status_usage[] =
 	"Usage: sluice status [IFACE] [--json]\n"
 	"\n"
-	"List the interfaces sluice is attached to, with mode and settings. State left\n"
-	"behind by an interface that disappeared is shown as stale; 'sluice detach'\n"
-	"removes it.\n";
+	"List the interfaces sluice is attached to, with mode and settings. State\n"
+	"left by an interface that was deleted, or by an attach or detach that was\n"
+	"interrupted, is shown as stale; 'sluice detach' removes it.\n";
 
 enum { OPT_JSON = 256 };
 
@@ -32,6 +32,7 @@ struct iface_status {
 	const char *ifname;
 	const char *mode;
 	const char *health; /* "ok", or why the state is stale */
+	bool partial;	    /* maps missing: only the health is known */
 	unsigned int prog_id;
 	unsigned int max_sources;
 	struct sluice_config cfg;
@@ -51,7 +52,13 @@ static int status_collect(const char *ifname, struct iface_status *is)
 
 	memset(is, 0, sizeof(*is));
 	is->ifname = ifname;
+	is->mode = xdp_mode_name((int)if_nametoindex(ifname));
 	err = state_open(ifname, &st);
+	if (err == -ESTALE) {
+		is->health = state_health(&st, &is->prog_id);
+		is->partial = true;
+		return 0;
+	}
 	if (err)
 		return err;
 	err = policy_default(&st.maps, &is->cfg, &is->dflt);
@@ -63,7 +70,6 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	if (err)
 		return err;
 
-	is->mode = xdp_mode_name((int)if_nametoindex(ifname));
 	rate.amount = is->dflt.rate_amount;
 	rate.period_ns = is->dflt.rate_period_ns;
 	rate.unit = is->dflt.rate_unit;
@@ -79,13 +85,17 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	struct settings s;
 	char opts[640];
 
-	policy_settings(&is->dflt, &s, NULL);
-	format_settings(opts, sizeof(opts), &s);
 	json_object_begin(j, NULL);
 	json_string(j, "interface", is->ifname);
 	json_string(j, "state", is->health);
 	json_string(j, "mode", is->mode);
 	json_u64(j, "prog_id", is->prog_id);
+	if (is->partial) {
+		json_object_end(j);
+		return;
+	}
+	policy_settings(&is->dflt, &s, NULL);
+	format_settings(opts, sizeof(opts), &s);
 	json_string(j, "rate", is->rate);
 	json_u64(j, "rate_amount", is->dflt.rate_amount);
 	json_string(j, "rate_unit",
@@ -117,10 +127,17 @@ static void status_json_error(struct json *j, const char *ifname, int err)
 
 static void status_human_one(const struct iface_status *is)
 {
-	printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %s\n", is->ifname, is->mode,
-	       is->prog_id, is->rate, is->burst, action_name(is->dflt.action), is->dflt.ipv4_prefix,
-	       is->dflt.ipv6_prefix, is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources,
-	       is->health);
+	if (is->partial)
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %s", is->ifname,
+		       is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-", is->health);
+	else
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %s", is->ifname,
+		       is->mode, is->prog_id, is->rate, is->burst, action_name(is->dflt.action),
+		       is->dflt.ipv4_prefix, is->dflt.ipv6_prefix,
+		       is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources, is->health);
+	if (strcmp(is->health, STATE_OK))
+		printf(" (run 'sluice detach %s')", is->ifname);
+	putchar('\n');
 }
 
 static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
@@ -146,7 +163,7 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 			continue;
 		}
 		if (err) {
-			ret = fail_runtime("status", err, "cannot read the state of %s", names[i]);
+			ret = state_fail_cmd("status", err, names[i]);
 			continue;
 		}
 		if (json)
@@ -178,12 +195,19 @@ int cmd_status(int argc, char **argv)
 	}
 	if (optind + 1 < argc)
 		return fail_input("status", "unexpected argument '%s'", argv[optind + 1]);
+	if (optind < argc && cli_ifname("status", argv[optind]))
+		return EXIT_BAD_INPUT;
 	ret = require_root("status");
+	if (!ret)
+		ret = state_root_cmd("status");
 	if (ret)
 		return ret;
 
 	if (optind < argc) {
-		if (!state_exists(argv[optind]))
+		ret = state_exists(argv[optind]);
+		if (ret < 0)
+			return state_fail_cmd("status", ret, argv[optind]);
+		if (!ret)
 			return fail_input("status", "%s is not attached", argv[optind]);
 		snprintf(names[0], IF_NAMESIZE, "%s", argv[optind]);
 		n = 1;

@@ -362,7 +362,7 @@ static int top_parse(int argc, char **argv, struct top_opts *o)
 		if (ret >= 0)
 			return ret;
 	}
-	if (cli_one_positional("top", argc, argv, "interface name", &o->ifname))
+	if (cli_one_ifname("top", argc, argv, &o->ifname))
 		return EXIT_BAD_INPUT;
 	return -1;
 }
@@ -383,11 +383,9 @@ int cmd_top(int argc, char **argv)
 	if (ret)
 		return ret;
 
-	err = state_open(o.ifname, &st);
-	if (err == -ENOENT)
-		return fail_input("top", "%s is not attached", o.ifname);
-	if (err)
-		return fail_state("top", err, o.ifname, "open the state");
+	ret = state_open_cmd("top", o.ifname, &st);
+	if (ret)
+		return ret;
 	err = top_collect(&o, &st, &view, &table);
 	state_close(&st);
 	if (err) {

@@ -88,7 +88,7 @@ int cmd_upgrade(int argc, char **argv)
 		}
 		return EXIT_BAD_INPUT;
 	}
-	if (cli_one_positional("upgrade", argc, argv, "interface name", &ifname))
+	if (cli_one_ifname("upgrade", argc, argv, &ifname))
 		return EXIT_BAD_INPUT;
 	ret = require_root("upgrade");
 	if (!ret)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE /* renameat2 */
 #include <dirent.h>
 #include <stddef.h>
 #include <errno.h>
@@ -56,18 +57,125 @@ static int *pin_fd(struct state *st, size_t i)
 	return (int *)((char *)st + pins[i].offset);
 }
 
+/*
+ * Why the last directory check refused, for state_root_cmd(). Every
+ * directory sluice pins in is checked on the way down, without following
+ * symlinks: root's, and writable by root alone. Above the pin root a
+ * sticky directory is fine too (bpffs mounted 1777): others cannot move or
+ * remove root's entries there. With every directory so checked, nobody but
+ * root can change what a path names, so libbpf may then pin by path.
+ */
+static char unsafe_why[PATH_MAX + 96];
+
+static int dir_refuse(const char *path, const char *why)
+{
+	snprintf(unsafe_why, sizeof(unsafe_why), "refusing %s: %s", path, why);
+	return -EPERM;
+}
+
+/* Opens parent/name, a directory that must be safe; -ENOENT if missing. */
+static int dir_open_checked(int parent, const char *name, const char *path, bool sticky_ok)
+{
+	struct stat sb;
+	int fd;
+
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			return dir_refuse(path, "not a directory (a symlink?)");
+		return -errno;
+	}
+	if (fstat(fd, &sb)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (sb.st_uid != 0) {
+		close(fd);
+		return dir_refuse(path, "not owned by root (remove it, or chown it to root)");
+	}
+	if ((sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sticky_ok && (sb.st_mode & S_ISVTX))) {
+		close(fd);
+		return dir_refuse(path, "writable by others than root (chmod go-w it)");
+	}
+	return fd;
+}
+
+/* Opens, checking each on the way, SLUICE_PIN_ROOT or (!itself) its parent. */
+static int pin_root_walk(bool itself)
+{
+	char path[] = SLUICE_PIN_ROOT, *name, *next, *last = strrchr(path, '/') + 1;
+	int fd, parent;
+
+	unsafe_why[0] = '\0';
+	fd = dir_open_checked(AT_FDCWD, "/", "/", true);
+	for (name = path + 1; fd >= 0 && name; name = next) {
+		if (name == last && !itself)
+			break;
+		next = strchr(name, '/');
+		if (next)
+			*next = '\0'; /* path is now the way so far, for messages */
+		parent = fd;
+		fd = dir_open_checked(parent, name, path, name != last);
+		close(parent);
+		if (next)
+			*next++ = '/';
+	}
+	return fd;
+}
+
+/* SLUICE_PIN_ROOT, checked; -ENOENT when missing, -EPERM when unsafe. */
+static int pin_root_open(void)
+{
+	return pin_root_walk(true);
+}
+
 int bpffs_ensure(void)
 {
 	struct statfs fs;
+	int parent, fd;
 
-	if (!statfs(BPFFS_ROOT, &fs) && fs.f_type == BPF_FS_MAGIC)
-		goto make_root;
-	if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700"))
-		return -errno;
-make_root:
-	if (mkdir(SLUICE_PIN_ROOT, 0700) && errno != EEXIST)
-		return -errno;
+	if (statfs(BPFFS_ROOT, &fs) || fs.f_type != BPF_FS_MAGIC) {
+		if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700"))
+			return -errno;
+	}
+	parent = pin_root_walk(false);
+	if (parent < 0)
+		return parent;
+	if (mkdirat(parent, strrchr(SLUICE_PIN_ROOT, '/') + 1, 0700) && errno != EEXIST) {
+		int err = -errno;
+
+		close(parent);
+		return err;
+	}
+	close(parent);
+	fd = pin_root_open();
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
+}
+
+int state_root_cmd(const char *cmd)
+{
+	int fd = pin_root_open();
+
+	if (fd == -ENOENT)
+		return EXIT_OK;
+	if (fd < 0)
+		return state_fail_cmd(cmd, fd, NULL);
+	close(fd);
+	return EXIT_OK;
+}
+
+int state_fail_cmd(const char *cmd, int err, const char *ifname)
+{
+	if (err == -EPERM && unsafe_why[0])
+		return fail_runtime(cmd, 0, "%s", unsafe_why);
+	if (!ifname)
+		return fail_runtime(cmd, err, "cannot open %s", SLUICE_PIN_ROOT);
+	return fail_runtime(cmd, err, "cannot open the state of %s", ifname);
 }
 
 int state_lock(void)
@@ -92,10 +200,31 @@ void state_unlock(int lock_fd)
 		close(lock_fd); /* releases the flock */
 }
 
+#define STAGING_SUFFIX ":attaching"
+
+/* An interface name, or one with the staging suffix: nothing else is a path. */
+static bool state_name_valid(const char *name)
+{
+	char base[IF_NAMESIZE];
+	const char *why, *colon = strchr(name, ':');
+	size_t len = colon ? (size_t)(colon - name) : 0;
+
+	if (!colon)
+		return !ifname_check(name, &why);
+	if (strcmp(colon, STAGING_SUFFIX) || len >= sizeof(base))
+		return false;
+	memcpy(base, name, len);
+	base[len] = '\0';
+	return !ifname_check(base, &why);
+}
+
 int state_path(const char *ifname, const char *name, char *buf, size_t len)
 {
 	int n;
 
+	/* The last guard: a name that is no interface's never becomes a path. */
+	if (!state_name_valid(ifname))
+		return -EINVAL;
 	if (name)
 		n = snprintf(buf, len, "%s/%s/%s", SLUICE_PIN_ROOT, ifname, name);
 	else
@@ -105,21 +234,69 @@ int state_path(const char *ifname, const char *name, char *buf, size_t len)
 
 int state_staging_name(const char *ifname, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s:attaching", ifname);
+	int n = snprintf(buf, len, "%s" STAGING_SUFFIX, ifname);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * The directory of ifname (or a staging name) under the checked pin root,
+ * itself checked; -ENOENT when missing. *root_fd, when asked for, keeps
+ * the pin root open.
+ */
+static int state_dir_open(const char *ifname, int *root_fd)
+{
+	char path[PATH_MAX];
+	int root, fd;
+
+	fd = state_path(ifname, NULL, path, sizeof(path));
+	if (fd)
+		return fd;
+	root = pin_root_open();
+	if (root < 0)
+		return root;
+	fd = dir_open_checked(root, ifname, path, false);
+	if (root_fd && fd >= 0)
+		*root_fd = root;
+	else
+		close(root);
+	return fd;
+}
+
+int state_mkdir(const char *ifname)
+{
+	int root, fd;
+
+	root = pin_root_open();
+	if (root < 0)
+		return root;
+	fd = state_name_valid(ifname) ? 0 : -EINVAL;
+	if (!fd && mkdirat(root, ifname, 0700))
+		fd = -errno;
+	close(root);
+	if (fd)
+		return fd;
+	fd = state_dir_open(ifname, NULL);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
 int state_publish(const char *staging, const char *ifname)
 {
-	char from[PATH_MAX], to[PATH_MAX];
-	int err;
+	int root, fd, err = 0;
 
-	err = state_path(staging, NULL, from, sizeof(from));
-	if (!err)
-		err = state_path(ifname, NULL, to, sizeof(to));
-	if (!err && rename(from, to))
+	if (!state_name_valid(ifname))
+		return -EINVAL;
+	fd = state_dir_open(staging, &root);
+	if (fd < 0)
+		return fd;
+	/* Never over an existing (even empty) directory of that name. */
+	if (renameat2(root, staging, root, ifname, RENAME_NOREPLACE))
 		err = -errno;
+	close(fd);
+	close(root);
 	return err;
 }
 
@@ -131,22 +308,39 @@ int state_remove_staged(const char *ifname)
 	return err ?: state_remove(staging);
 }
 
-int state_exists(const char *ifname)
+/* 1 when the directory is there, 0 when not, or why it cannot be used. */
+static int dir_exists(const char *name)
 {
-	char dir[PATH_MAX];
-	struct stat sb;
+	int fd = state_dir_open(name, NULL);
 
-	if (state_path(ifname, NULL, dir, sizeof(dir)))
+	if (fd == -ENOENT)
 		return 0;
-	return !stat(dir, &sb);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 1;
 }
 
-static int pin_open(const char *ifname, const char *name)
+int state_exists(const char *ifname)
+{
+	char staging[IF_NAMESIZE + 16];
+	int err;
+
+	err = dir_exists(ifname);
+	if (err)
+		return err;
+	err = state_staging_name(ifname, staging, sizeof(staging));
+	return err ?: dir_exists(staging);
+}
+
+/* A pin of dir (checked by the caller), by path. */
+static int pin_open(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
-	int fd;
+	int fd, n;
 
-	if (state_path(ifname, name, path, sizeof(path)))
+	n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
 	fd = bpf_obj_get(path);
 	return fd < 0 ? -errno : fd;
@@ -217,11 +411,36 @@ static int pin_one(struct bpf_map *map, size_t pin, void *arg)
 
 int state_pin(struct bpf_object *obj, const char *ifname)
 {
+	int fd = state_dir_open(ifname, NULL);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return for_each_pinned_map(obj, pin_one, (void *)ifname);
+}
+
+/* Which directory holds ifname's state: its own, else an interrupted attach's. */
+/* Which directory holds ifname's state: its own, else an interrupted attach's. */
+static int state_dir_name(const char *ifname, struct state *st, char *name, size_t len)
+{
+	int err;
+
+	snprintf(name, len, "%s", ifname);
+	err = dir_exists(name);
+	if (!err) {
+		err = state_staging_name(ifname, name, len) ?: dir_exists(name);
+		st->staged = err > 0;
+	}
+	if (err < 0)
+		return err;
+	if (!err)
+		return -ENOENT;
+	return state_path(name, NULL, st->dir, sizeof(st->dir));
 }
 
 int state_open(const char *ifname, struct state *st)
 {
+	char name[IF_NAMESIZE + 16];
 	size_t i;
 	int err;
 
@@ -229,19 +448,17 @@ int state_open(const char *ifname, struct state *st)
 	for (i = 0; i < N_PINS; i++)
 		*pin_fd(st, i) = -1;
 	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
-	err = state_path(ifname, NULL, st->dir, sizeof(st->dir));
+	err = state_dir_name(ifname, st, name, sizeof(name));
 	if (err)
 		return err;
-	if (!state_exists(ifname))
-		return -ENOENT;
 
-	/* The link may be gone with its interface; every map must be there. */
+	/* A missing link is for state_health() to name; every map must be there. */
 	for (i = 0; i < N_PINS; i++) {
-		*pin_fd(st, i) = pin_open(ifname, pins[i].name);
+		*pin_fd(st, i) = pin_open(st->dir, pins[i].name);
 		if (*pin_fd(st, i) < 0 && strcmp(pins[i].name, SLUICE_PIN_LINK)) {
 			err = *pin_fd(st, i);
 			state_close(st);
-			return err;
+			return err == -ENOENT ? -ESTALE : err;
 		}
 	}
 	return 0;
@@ -258,22 +475,49 @@ void state_close(struct state *st)
 	}
 }
 
-int state_remove(const char *ifname)
+/*
+ * The link goes first, so that nothing filters while pins remain: unpinned
+ * while this fd holds it, then detached; killed in between, the kernel
+ * detaches it as this process's fds close. A state without its link pin is
+ * what an interrupted detach leaves (state_health() says so).
+ */
+static int unpin_link(const char *ifname, int dir_fd)
 {
 	char path[PATH_MAX];
-	size_t i;
-	int err = 0;
+	int fd, err;
 
-	for (i = 0; i < N_PINS; i++) {
-		if (state_path(ifname, pins[i].name, path, sizeof(path)))
-			return -ENAMETOOLONG;
-		if (unlink(path) && errno != ENOENT)
-			err = -errno;
-	}
-	if (state_path(ifname, NULL, path, sizeof(path)))
-		return -ENAMETOOLONG;
-	if (rmdir(path) && errno != ENOENT)
+	err = state_path(ifname, SLUICE_PIN_LINK, path, sizeof(path));
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	if (fd < 0 && errno != ENOENT)
+		return -errno;
+	if (unlinkat(dir_fd, SLUICE_PIN_LINK, 0) && errno != ENOENT)
 		err = -errno;
+	if (fd >= 0 && bpf_link_detach(fd) && errno != ENOLINK && errno != EINVAL)
+		err = err ?: -errno;
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+int state_remove(const char *ifname)
+{
+	int root, dir, err;
+	size_t i;
+
+	dir = state_dir_open(ifname, &root);
+	if (dir < 0)
+		return dir == -ENOENT ? 0 : dir;
+	err = unpin_link(ifname, dir);
+	for (i = 0; i < N_PINS; i++) {
+		if (unlinkat(dir, pins[i].name, 0) && errno != ENOENT)
+			err = err ?: -errno;
+	}
+	close(dir);
+	if (unlinkat(root, ifname, AT_REMOVEDIR) && errno != ENOENT)
+		err = err ?: -errno;
+	close(root);
 	return err;
 }
 
@@ -282,21 +526,41 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
+static bool name_listed(char (*names)[IF_NAMESIZE], int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
 int state_list(char (*names)[IF_NAMESIZE], int max)
 {
+	char name[IF_NAMESIZE];
 	struct dirent *de;
+	size_t len;
 	DIR *dir;
-	int n = 0;
+	int fd, n = 0;
 
-	dir = opendir(SLUICE_PIN_ROOT);
-	if (!dir)
-		return errno == ENOENT ? 0 : -errno;
+	fd = pin_root_open();
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
 	while ((de = readdir(dir)) && n < max) {
-		/* ':' is in no interface name: it marks an attach in progress. */
-		if (de->d_name[0] == '.' || strchr(de->d_name, ':') ||
-		    strlen(de->d_name) >= IF_NAMESIZE)
+		if (!state_name_valid(de->d_name))
 			continue;
-		memcpy(names[n++], de->d_name, strlen(de->d_name) + 1);
+		/* An interrupted attach is listed under its interface's name. */
+		len = strcspn(de->d_name, ":"); /* shorter than IF_NAMESIZE: valid */
+		memcpy(name, de->d_name, len);
+		name[len] = '\0';
+		if (!name_listed(names, n, name))
+			memcpy(names[n++], name, strlen(name) + 1);
 	}
 	closedir(dir);
 	qsort(names, (size_t)n, IF_NAMESIZE, name_cmp);
@@ -445,13 +709,31 @@ unsigned int link_prog_id(int link_fd, unsigned int *ifindex)
 
 int state_open_cmd(const char *cmd, const char *ifname, struct state *st)
 {
-	int err = state_open(ifname, st);
+	unsigned int prog_id;
+	const char *health;
+	int err;
 
-	if (err == -ENOENT)
+	err = state_open(ifname, st);
+	if (!err) {
+		health = state_health(st, &prog_id);
+		if (!strcmp(health, STATE_OK))
+			return EXIT_OK;
+		state_close(st);
+	} else if (err == -ESTALE) {
+		health = state_health(st, &prog_id);
+	} else if (err == -ENOENT) {
 		return fail_input(cmd, "%s is not attached", ifname);
-	if (err)
-		return fail_runtime(cmd, err, "cannot open the state of %s", ifname);
-	return EXIT_OK;
+	} else {
+		return state_fail_cmd(cmd, err, ifname);
+	}
+	return state_stale_cmd(cmd, ifname, health);
+}
+
+int state_stale_cmd(const char *cmd, const char *ifname, const char *health)
+{
+	if (!strncmp(health, STATE_STALE, strlen(STATE_STALE)))
+		health += strlen(STATE_STALE);
+	return fail_runtime(cmd, 0, "%s: %s (run 'sluice detach %s')", ifname, health, ifname);
 }
 
 int state_open_locked(const char *cmd, const char *ifname, struct state *st, int *lock_fd)
@@ -459,8 +741,11 @@ int state_open_locked(const char *cmd, const char *ifname, struct state *st, int
 	int ret;
 
 	*lock_fd = -1;
-	if (!state_exists(ifname))
-		return fail_input(cmd, "%s is not attached", ifname);
+	/* Says what is wrong without waiting for the lock, then checks again under it. */
+	ret = state_open_cmd(cmd, ifname, st);
+	if (ret)
+		return ret;
+	state_close(st);
 	*lock_fd = state_lock();
 	if (*lock_fd < 0)
 		return fail_runtime(cmd, *lock_fd, "cannot lock %s", SLUICE_PIN_ROOT);
@@ -500,10 +785,35 @@ const char *state_health(const struct state *st, unsigned int *prog_id)
 	unsigned int ifindex, link_ifindex;
 
 	*prog_id = link_prog_id(st->link_fd, &link_ifindex);
+	if (st->staged)
+		return STATE_STALE "attach interrupted";
+	/* detach unpins the link first; maps without it are what it left. */
+	if (st->link_fd < 0)
+		return STATE_STALE "detach interrupted";
 	ifindex = if_nametoindex(st->ifname);
+	/* The kernel cuts the link of a deleted interface: ifindex 0. */
+	if (!link_ifindex && *prog_id)
+		return ifindex ? STATE_STALE "interface was deleted and created again"
+			       : STATE_STALE "interface is gone";
 	if (!ifindex)
-		return "stale: interface is gone";
-	if (!*prog_id || link_ifindex != ifindex)
-		return "stale: program is not attached";
+		return STATE_STALE "interface is gone";
+	if (!*prog_id)
+		return STATE_STALE "program is not attached";
+	if (link_ifindex != ifindex)
+		return STATE_STALE "interface was renamed";
 	return STATE_OK;
+}
+
+int state_inspect(const char *ifname, const char **health)
+{
+	unsigned int prog_id;
+	struct state st;
+	int err;
+
+	err = state_open(ifname, &st);
+	if (err && err != -ESTALE)
+		return err;
+	*health = state_health(&st, &prog_id);
+	state_close(&st);
+	return strcmp(*health, STATE_OK) ? 1 : 0;
 }

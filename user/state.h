@@ -20,10 +20,19 @@ struct state {
 	int hot_fd;
 	int aggregates_fd;
 	struct policy_maps maps;
+	bool staged; /* opened from what an interrupted attach left */
 };
 
-/* Mounts bpffs on /sys/fs/bpf when nothing is mounted there. */
+/*
+ * Mounts bpffs on /sys/fs/bpf when nothing is mounted there and creates
+ * SLUICE_PIN_ROOT (0700). Every directory on the way to a pin is checked
+ * (no symlink, root's, writable by root alone); -EPERM when one is not.
+ */
 int bpffs_ensure(void);
+/* For commands: EXIT_OK, or one line saying which directory is unsafe. */
+int state_root_cmd(const char *cmd);
+/* One line for err from a state_* call: which directory is unsafe, or else. */
+int state_fail_cmd(const char *cmd, int err, const char *ifname);
 /* Serialises commands that change pinned state; returns a fd to unlock. */
 int state_lock(void);
 void state_unlock(int lock_fd);
@@ -39,8 +48,14 @@ int state_path(const char *ifname, const char *name, char *buf, size_t len);
  */
 int state_staging_name(const char *ifname, char *buf, size_t len);
 int state_publish(const char *staging, const char *ifname);
+/* Makes the (checked, 0700) directory of an interface or staging name. */
+int state_mkdir(const char *ifname);
 /* Removes what an attach of ifname killed before it finished left, if anything. */
 int state_remove_staged(const char *ifname);
+/*
+ * 1 when anything is pinned for ifname (its state, or what an interrupted
+ * attach left), 0 when not, negative when its directory cannot be trusted.
+ */
 int state_exists(const char *ifname);
 struct bpf_object;
 /* The fds of a loaded (unpinned) object's maps, as state_open() would give. */
@@ -51,21 +66,28 @@ int state_size(struct bpf_object *obj, uint64_t max_sources);
 int state_reuse(struct bpf_object *obj, struct state *st);
 /* Pins every map of a loaded object under the interface's directory. */
 int state_pin(struct bpf_object *obj, const char *ifname);
-/* -ENOENT when the interface has no sluice state. */
+/*
+ * -ENOENT when the interface has no sluice state; else opens it, or what an
+ * interrupted attach left (st->staged); -ESTALE when a map pin is missing
+ * (st->ifname and st->staged are still set, for state_health()).
+ */
 int state_open(const char *ifname, struct state *st);
 void state_close(struct state *st);
-/* Removes every pin and the directory; missing pins are fine. */
+/* Removes every pin, the link first, and the directory; missing pins are fine. */
 int state_remove(const char *ifname);
 /* Names of every interface with pinned state; returns the count. */
 int state_list(char (*names)[IF_NAMESIZE], int max);
 
 /*
  * For commands: the same, printing one line and returning an exit status
- * (EXIT_OK on success). _locked also takes the lock (released by
- * state_unlock), for commands that change the state.
+ * (EXIT_OK on success): 2 when nothing is attached, 1 when the state is
+ * stale (pointing to 'sluice detach'). _locked also takes the lock
+ * (released by state_unlock), for commands that change the state.
  */
 int state_open_cmd(const char *cmd, const char *ifname, struct state *st);
 int state_open_locked(const char *cmd, const char *ifname, struct state *st, int *lock_fd);
+/* "IFACE: why (run 'sluice detach IFACE')" for a stale state; EXIT_FAILURE_RUNTIME. */
+int state_stale_cmd(const char *cmd, const char *ifname, const char *health);
 int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists);
 int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists);
 
@@ -87,11 +109,15 @@ const char *xdp_mode_name(int ifindex);
 /* Program id of the pinned link, 0 when unknown. */
 unsigned int link_prog_id(int link_fd, unsigned int *ifindex);
 
-#define STATE_OK "ok"
+#define STATE_OK    "ok"
+#define STATE_STALE "stale: "
 /*
  * STATE_OK when the pinned link runs the program on the interface, else
- * why the state is stale; *prog_id is the program's id, 0 when unknown.
+ * STATE_STALE and why; *prog_id is the program's id, 0 when unknown. The
+ * one judge of an interface's state: every command says what it says.
  */
 const char *state_health(const struct state *st, unsigned int *prog_id);
+/* 0: attached and ok; 1: stale (*health says why); -ENOENT: nothing pinned. */
+int state_inspect(const char *ifname, const char **health);
 
 #endif /* SLUICE_STATE_H */

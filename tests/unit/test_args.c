@@ -489,8 +489,54 @@ static void test_rounding(void)
 	check(err == -ERANGE, "100gbit/s: refused", "err %d", err);
 }
 
+/* The kernel's dev_valid_name(): what may become a path under bpffs. */
+static void test_ifnames(void)
+{
+	static const struct {
+		const char *in;
+		bool ok;
+	} cases[] = {
+		{ "eth0", true },
+		{ "a", true },
+		{ "abcdefghijklmno", true },
+		{ "br-lan.10", true },
+		{ "...", true },
+		{ "a..", true },
+		{ "veth@x", true },
+		{ "", false },
+		{ ".", false },
+		{ "..", false },
+		{ "abcdefghijklmnop", false },
+		{ "../x", false },
+		{ "a/b", false },
+		{ "/", false },
+		{ "eth0:attaching", false },
+		{ "a:b", false },
+		{ "a b", false },
+		{ " a", false },
+		{ "a\tb", false },
+		{ "a\nb", false },
+		{ "a\vb", false },
+		{ "a\fb", false },
+		{ "a\rb", false },
+		{ "a\240b", false }, /* Latin-1 no-break space */
+	};
+	const char *why;
+	char name[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool ok = !ifname_check(cases[i].in, &why);
+
+		snprintf(name, sizeof(name), "interface name #%zu %s", i,
+			 cases[i].ok ? "accepted" : "refused");
+		check(ok == cases[i].ok && (ok || why), name, "got %s", ok ? "accepted" : why);
+	}
+}
+
 int main(void)
 {
+	test_ifnames();
 	test_rates();
 	test_counts();
 	test_prefixes();
