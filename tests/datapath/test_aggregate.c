@@ -275,6 +275,40 @@ static void case_full_table_spends_nothing(void)
 }
 
 /*
+ * The same for a source the rule's admission refused: the packet its
+ * overflow bucket passed, and the full table then refused, gives the
+ * overflow bucket back, which the rule's other refused sources share.
+ */
+static void case_full_table_spends_no_overflow(void)
+{
+	struct fixture fx;
+	int first, own, others;
+	uint64_t full0;
+
+	if (fixture_open_conf(&fx,
+			      "default rate 100/s aggregate /24=1000/s,burst=1\n"
+			      "rule 10.0.0.0/8 rate 100/s new-sources 1/s overflow-rate 2/s "
+			      "aggregate /24=100/s,burst=100\n",
+			      4096, NOW_NS)) {
+		check(false, "full aggregate table, overflow", "cannot load");
+		return;
+	}
+	first = send_from(&fx, "10.0.0.1"); /* admitted: the budget is spent */
+	spray_prefixes(&fx, 11, 0, SPOOFED, NULL);
+	full0 = fixture_counter(&fx, SLUICE_CNT_INSERT_FULL);
+	own = spray(&fx, "10.1.1.%d", 1, 5); /* refused admission; 10.1.1.0/24 finds no room */
+	others = spray(&fx, "10.0.0.%d", 2, 5);
+	check(first == 1 && own == 0 && fixture_counter(&fx, SLUICE_CNT_INSERT_FULL) - full0 == 5 &&
+		      others == 2,
+	      "... and a refused source's packet gives the rule's overflow bucket back",
+	      "first %d (want 1), 10.1.1.0/24 passed %d (want 0), insert_full +%llu (want 5); "
+	      "then refused sources in 10.0.0.0/24 passed %d (want the overflow's 2)",
+	      first, own,
+	      (unsigned long long)(fixture_counter(&fx, SLUICE_CNT_INSERT_FULL) - full0), others);
+	fixture_close(&fx);
+}
+
+/*
  * The order: an aggregate bucket is created only for a packet its source's
  * own bucket passed, so forged sources the rule's admission refuses cannot
  * fill the aggregate table, and another rule's new prefix still finds room.
@@ -311,5 +345,6 @@ void suite_aggregate(void)
 	case_byte_aggregate();
 	case_spoofer_cycling_prefixes();
 	case_full_table_spends_nothing();
+	case_full_table_spends_no_overflow();
 	case_refused_sources_create_nothing();
 }
