@@ -71,12 +71,4 @@ static __always_inline int meter_settled(struct xdp_md *ctx, int ret)
 	return METER_OVER;
 }
 
-/* A failed bucket insert, counted by cause; --on-full says pass or drop. */
-static __always_inline int meter_insert_failed(struct xdp_md *ctx, const struct sluice_policy *p,
-					       long err)
-{
-	stats_count(ctx, err == -ENOMEM ? SLUICE_CNT_INSERT_NOMEM : SLUICE_CNT_INSERT_FAILED);
-	return p->flags & SLUICE_POL_FAIL_OPEN ? METER_CONFORMS : METER_OVER;
-}
-
 #endif /* SLUICE_BPF_BUCKET_H */

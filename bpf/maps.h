@@ -111,15 +111,16 @@ struct {
 } admission SEC(".maps");
 
 /*
- * Aggregate buckets: a TAT per wider prefix of a rule (--aggregate). Sized
- * by userspace before load, from --max-sources (table_aggregates_for); an
- * evicted one comes back full.
+ * The aggregate table: a bucket per wider prefix of a rule (--aggregate),
+ * in sets like the source table's and by the same code, so a bucket that
+ * still holds state is never given away. Sized by userspace before load,
+ * from --max-sources (table_aggregate_sets_for).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_DEFAULT_MAX_SOURCES / 16);
-	__type(key, struct sluice_key);
-	__type(value, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES / 16));
+	__type(key, __u32);
+	__type(value, struct sluice_set);
 } aggregates SEC(".maps");
 
 /* The per-CPU over-limit cache (struct sluice_hot in sluice.h). */

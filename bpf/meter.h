@@ -121,6 +121,13 @@ static __always_inline void hot_remember(struct sluice_hot *h, const struct pack
 	}
 }
 
+/* struct table_op.charged: what meter_source charged for a packet it passed. */
+enum source_charge {
+	CHARGED_BUCKET,	  /* the source's own bucket */
+	CHARGED_NONE,	  /* nothing: no room for its bucket, --on-full pass */
+	CHARGED_OVERFLOW, /* its rule's overflow bucket */
+};
+
 /*
  * A source refused a bucket: charged to the rule's shared overflow bucket,
  * never passed unmetered.
@@ -165,6 +172,7 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 	if (meter_settled(ctx, gcra_take(&adm->admit_tat, op->now, p->admit_interval,
 					 p->admit_limit, &tat)) != METER_CONFORMS) {
 		hot_give_back(h, op);
+		op->charged = CHARGED_OVERFLOW;
 		return meter_overflow(ctx, p, adm, op->now);
 	}
 	op->fresh.tat = conforms ? start + op->cost : start;
@@ -175,6 +183,7 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 	case TABLE_FULL:
 		hot_give_back(h, op);
 		stats_count(ctx, SLUICE_CNT_INSERT_FULL);
+		op->charged = CHARGED_NONE;
 		return p->flags & SLUICE_POL_FAIL_OPEN ? METER_CONFORMS : METER_OVER;
 	case TABLE_REPLACED:
 		stats_count(ctx, SLUICE_CNT_EVICTED);
@@ -215,6 +224,30 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 	return meter_settled(ctx, ret);
 }
 
+/*
+ * Gives back what meter_source charged for a packet it passed and a new
+ * aggregate bucket then refused: to the source's own bucket, found by key
+ * (moving the packet to its dropped count), or to the rule's overflow
+ * bucket, which the rule's refused sources share.
+ */
+static __always_inline void meter_source_refund(struct xdp_md *ctx, const struct sluice_policy *p,
+						struct table_op *op)
+{
+	struct sluice_admission *adm;
+	__u32 id = p->id;
+
+	if (op->charged == CHARGED_BUCKET) {
+		table_refund(op);
+		return;
+	}
+	if (op->charged != CHARGED_OVERFLOW)
+		return;
+	adm = bpf_map_lookup_elem(&admission, &id);
+	if (adm)
+		tat_refund(&adm->overflow_tat, op->now,
+			   unit_cost(ctx, p->overflow_interval, p->flags & SLUICE_POL_BYTES));
+}
+
 /* A packet an aggregate refused: a drop of its source, if it has a bucket. */
 static __always_inline void meter_aggregate_refused(const struct packet *pkt,
 						    const struct sluice_policy *p, __u32 index,
@@ -231,8 +264,10 @@ static __always_inline void meter_aggregate_refused(const struct packet *pkt,
 
 /*
  * The full decision, once the fast path could not answer; now may be 0
- * (unread). The aggregates of the rule come first, then the source's own
- * bucket.
+ * (unread). The rule's aggregates that have a bucket come first, then the
+ * source's own bucket, then new buckets for the other aggregates
+ * (aggregate.h says why); a packet refused at any step gets back what the
+ * earlier ones took.
  */
 static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet *pkt,
 					const struct sluice_key *key, const struct sluice_policy *p,
@@ -240,7 +275,7 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 					struct sluice_hot *h, __u64 now)
 {
 	struct aggregates_taken taken = {};
-	struct table_op op;
+	struct table_op op, agg;
 	__u64 admissible_at;
 	int ret;
 
@@ -248,13 +283,22 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 	op.now = now ?: clock_now();
 	if (!p->n_aggregates)
 		return meter_source(ctx, pkt, p, index, cfg, h, &op);
-	if (aggregates_take(ctx, pkt, p, op.now, &taken, &admissible_at) != METER_CONFORMS) {
+	if (aggregates_take(ctx, pkt, p, cfg, op.now, &taken, &admissible_at, &agg) !=
+	    METER_CONFORMS) {
 		meter_aggregate_refused(pkt, p, index, cfg, h, admissible_at, &op);
 		return METER_OVER;
 	}
 	ret = meter_source(ctx, pkt, p, index, cfg, h, &op);
+	if (ret == METER_CONFORMS && taken.missing &&
+	    aggregates_create(ctx, pkt, p, cfg, op.now, &taken, &admissible_at, &agg) !=
+		    METER_CONFORMS) {
+		meter_source_refund(ctx, p, &op);
+		if (h && admissible_at)
+			hot_remember(h, pkt, p, index, cfg, admissible_at, &op);
+		ret = METER_OVER;
+	}
 	if (ret != METER_CONFORMS)
-		aggregates_refund(&taken);
+		aggregates_refund(ctx, pkt, p, cfg, op.now, &taken, &agg);
 	return ret;
 }
 

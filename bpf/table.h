@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The source table (struct sluice_set in sluice.h): finding and metering a
- * source's bucket in its two sets, and giving a new source a way.
+ * The set tables (struct sluice_set in sluice.h): finding and metering a
+ * key's bucket in its two sets, giving a new key a way, and giving back
+ * what a refused packet took. Two tables share this code: the source table
+ * (map `buckets`) and the aggregate table (map `aggregates`); the op says
+ * which.
  *
  * Metering takes no lock: it finds the way by tag and key, and advances
  * its TAT by compare-and-swap, like every other bucket. Giving a way to a
@@ -44,12 +47,19 @@ enum table_result {
 	TABLE_EXISTS,			     /* another CPU gave the key a way first */
 };
 
+/* struct table_op.table: the map of sets the key lives in. */
+enum table_id {
+	TABLE_SOURCES,	  /* `buckets` */
+	TABLE_AGGREGATES, /* `aggregates` */
+};
+
 /* One operation on a key's bucket: where it may live, and what to do. */
 struct table_op {
 	struct sluice_key key;
-	__u32 tag;    /* the key's tag in either set */
-	__u32 set[2]; /* its two sets (maybe the same) */
-	__u32 pad;
+	__u32 tag;     /* the key's tag in either set */
+	__u32 set[2];  /* its two sets (maybe the same) */
+	__u16 table;   /* enum table_id */
+	__u16 charged; /* meter.h: what a passed packet was charged, to give back */
 	__u64 now;
 	__u64 cost; /* of this packet, for meter and insert */
 	__u64 limit;
@@ -58,17 +68,44 @@ struct table_op {
 	struct sluice_bucket fresh; /* insert: the new bucket */
 };
 
-static __always_inline void table_op_init(struct table_op *op, const struct sluice_config *cfg,
-					  const struct sluice_key *key)
+/* Places key in a table of `sets` sets, hashed with the configuration's seeds. */
+static __always_inline void table_op_place(struct table_op *op, const struct sluice_config *cfg,
+					   const struct sluice_key *key, __u16 table, __u32 sets)
 {
 	__u64 hash = table_hash(key, cfg->table_seed);
 
 	op->key = *key;
 	op->tag = table_tag_of(hash);
-	op->set[0] = table_set_of(hash, cfg->table_sets);
-	op->set[1] = table_set2_of(hash, cfg->table_sets);
+	op->set[0] = table_set_of(hash, sets);
+	op->set[1] = table_set2_of(hash, sets);
+	op->table = table;
+	op->charged = 0;
 	op->pending = 0;
 	op->over_tat = 0;
+}
+
+/* An op on a source's bucket. */
+static __always_inline void table_op_init(struct table_op *op, const struct sluice_config *cfg,
+					  const struct sluice_key *key)
+{
+	table_op_place(op, cfg, key, TABLE_SOURCES, cfg->table_sets);
+}
+
+/*
+ * Set i of the op's key in its table. Two lookups, not one on a chosen map,
+ * which the verifier could not inline: the empty asm keeps the compiler
+ * from merging them.
+ */
+static __always_inline struct sluice_set *table_set(const struct table_op *op, int i)
+{
+	struct sluice_set *s;
+
+	if (op->table == TABLE_AGGREGATES) {
+		s = bpf_map_lookup_elem(&aggregates, &op->set[i]);
+		asm volatile("" ::: "memory");
+		return s;
+	}
+	return bpf_map_lookup_elem(&buckets, &op->set[i]);
 }
 
 static __always_inline int key_same(const struct sluice_key *a, const struct sluice_key *b)
@@ -208,7 +245,7 @@ __attribute__((noinline)) int table_meter(struct table_op *op)
 	if (!op)
 		return TABLE_MISSING;
 	for (i = 0; i < 2 && ret == TABLE_MISSING; i++) {
-		s = bpf_map_lookup_elem(&buckets, &op->set[i]);
+		s = table_set(op, i);
 		if (!s)
 			continue;
 		w = set_find(s, op->tag, &op->key);
@@ -283,8 +320,8 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 
 	if (!op)
 		return TABLE_FULL;
-	first = bpf_map_lookup_elem(&buckets, &op->set[0]);
-	second = bpf_map_lookup_elem(&buckets, &op->set[1]);
+	first = table_set(op, 0);
+	second = table_set(op, 1);
 	if (!first || !second)
 		return TABLE_FULL;
 	if (set_room(second, op->now) > set_room(first, op->now)) {
@@ -310,7 +347,7 @@ __attribute__((noinline)) int table_add_dropped(struct table_op *op)
 	if (!op)
 		return 0;
 	for (i = 0; i < 2; i++) {
-		s = bpf_map_lookup_elem(&buckets, &op->set[i]);
+		s = table_set(op, i);
 		if (!s)
 			continue;
 		w = set_find(s, op->tag, &op->key);
@@ -318,6 +355,76 @@ __attribute__((noinline)) int table_add_dropped(struct table_op *op)
 			way_count(&s->way[WAY(w)], 0, op->pending);
 			return 1;
 		}
+	}
+	return 0;
+}
+
+/* A refund contended this often in a row is abandoned (the bucket stays charged). */
+#define REFUND_CAS_TRIES 64
+
+/*
+ * Gives cost back to a shared TAT by compare-and-swap, never below now: a
+ * TAT in the past is a full bucket already, so a refund gives back at most
+ * what the bucket lacks, and never wraps. Returns what it gave (0: nothing
+ * lacked, or contended throughout: the bucket stays charged, stricter).
+ */
+static __always_inline __u64 tat_refund(__u64 *tatp, __u64 now, __u64 cost)
+{
+	__u64 tat, next;
+	int i;
+
+	for (i = 0; i < REFUND_CAS_TRIES; i++) {
+		tat = *(volatile __u64 *)tatp;
+		if (tat <= now)
+			return 0;
+		next = tat - now > cost ? tat - cost : now;
+		if (__sync_val_compare_and_swap(tatp, tat, next) == tat)
+			return tat - next;
+	}
+	return 0;
+}
+
+/*
+ * Gives op->cost back to way w of set s, without the lock, and moves the
+ * packet from the way's passed count to its dropped count. If the way
+ * changed hands meanwhile, what the refund gave its next owner is taken
+ * back. Returns 1 when the way still held the key.
+ */
+static __always_inline int way_refund(struct sluice_set *s, __u32 w, struct table_op *op)
+{
+	struct sluice_way *way = &s->way[WAY(w)];
+	__u64 given = tat_refund(&s->tat[WAY(w)], op->now, op->cost);
+
+	if (!way_owned(s, w, op)) {
+		if (given)
+			__sync_fetch_and_add(&s->tat[WAY(w)], given);
+		return 0;
+	}
+	__sync_fetch_and_sub(&way->passed, 1);
+	way_count(way, 0, 1);
+	return 1;
+}
+
+/*
+ * Gives op->cost back to the key's bucket, found by key and tag: a refund
+ * never lands on another key's bucket, even when the way it was taken from
+ * has changed hands since. 1 when it found the key's bucket, else 0.
+ */
+__attribute__((noinline)) int table_refund(struct table_op *op)
+{
+	struct sluice_set *s;
+	__u32 w;
+	int i;
+
+	if (!op)
+		return 0;
+	for (i = 0; i < 2; i++) {
+		s = table_set(op, i);
+		if (!s)
+			continue;
+		w = set_find(s, op->tag, &op->key);
+		if (w != WAY_NONE)
+			return way_refund(s, w, op);
 	}
 	return 0;
 }

@@ -104,7 +104,8 @@ struct sluice_bucket {
  * source. A new source takes an empty way in the emptier of its sets, else
  * the way idle longest if its bucket has refilled (TAT in the past:
  * forgetting it loses nothing); when every way of both sets still holds
- * state, the table is full for it and --on-full decides.
+ * state, the table is full for it and --on-full decides. The aggregate
+ * table (map `aggregates`) is the same, with a prefix's bucket per way.
  */
 #define SLUICE_SET_WAYS 8
 
@@ -140,10 +141,10 @@ struct sluice_set {
 
 /*
  * An aggregate limit (--aggregate /24=5000/s): one bucket per wider prefix
- * of the source, shared by all the rule's sources in it, in map
- * `aggregates` under a key like a source's (struct sluice_key with this
- * prefix length). A packet passes only if its own bucket and each
- * aggregate bucket of its family allow it.
+ * of the source, shared by all the rule's sources in it, in the aggregate
+ * table (map `aggregates`, sets like the source table's) under a key like
+ * a source's (struct sluice_key with this prefix length). A packet passes
+ * only if its own bucket and each aggregate bucket of its family allow it.
  */
 struct sluice_aggregate {
 	__u64 interval; /* GCRA, as in sluice_policy */
@@ -263,9 +264,9 @@ struct sluice_config {
 	__u32 rules_v6;
 	__u16 next_policy_id; /* the id the next new rule gets */
 	__u16 pad[3];
-	/* The source table: its sets, and the random hash seeds fixed at attach. */
-	__u32 table_sets;
-	__u32 pad2;
+	/* The set tables' sizes, and the random hash seeds fixed at attach (both use them). */
+	__u32 table_sets;     /* of the source table */
+	__u32 aggregate_sets; /* of the aggregate table */
 	__u64 table_seed[3];
 };
 

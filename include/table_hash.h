@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Where a key may live in the source table: one of two sets, with a tag,
- * from a seeded hash. Pure inline functions, so the XDP program and
- * userspace (top, tests) place keys alike.
+ * Where a key may live in a set table (sources, aggregates): one of two
+ * sets, with a tag, from a seeded hash. Pure inline functions, so the XDP
+ * program and userspace (top, tests) place keys alike.
  *
  * Two choices keep sets even: a new key goes to the emptier of its two
  * sets, so at 80% of the ways in use about 0.02% of keys find both full,
@@ -63,6 +63,12 @@ static inline __u32 table_sets_for(__u64 sources)
 static inline __u32 table_aggregates_for(__u64 sources)
 {
 	return (__u32)(sources / 16 > 1024 ? sources / 16 : 1024);
+}
+
+/* Sets of the aggregate table, at the same load as the source table's. */
+static inline __u32 table_aggregate_sets_for(__u64 sources)
+{
+	return table_sets_for(table_aggregates_for(sources));
 }
 
 /* The sources a table of `sets` was sized for (the inverse, rounded down). */

@@ -28,6 +28,7 @@
 #include "frames.h"
 #include "policy.h"
 #include "state.h"
+#include "table_hash.h"
 
 #define REPEAT 1000000
 #define ROUNDS 31
@@ -123,7 +124,7 @@ static struct sluice *limiter_open(uint64_t rate, uint64_t burst, __u32 table)
 		return NULL;
 	}
 	state_from_object(skel->obj, &st);
-	if (policy_create(&st.maps, st.buckets_fd, &doc)) {
+	if (policy_create(&st.maps, st.buckets_fd, st.aggregates_fd, &doc)) {
 		sluice__destroy(skel);
 		return NULL;
 	}
@@ -349,21 +350,20 @@ static long long map_memlock(int fd)
 static int bench_memory(void)
 {
 	struct sluice *lim = limiter_open(1000, 0, SLUICE_DEFAULT_MAX_SOURCES);
+	__u32 agg_buckets = table_aggregates_for(SLUICE_DEFAULT_MAX_SOURCES);
 	long long table, aggregates;
-	__u32 agg_entries;
 
 	if (!lim)
 		return -errno ?: -EINVAL;
 	table = map_memlock(bpf_map__fd(lim->maps.buckets));
 	aggregates = map_memlock(bpf_map__fd(lim->maps.aggregates));
-	agg_entries = bpf_map__max_entries(lim->maps.aggregates);
 	printf("%-40s %6.1f B (memlock %lld B / %u sources; %u sets of %d); target <= 72 B\n",
 	       "memory per tracked source", (double)table / SLUICE_DEFAULT_MAX_SOURCES, table,
 	       SLUICE_DEFAULT_MAX_SOURCES, bpf_map__max_entries(lim->maps.buckets),
 	       SLUICE_SET_WAYS);
-	printf("%-40s %6.1f B (memlock %lld B / %u aggregate buckets)\n",
-	       "memory per aggregate bucket", (double)aggregates / agg_entries, aggregates,
-	       agg_entries);
+	printf("%-40s %6.1f B (memlock %lld B / %u aggregate buckets; %u sets)\n",
+	       "memory per aggregate bucket", (double)aggregates / agg_buckets, aggregates,
+	       agg_buckets, bpf_map__max_entries(lim->maps.aggregates));
 	sluice__destroy(lim);
 	return 0;
 }

@@ -461,27 +461,40 @@ int list_update(const struct policy_maps *m, bool deny, const struct cidr *items
 	return config_write(m->config, m->generation, &cfg);
 }
 
-/* The source table's shape, and random hash seeds fixed for the life of the state. */
-static int table_config(int buckets_fd, struct sluice_config *cfg)
+/* The sets of a set table (sources or aggregates), as sized at load. */
+static int table_sets(int fd, __u32 *sets)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
-	if (bpf_obj_get_info_by_fd(buckets_fd, &info, &len))
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	cfg->table_sets = info.max_entries;
+	*sets = info.max_entries;
+	return 0;
+}
+
+/* The set tables' shapes, and random hash seeds fixed for the life of the state. */
+static int table_config(int buckets_fd, int aggregates_fd, struct sluice_config *cfg)
+{
+	int err = table_sets(buckets_fd, &cfg->table_sets);
+
+	if (!err)
+		err = table_sets(aggregates_fd, &cfg->aggregate_sets);
+	if (err)
+		return err;
 	if (getrandom(cfg->table_seed, sizeof(cfg->table_seed), 0) != sizeof(cfg->table_seed))
 		return -EIO;
 	return 0;
 }
 
-int policy_create(const struct policy_maps *m, int buckets_fd, struct policy_doc *doc)
+int policy_create(const struct policy_maps *m, int buckets_fd, int aggregates_fd,
+		  struct policy_doc *doc)
 {
 	struct sluice_config cfg = { 0 };
 	uint64_t tick = jiffy_ns() << SLUICE_TIME_SHIFT;
 	int err;
 
-	err = table_config(buckets_fd, &cfg);
+	err = table_config(buckets_fd, aggregates_fd, &cfg);
 	if (err)
 		return err;
 	cfg.layout_version = SLUICE_LAYOUT_VERSION;

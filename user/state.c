@@ -376,7 +376,7 @@ int state_size(struct bpf_object *obj, uint64_t max_sources)
 	if (!buckets || !aggregates)
 		return -ENOENT;
 	err = bpf_map__set_max_entries(buckets, table_sets_for(max_sources));
-	return err ?: bpf_map__set_max_entries(aggregates, table_aggregates_for(max_sources));
+	return err ?: bpf_map__set_max_entries(aggregates, table_aggregate_sets_for(max_sources));
 }
 
 static int reuse_one(struct bpf_map *map, size_t pin, void *arg)

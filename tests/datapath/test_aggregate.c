@@ -3,9 +3,13 @@
  * Prefix aggregates under the test clock: each wider prefix shares one
  * bucket, per family and per rule; a packet its own bucket refuses gives
  * back what it took from the aggregate; and the aggregate refills at its
- * own rate.
+ * own rate. The aggregate table (1024 buckets at 4096 sources) never gives
+ * away a bucket that still holds state, whatever a spoofer cycles through
+ * it; when it is full, --on-full decides and the refused packet spends
+ * nothing; and forged sources refused admission create no buckets in it.
  */
 #include <linux/bpf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include "fixture.h"
 #include "frames.h"
@@ -32,6 +36,22 @@ static int spray(struct fixture *fx, const char *fmt, int first, int n)
 	for (i = first; i < first + n; i++) {
 		snprintf(addr, sizeof(addr), fmt, i);
 		passed += send_from(fx, addr);
+	}
+	return passed;
+}
+
+/* One packet from each of n sources in n distinct /24s, a.(i / 256).(i % 256).1. */
+static int spray_prefixes(struct fixture *fx, int a, int first, int n, bool *passed_each)
+{
+	char addr[64];
+	int i, pass, passed = 0;
+
+	for (i = first; i < first + n; i++) {
+		snprintf(addr, sizeof(addr), "%d.%d.%d.1", a, i / 256, i % 256);
+		pass = send_from(fx, addr);
+		if (passed_each)
+			passed_each[i] = pass;
+		passed += pass;
 	}
 	return passed;
 }
@@ -151,6 +171,171 @@ static void case_byte_aggregate(void)
 	fixture_close(&fx);
 }
 
+#define SPOOFED 3000 /* prefixes: more than the aggregate table holds (1280 ways) */
+
+/*
+ * A limited /24 against a spoofer cycling more prefixes than the aggregate
+ * table holds: its bucket still holds state, so it is never given away and
+ * never comes back full. The spoofer's prefixes that find no room are
+ * counted in insert_full and dropped (--on-full drop). Then a second of
+ * churn: the spoofer's buckets idle out and are given away, the /24's
+ * never, and it passes exactly its rate.
+ */
+static void case_spoofer_cycling_prefixes(void)
+{
+	uint64_t full;
+	struct fixture fx;
+	int drained, after, spoofed, later = 0, i;
+	char addr[64];
+
+	if (fixture_open_conf(&fx, "default rate 100/s aggregate /24=10/s,burst=10\n", 4096,
+			      NOW_NS)) {
+		check(false, "spoofer cycling prefixes", "cannot load");
+		return;
+	}
+	drained = spray(&fx, "10.60.1.%d", 1, 20);
+	spoofed = spray_prefixes(&fx, 11, 0, SPOOFED, NULL);
+	full = fixture_counter(&fx, SLUICE_CNT_INSERT_FULL);
+	after = spray(&fx, "10.60.1.%d", 21, 20);
+	check(drained == 10 && after == 0,
+	      "a spoofer cycling 3000 prefixes through the aggregate table never resets a limited /24",
+	      "the /24 passed %d of 20 (want 10), then %d of 20 after the spoofer (want 0)",
+	      drained, after);
+	check(spoofed < 1280 && full == (uint64_t)(SPOOFED - spoofed),
+	      "a prefix that finds the aggregate table full is counted in insert_full, --on-full drop",
+	      "%d of %d spoofed prefixes passed (want under 1280: the table's ways), insert_full %llu",
+	      spoofed, SPOOFED, (unsigned long long)full);
+
+	/* One second: a new prefix every 1/3000 s, the /24 every tenth packet. */
+	for (i = 0; i < SPOOFED; i++) {
+		fixture_set_clock(&fx, NOW_NS + (uint64_t)(i + 1) * NSEC_PER_SEC / SPOOFED);
+		spray_prefixes(&fx, 12, i, 1, NULL);
+		if (i % 10 != 9)
+			continue;
+		snprintf(addr, sizeof(addr), "10.60.1.%d", 41 + i / 10 % 200);
+		later += send_from(&fx, addr);
+	}
+	check(later >= 9 && later <= 11,
+	      "through a second of churn the limited /24 passes its rate, 10/s, no more",
+	      "passed %d (want 10 +- 1)", later);
+	fixture_close(&fx);
+}
+
+/*
+ * A full aggregate table, --on-full drop: a rule's packets for a /24 that
+ * finds no room are refused after their source's own bucket and the rule's
+ * /8 passed them, and get both back; no other prefix gains anything, and
+ * none wraps (each spoofed prefix passes again once refilled).
+ */
+static void case_full_table_spends_nothing(void)
+{
+	static bool had_bucket[SPOOFED];
+	struct fixture fx;
+	int first, own, slash8, again, refilled = 0, expected = 0, i;
+	uint64_t full0, full;
+
+	if (fixture_open_conf(&fx,
+			      "default rate 100/s aggregate /24=1000/s,burst=1\n"
+			      "rule 10.0.0.0/8 rate 5/s burst 5 aggregate /8=10000/s,burst=12 "
+			      "aggregate /24=100/s,burst=100\n",
+			      4096, NOW_NS)) {
+		check(false, "full aggregate table", "cannot load");
+		return;
+	}
+	first = send_from(&fx, "10.0.0.1"); /* the rule's /8 and 10.0.0.0/24 get buckets */
+	spray_prefixes(&fx, 11, 0, SPOOFED, had_bucket); /* the default's */
+	full0 = fixture_counter(&fx, SLUICE_CNT_INSERT_FULL);
+	own = 0;
+	for (i = 0; i < 10; i++)
+		own += send_from(&fx, "10.1.1.1"); /* 10.1.1.0/24 finds no room */
+	full = fixture_counter(&fx, SLUICE_CNT_INSERT_FULL) - full0;
+	slash8 = spray(&fx, "10.0.0.%d", 2, 15);
+	again = spray_prefixes(&fx, 11, 0, SPOOFED, NULL);
+	check(first == 1 && own == 0 && full == 10 && slash8 == 11 && again == 0,
+	      "a packet refused for want of room gives the aggregates it took back, to them only",
+	      "first %d (want 1), 10.1.1.1 passed %d (want 0), insert_full +%llu (want 10); then "
+	      "the /8 passed %d of 15 (want its 11 left); the spoofed prefixes again %d (want 0)",
+	      first, own, (unsigned long long)full, slash8, again);
+
+	/* 2 ms on: the spoofed buckets have refilled, so the table has room again. */
+	fixture_set_clock(&fx, NOW_NS + 2 * NSEC_PER_SEC / 1000);
+	own = 0;
+	for (i = 0; i < 6; i++)
+		own += send_from(&fx, "10.1.1.1");
+	check(own == 5, "... and its source's own bucket back: its whole burst is left",
+	      "10.1.1.1 passed %d of 6 (want its burst, 5)", own);
+	for (i = 0; i < 200; i++) {
+		expected += had_bucket[i];
+		refilled += had_bucket[i] && spray_prefixes(&fx, 11, i, 1, NULL);
+	}
+	check(expected > 150 && refilled == expected,
+	      "no spoofed prefix's bucket wrapped: each passes again once refilled",
+	      "%d of %d passed again", refilled, expected);
+	fixture_close(&fx);
+}
+
+/*
+ * The same for a source the rule's admission refused: the packet its
+ * overflow bucket passed, and the full table then refused, gives the
+ * overflow bucket back, which the rule's other refused sources share.
+ */
+static void case_full_table_spends_no_overflow(void)
+{
+	struct fixture fx;
+	int first, own, others;
+	uint64_t full0;
+
+	if (fixture_open_conf(&fx,
+			      "default rate 100/s aggregate /24=1000/s,burst=1\n"
+			      "rule 10.0.0.0/8 rate 100/s new-sources 1/s overflow-rate 2/s "
+			      "aggregate /24=100/s,burst=100\n",
+			      4096, NOW_NS)) {
+		check(false, "full aggregate table, overflow", "cannot load");
+		return;
+	}
+	first = send_from(&fx, "10.0.0.1"); /* admitted: the budget is spent */
+	spray_prefixes(&fx, 11, 0, SPOOFED, NULL);
+	full0 = fixture_counter(&fx, SLUICE_CNT_INSERT_FULL);
+	own = spray(&fx, "10.1.1.%d", 1, 5); /* refused admission; 10.1.1.0/24 finds no room */
+	others = spray(&fx, "10.0.0.%d", 2, 5);
+	check(first == 1 && own == 0 && fixture_counter(&fx, SLUICE_CNT_INSERT_FULL) - full0 == 5 &&
+		      others == 2,
+	      "... and a refused source's packet gives the rule's overflow bucket back",
+	      "first %d (want 1), 10.1.1.0/24 passed %d (want 0), insert_full +%llu (want 5); "
+	      "then refused sources in 10.0.0.0/24 passed %d (want the overflow's 2)",
+	      first, own,
+	      (unsigned long long)(fixture_counter(&fx, SLUICE_CNT_INSERT_FULL) - full0), others);
+	fixture_close(&fx);
+}
+
+/*
+ * The order: an aggregate bucket is created only for a packet its source's
+ * own bucket passed, so forged sources the rule's admission refuses cannot
+ * fill the aggregate table, and another rule's new prefix still finds room.
+ */
+static void case_refused_sources_create_nothing(void)
+{
+	struct fixture fx;
+	int spoofed, legit;
+
+	if (fixture_open_conf(&fx,
+			      "default rate 100/s new-sources 5/s overflow-rate 1/s "
+			      "aggregate /24=1/s,burst=1\n"
+			      "rule 10.99.0.0/16 rate 100/s aggregate /24=1/s,burst=1\n",
+			      4096, NOW_NS)) {
+		check(false, "refused sources", "cannot load");
+		return;
+	}
+	spoofed = spray_prefixes(&fx, 11, 0, SPOOFED, NULL);
+	legit = spray(&fx, "10.99.%d.1", 1, 50);
+	check(spoofed <= 6 && legit == 50 && fixture_counter(&fx, SLUICE_CNT_INSERT_FULL) == 0,
+	      "forged sources refused admission create no aggregate buckets: new prefixes find room",
+	      "spoofed passed %d (want at most 5 admitted + 1 overflow), then 50 new /24s of "
+	      "another rule passed %d, insert_full %llu (want 0)",
+	      spoofed, legit, (unsigned long long)fixture_counter(&fx, SLUICE_CNT_INSERT_FULL));
+	fixture_close(&fx);
+}
+
 void suite_aggregate(void)
 {
 	case_ipv4_slash24();
@@ -158,4 +343,8 @@ void suite_aggregate(void)
 	case_ipv6_and_families();
 	case_rule_scope();
 	case_byte_aggregate();
+	case_spoofer_cycling_prefixes();
+	case_full_table_spends_nothing();
+	case_full_table_spends_no_overflow();
+	case_refused_sources_create_nothing();
 }

@@ -3,7 +3,9 @@
  * One bucket hammered from every CPU at once: a thread pinned to each CPU
  * runs the production program (real clock) through BPF_PROG_TEST_RUN.
  * The bucket is one source's, or a /24 aggregate's with a source of its
- * own per CPU. The total passed must never exceed burst + rate x elapsed,
+ * own per CPU, or that /24's with one source passing and, on every other
+ * CPU, a source its rule refuses, whose every packet takes from the /24
+ * and gives it back. The total passed must never exceed burst + rate x elapsed,
  * plus one per CPU. Each BPF_PROG_TEST_RUN call with repeat > 1 also waits for an RCU
  * grace period (XDP dispatcher update), leaving gaps without packets; a
  * small bucket loses that credit, as it should. So only where the
@@ -59,6 +61,7 @@ struct hammered {
 	uint64_t rate, burst;
 	bool aggregate; /* one source per CPU, all in one /24 */
 	bool roomy;	/* never over the limit: every refusal must be a counted contention */
+	bool refunds;	/* one source per CPU in one /24, of which only CPU 0's is admitted */
 };
 
 static int hammer_open(struct fixture *fx, const struct hammered *b)
@@ -78,7 +81,28 @@ static int hammer_open(struct fixture *fx, const struct hammered *b)
 	s.n_aggregates = 1;
 	if (parse_aggregate(agg, &s.aggregates[0], &why))
 		return -EINVAL;
+	/* One new source an hour, and as much overflow: the others are refused. */
+	if (b->refunds &&
+	    (parse_rate("1/h", &s.new_sources, &why) || parse_rate("1/h", &s.overflow, &why)))
+		return -EINVAL;
 	return fixture_open_real_clock(fx, &s, 64);
+}
+
+/* Admits CPU 0's source, then spends the overflow bucket on others of the /24. */
+static void hammer_prepare(struct fixture *fx, const struct frame *cpu0)
+{
+	struct frame_spec spec = { .family = 4, .payload = 18 };
+	struct frame f;
+	char src[32];
+	int i;
+
+	fixture_run(fx, cpu0->data, cpu0->len, 1);
+	for (i = 200; i < 210; i++) {
+		snprintf(src, sizeof(src), "192.0.2.%d", i);
+		spec.src = src;
+		frame_build(&f, &spec);
+		fixture_run(fx, f.data, f.len, 1);
+	}
 }
 
 static void hammer_case(const char *name, const struct hammered *b, bool gaps_absorbed)
@@ -87,7 +111,7 @@ static void hammer_case(const char *name, const struct hammered *b, bool gaps_ab
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), i, err = 0;
 	uint64_t first = UINT64_MAX, last = 0, passed, ceiling, floor_, contended, dropped;
 	pthread_barrier_t start;
-	struct sluice_stats st = {};
+	struct sluice_stats st = {}, before = {};
 	struct hammer *h;
 	struct frame_spec spec = { .family = 4, .payload = 18 };
 	struct fixture fx;
@@ -107,17 +131,27 @@ static void hammer_case(const char *name, const struct hammered *b, bool gaps_ab
 		snprintf(src, sizeof(src), "192.0.2.%d", b->aggregate ? i + 1 : 99);
 		spec.src = src;
 		frame_build(&f[i], &spec);
+	}
+	if (b->refunds) {
+		hammer_prepare(&fx, &f[0]);
+		fixture_stats(&fx, &before);
+	}
+	for (i = 0; i < ncpu; i++) {
 		h[i] = (struct hammer){ .cpu = i, .fx = &fx, .frame = &f[i], .start = &start };
 		pthread_create(&h[i].thread, NULL, hammer_run, &h[i]);
 	}
 	for (i = 0; i < ncpu; i++) {
 		pthread_join(h[i].thread, NULL);
 		err = err ? err : h[i].err;
+		/* With refunds only CPU 0's source passes: its run is the time that counts. */
+		if (b->refunds && i > 0)
+			continue;
 		first = h[i].begin_ns < first ? h[i].begin_ns : first;
 		last = h[i].end_ns > last ? h[i].end_ns : last;
 	}
 	fixture_stats(&fx, &st);
-	passed = st.c[SLUICE_CNT_PASSED].packets;
+	passed = st.c[SLUICE_CNT_PASSED].packets - before.c[SLUICE_CNT_PASSED].packets;
+	st.c[SLUICE_CNT_DROPPED].packets -= before.c[SLUICE_CNT_DROPPED].packets;
 	ceiling = burst + rate * (last - first) / NSEC_PER_SEC + (uint64_t)ncpu;
 	floor_ = gaps_absorbed ? (ceiling - (uint64_t)ncpu) * 90 / 100 : burst + 1;
 	contended = st.c[SLUICE_CNT_CONTENDED].packets;
@@ -151,7 +185,8 @@ void suite_concurrency(void)
 			      agg_fast = { 1000000, 1000, true },
 			      agg_wide = { 100000, 100000, true },
 			      roomy = { RATE_METERED_MAX_PER_SEC, BURST_MAX, false, true },
-			      agg_roomy = { RATE_METERED_MAX_PER_SEC, BURST_MAX, true, true };
+			      agg_roomy = { RATE_METERED_MAX_PER_SEC, BURST_MAX, true, true },
+			      agg_refunds = { 100000, 100000, true, false, true };
 
 	/* Contended CAS on every admission, precise clock throughout. */
 	hammer_case("all CPUs, 1M/s burst 1000: never over-admits", &fast, false);
@@ -167,4 +202,8 @@ void suite_concurrency(void)
 	hammer_case(
 		"aggregate /24 from all CPUs, 16M/s burst 1e9: every refusal counted as contended",
 		&agg_roomy, false);
+	/* Refused packets on the other CPUs give back all they took, to the /24 only. */
+	hammer_case("aggregate /24, one source passing while the rest are refused on every other "
+		    "CPU: exact",
+		    &agg_refunds, true);
 }

@@ -65,7 +65,7 @@ static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, struc
 	state_from_object(obj, &fx->st);
 	if (doc_validate(doc, &why))
 		return -EINVAL;
-	return policy_create(&fx->st.maps, fx->st.buckets_fd, doc);
+	return policy_create(&fx->st.maps, fx->st.buckets_fd, fx->st.aggregates_fd, doc);
 }
 
 int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max_sources)
