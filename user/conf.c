@@ -97,10 +97,14 @@ int option_apply(struct settings *s, struct match *m, const char *name, const ch
 		return parse_on_full(value, &s->on_full_pass, why);
 	if (!strcmp(name, "aggregate"))
 		return apply_aggregate(s, value, why);
-	if (!strcmp(name, "ipv4-prefix"))
+	if (!strcmp(name, "ipv4-prefix")) {
+		s->ipv4_prefix_given = true;
 		return apply_prefix(&s->ipv4_prefix, value, 32, why);
-	if (!strcmp(name, "ipv6-prefix"))
+	}
+	if (!strcmp(name, "ipv6-prefix")) {
+		s->ipv6_prefix_given = true;
 		return apply_prefix(&s->ipv6_prefix, value, 128, why);
+	}
 	if (m && (!strcmp(name, "proto") || !strcmp(name, "dport") || !strcmp(name, "syn")))
 		return apply_match(m, name, value, why);
 	*why = "unknown option";

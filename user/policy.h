@@ -22,6 +22,9 @@ struct settings {
 	bool mark_ecn;
 	unsigned int ipv4_prefix;
 	unsigned int ipv6_prefix;
+	/* Typed, even at the default: a rule of the other family refuses them. */
+	bool ipv4_prefix_given;
+	bool ipv6_prefix_given;
 	/* Table pressure; zero values mean the defaults. */
 	struct rate new_sources; /* new buckets per period (default 10k/s) */
 	struct rate overflow;	 /* the shared bucket of refused sources (default: the rate) */
