@@ -265,7 +265,7 @@ struct sluice_config {
 	__u16 pad[3];
 	/* The source table: its sets, and the random hash seeds fixed at attach. */
 	__u32 table_sets;
-	__u32 pad2;
+	__u32 max_sources; /* as given to attach (sizing rounds sets up); 0: not recorded */
 	__u64 table_seed[3];
 };
 

@@ -114,9 +114,10 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 int policy_default(const struct policy_maps *m, struct sluice_config *cfg, struct sluice_policy *p);
 /*
  * The first configuration of freshly loaded maps (with the source table's
- * shape and hash seeds), then doc.
+ * shape, the max_sources it was sized for, and hash seeds), then doc.
  */
-int policy_create(const struct policy_maps *m, int buckets_fd, struct policy_doc *doc);
+int policy_create(const struct policy_maps *m, int buckets_fd, uint64_t max_sources,
+		  struct policy_doc *doc);
 /* Adds or removes list entries in place, in the live set. */
 int list_update(const struct policy_maps *m, bool deny, const struct cidr *items, size_t n,
 		bool add);
