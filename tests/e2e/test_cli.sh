@@ -125,7 +125,7 @@ BAD_INVOCATIONS=(
 	"rule add HOST 10.0.0.0/8 --rate 1/s --aggregate /0=5/s"
 	"set HOST --aggregate /0=5/s"
 	"set HOST --aggregate ipv6/0=5/s"
-	"attach lo --rate 5/s --aggregate /0=5/s"
+	"attach nosuchif0 --rate 5/s --aggregate /0=5/s"
 	"apply HOST -f FAMCONF"
 )
 
@@ -212,6 +212,9 @@ test_messages() {
 		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --proto icmpv6
 	check "a /0 aggregate is refused" says "at least 1" \
 		"$SLUICE" set "$LAB_HOST" --aggregate /0=5/s
+	# Options are checked before the interface: no attach can slip through.
+	check "attach refuses a /0 aggregate" says "at least 1" \
+		"$SLUICE" attach nosuchif0 --rate 5/s --aggregate /0=5/s
 	CHECK_DETAIL="state changed"
 	check "none of these changed the state" test "$(snapshot)" = "$before"
 	# The longest line is accepted: the running policy again, its first line padded.
