@@ -257,8 +257,7 @@ static int aggregate_check(const struct sluice_policy *p, const struct sluice_ag
 		return -EINVAL;
 	}
 	if (!out->prefix_len) {
-		*why = "an aggregate's prefix length must be at least 1 (/0 would be every source "
-		       "of a family; limit the rule's rate instead)";
+		*why = "an aggregate's prefix length must be at least 1";
 		return -EINVAL;
 	}
 	if (out->prefix_len > (out->family == SLUICE_FAMILY_IPV4 ? 32 : 128)) {
