@@ -267,6 +267,8 @@ struct sluice_config {
 	/* The set tables' sizes, and the random hash seeds fixed at attach (both use them). */
 	__u32 table_sets;     /* of the source table */
 	__u32 aggregate_sets; /* of the aggregate table */
+	__u32 max_sources;    /* as given to attach (sizing rounds sets up); 0: not recorded */
+	__u32 pad2;
 	__u64 table_seed[3];
 };
 

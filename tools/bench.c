@@ -119,12 +119,13 @@ static struct sluice *limiter_open(uint64_t rate, uint64_t burst, __u32 table)
 	skel = sluice__open();
 	if (!skel)
 		return NULL;
-	if (state_size(skel->obj, table ?: SLUICE_DEFAULT_MAX_SOURCES) || sluice__load(skel)) {
+	table = table ?: SLUICE_DEFAULT_MAX_SOURCES;
+	if (state_size(skel->obj, table) || sluice__load(skel)) {
 		sluice__destroy(skel);
 		return NULL;
 	}
 	state_from_object(skel->obj, &st);
-	if (policy_create(&st.maps, st.buckets_fd, st.aggregates_fd, &doc)) {
+	if (policy_create(&st.maps, st.buckets_fd, st.aggregates_fd, table, &doc)) {
 		sluice__destroy(skel);
 		return NULL;
 	}

@@ -4,6 +4,12 @@
  * Prometheus text format. HTTP is libmicrohttpd's: a small thread pool,
  * bounded connections and idle timeouts, so a burst of scrapes or a
  * garbage request costs a queue or an error reply, never the process.
+ *
+ * Slow clients cannot hold the server: connections are bounded per client
+ * address and in all, every request must arrive whole within a deadline
+ * that trickling bytes does not extend, and each connection serves one
+ * request. The costly part of a scrape, walking the source table to count
+ * sources, is done at most once a second per interface and shared.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,15 +18,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+#include <bpf/bpf.h>
 #include "args.h"
 #include "commands.h"
 #include "metrics.h"
 #include "output.h"
 #include "prom.h"
+#include "sources.h"
 #include "state.h"
 
 #define EXPORTER_DEFAULT_LISTEN "127.0.0.1:9723"
@@ -30,13 +39,17 @@ static const char exporter_usage[] =
 	"\n"
 	"Serve the counters of every attached interface at http://ADDR:PORT/metrics in\n"
 	"the Prometheus text format, until SIGINT or SIGTERM.\n"
-	"  --listen ADDR:PORT  a numeric address: 192.0.2.1:9723, [::1]:9723; port 0 picks\n"
-	"                      a free port (default " EXPORTER_DEFAULT_LISTEN ")\n";
+	"  --listen ADDR:PORT  a numeric address: 192.0.2.1:9723, [::1]:9723; [::]:9723 and\n"
+	"                      0.0.0.0:9723 are every address ([::] IPv4 too); port 0\n"
+	"                      picks a free port (default " EXPORTER_DEFAULT_LISTEN ")\n";
 
-#define EXPORTER_THREADS      4	  /* scrapes served at once */
-#define EXPORTER_CONNECTIONS  256 /* open connections; more are refused */
-#define EXPORTER_IDLE_TIMEOUT 10  /* seconds before an idle connection is closed */
-#define EXPORTER_MAX_IFACES   256
+#define EXPORTER_THREADS	 4   /* scrapes served at once */
+#define EXPORTER_CONNECTIONS	 256 /* open connections in all; more are refused */
+#define EXPORTER_PER_CLIENT	 64  /* per client address: a quarter of all, room to scrape */
+#define EXPORTER_IDLE_TIMEOUT	 10  /* seconds before an idle connection is closed */
+#define EXPORTER_REQUEST_SECONDS 5   /* from accept to a whole request, however it trickles */
+#define EXPORTER_WALK_REUSE_NS	 NSEC_PER_SEC /* how long one table walk's count serves */
+#define EXPORTER_MAX_IFACES	 256
 
 enum { OPT_LISTEN = 256 };
 
@@ -49,7 +62,67 @@ static const struct option exporter_options[] = {
 struct scraped {
 	char ifname[IF_NAMESIZE];
 	struct sample s;
+	uint64_t walks;
 };
+
+/*
+ * The last count of each interface's table, and how many walks made them.
+ * One lock: a scrape that finds the count stale walks while the others
+ * wait, then they all use its count.
+ */
+struct walk_cache {
+	char ifname[IF_NAMESIZE];
+	__u32 map_id; /* the table walked: attached anew, it is walked anew */
+	uint64_t taken_ns;
+	uint64_t sources;
+	uint64_t walks;
+};
+
+static struct walk_cache walk_cache[EXPORTER_MAX_IFACES];
+static pthread_mutex_t walk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The interface's entry, or a free one, or the one read longest ago. */
+static struct walk_cache *walk_entry(const char *ifname)
+{
+	struct walk_cache *oldest = &walk_cache[0];
+	int i;
+
+	for (i = 0; i < EXPORTER_MAX_IFACES; i++) {
+		if (!strcmp(walk_cache[i].ifname, ifname))
+			return &walk_cache[i];
+		if (walk_cache[i].taken_ns < oldest->taken_ns)
+			oldest = &walk_cache[i];
+	}
+	memset(oldest, 0, sizeof(*oldest));
+	snprintf(oldest->ifname, sizeof(oldest->ifname), "%s", ifname);
+	return oldest;
+}
+
+static int sources_cached(const char *ifname, const struct state *st, uint64_t *sources,
+			  uint64_t *walks)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct walk_cache *c;
+	uint64_t now;
+	int err = 0;
+
+	if (bpf_obj_get_info_by_fd(st->buckets_fd, &info, &len))
+		return -errno;
+	pthread_mutex_lock(&walk_lock);
+	c = walk_entry(ifname);
+	now = monotonic_ns();
+	if (c->map_id != info.id || !c->taken_ns || now - c->taken_ns >= EXPORTER_WALK_REUSE_NS) {
+		err = sources_count(st->buckets_fd, &c->sources);
+		c->map_id = info.id;
+		c->taken_ns = err ? 0 : monotonic_ns();
+		c->walks++;
+	}
+	*sources = c->sources;
+	*walks = c->walks;
+	pthread_mutex_unlock(&walk_lock);
+	return err;
+}
 
 /* Reads one interface; an interface detached meanwhile is simply left out. */
 static int scrape_one(const char *ifname, struct scraped *sc, struct prom_iface *pi)
@@ -61,7 +134,12 @@ static int scrape_one(const char *ifname, struct scraped *sc, struct prom_iface 
 	err = state_open(ifname, &st);
 	if (err)
 		return err;
-	err = sample_read(&st, &sc->s);
+	err = sample_read_counters(&st, &sc->s);
+	if (!err) {
+		err = sources_cached(ifname, &st, &sc->s.sources, &sc->walks);
+		if (err)
+			sample_free(&sc->s);
+	}
 	if (!err) {
 		snprintf(sc->ifname, sizeof(sc->ifname), "%s", ifname);
 		pi->ifname = sc->ifname;
@@ -78,6 +156,7 @@ static char *scrape(size_t *len)
 	char(*names)[IF_NAMESIZE] = NULL;
 	struct prom_iface *ifs = NULL;
 	struct scraped *sc = NULL;
+	uint64_t walks[EXPORTER_MAX_IFACES];
 	char *body = NULL;
 	int n, i, err, k = 0;
 	FILE *out;
@@ -95,7 +174,10 @@ static char *scrape(size_t *len)
 	}
 	out = n >= 0 ? open_memstream(&body, len) : NULL;
 	if (out) {
+		for (i = 0; i < k; i++)
+			walks[i] = sc[i].walks;
 		prom_write(out, ifs, k);
+		prom_write_walks(out, ifs, walks, k);
 		if (fclose(out)) {
 			free(body);
 			body = NULL;
@@ -125,6 +207,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	/* One request per connection: the request deadline then covers them all. */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(conn, status, resp);
@@ -136,6 +220,85 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned int stat
 				  const char *text)
 {
 	return reply(conn, status, "text/plain; charset=utf-8", (char *)text, strlen(text), false);
+}
+
+/*
+ * Open connections and when each must have sent its request. The main
+ * thread shuts down the late ones; libmicrohttpd then closes them. It
+ * reports a connection closed before it closes the socket, under the same
+ * lock, so a descriptor shut down here is always still the connection's.
+ */
+struct tracked {
+	struct tracked *prev, *next;
+	int fd;
+	uint64_t deadline_ns;
+	bool requested; /* the whole request arrived: no deadline any more */
+};
+
+static struct tracked tracked_head = { &tracked_head, &tracked_head, -1, 0, true };
+static pthread_mutex_t tracked_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *info;
+	struct tracked *t = *socket_context;
+
+	(void)cls;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		t = info ? calloc(1, sizeof(*t)) : NULL;
+		if (!t)
+			return; /* untracked: only the idle timeout bounds it */
+		t->fd = info->connect_fd;
+		t->deadline_ns = monotonic_ns() + EXPORTER_REQUEST_SECONDS * NSEC_PER_SEC;
+		pthread_mutex_lock(&tracked_lock);
+		t->next = tracked_head.next;
+		t->prev = &tracked_head;
+		t->next->prev = t;
+		tracked_head.next = t;
+		pthread_mutex_unlock(&tracked_lock);
+		*socket_context = t;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && t) {
+		pthread_mutex_lock(&tracked_lock);
+		t->prev->next = t->next;
+		t->next->prev = t->prev;
+		pthread_mutex_unlock(&tracked_lock);
+		free(t);
+		*socket_context = NULL;
+	}
+}
+
+static void mark_requested(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct tracked *t = info ? info->socket_context : NULL;
+
+	if (t) {
+		pthread_mutex_lock(&tracked_lock);
+		t->requested = true;
+		pthread_mutex_unlock(&tracked_lock);
+	}
+}
+
+/* Shuts down connections whose request is not whole by their deadline; returns how many. */
+static int close_late_connections(void)
+{
+	uint64_t now = monotonic_ns();
+	struct tracked *t;
+	int n = 0;
+
+	pthread_mutex_lock(&tracked_lock);
+	for (t = tracked_head.next; t != &tracked_head; t = t->next) {
+		if (t->requested || now < t->deadline_ns)
+			continue;
+		shutdown(t->fd, SHUT_RDWR);
+		t->requested = true; /* once */
+		n++;
+	}
+	pthread_mutex_unlock(&tracked_lock);
+	return n;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -150,6 +313,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	(void)upload;
 	(void)upload_size;
 	(void)req;
+	mark_requested(conn);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
 	if (strcmp(url, "/metrics"))
@@ -181,14 +345,17 @@ static int listen_on(struct sockaddr_storage *ss)
 {
 	socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 						  : sizeof(struct sockaddr_in);
+	bool any6 = ss->ss_family == AF_INET6 &&
+		    IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)ss)->sin6_addr);
 	int fd, one = 1, err;
 
 	fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* [::] is every address, IPv4 ones too (as ::ffff:a.b.c.d); any other is itself. */
 	if (ss->ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &(int){ !any6 }, sizeof(int));
 	if (bind(fd, (struct sockaddr *)ss, len) || listen(fd, SOMAXCONN) ||
 	    getsockname(fd, (struct sockaddr *)ss, &len)) {
 		err = -errno;
@@ -203,8 +370,11 @@ static struct MHD_Daemon *daemon_start(int fd)
 	return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, NULL,
 				MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
 				(unsigned int)EXPORTER_THREADS, MHD_OPTION_CONNECTION_LIMIT,
-				(unsigned int)EXPORTER_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-				(unsigned int)EXPORTER_IDLE_TIMEOUT, MHD_OPTION_END);
+				(unsigned int)EXPORTER_CONNECTIONS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				(unsigned int)EXPORTER_PER_CLIENT, MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned int)EXPORTER_IDLE_TIMEOUT, MHD_OPTION_NOTIFY_CONNECTION,
+				on_connection, NULL, MHD_OPTION_END);
 }
 
 /* Returns -1 to go on, or the exit status. */
@@ -235,7 +405,7 @@ int cmd_exporter(int argc, char **argv)
 	struct MHD_Daemon *d;
 	char where[INET6_ADDRSTRLEN + 16];
 	sigset_t stop_signals;
-	int ret, fd, sig;
+	int ret, fd;
 
 	ret = exporter_parse(argc, argv, &ss);
 	if (ret >= 0)
@@ -262,7 +432,9 @@ int cmd_exporter(int argc, char **argv)
 	format_addr(&ss, where, sizeof(where));
 	printf("sluice exporter: serving http://%s/metrics\n", where);
 	fflush(stdout);
-	sigwait(&stop_signals, &sig);
+	/* Until a stop signal, a second at a time, close connections past their deadline. */
+	while (sigtimedwait(&stop_signals, NULL, &(struct timespec){ .tv_sec = 1 }) < 0)
+		close_late_connections();
 	MHD_stop_daemon(d);
 	return EXIT_OK;
 }

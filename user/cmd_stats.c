@@ -137,6 +137,7 @@ static void json_table(struct json *j, const struct sample *s, const struct samp
 	json_object_begin(j, "table");
 	json_u64(j, "sources", s->sources);
 	json_u64(j, "capacity", s->capacity);
+	json_u64(j, "max_sources", s->max_sources);
 	for (i = 0; i < SLUICE_CNT_MAX; i++) {
 		if (counter_info[i].kind != COUNTER_TABLE)
 			continue;
@@ -207,8 +208,9 @@ static void human_table(const struct sample *s, const struct sample *prev, uint6
 	int i;
 
 	printf("\nTABLE\n");
-	printf("%-29s %16llu of %llu\n", "sources", (unsigned long long)s->sources,
-	       (unsigned long long)s->capacity);
+	printf("%-29s %16llu of %llu buckets (sized for --max-sources %llu)\n", "sources",
+	       (unsigned long long)s->sources, (unsigned long long)s->capacity,
+	       (unsigned long long)s->max_sources);
 	for (i = 0; i < SLUICE_CNT_MAX; i++) {
 		if (counter_info[i].kind != COUNTER_TABLE)
 			continue;

@@ -64,7 +64,7 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	err = policy_default(&st.maps, &is->cfg, &is->dflt);
 	if (!err && bpf_obj_get_info_by_fd(st.buckets_fd, &info, &len))
 		err = -errno;
-	is->max_sources = (unsigned int)table_sources_of(info.max_entries);
+	is->max_sources = is->cfg.max_sources ?: (unsigned int)table_sources_of(info.max_entries);
 	is->health = state_health(&st, &is->prog_id);
 	state_close(&st);
 	if (err)

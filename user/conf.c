@@ -8,8 +8,8 @@
 #include <netinet/in.h>
 #include "conf.h"
 
-#define LINE_MAX_LEN 4096
-#define MAX_TOKENS   64
+#define LINE_MAX_CHARS 4095 /* the longest line, not counting its newline */
+#define MAX_TOKENS     64
 
 bool option_is_flag(const char *name)
 {
@@ -97,10 +97,14 @@ int option_apply(struct settings *s, struct match *m, const char *name, const ch
 		return parse_on_full(value, &s->on_full_pass, why);
 	if (!strcmp(name, "aggregate"))
 		return apply_aggregate(s, value, why);
-	if (!strcmp(name, "ipv4-prefix"))
+	if (!strcmp(name, "ipv4-prefix")) {
+		s->ipv4_prefix_given = true;
 		return apply_prefix(&s->ipv4_prefix, value, 32, why);
-	if (!strcmp(name, "ipv6-prefix"))
+	}
+	if (!strcmp(name, "ipv6-prefix")) {
+		s->ipv6_prefix_given = true;
 		return apply_prefix(&s->ipv6_prefix, value, 128, why);
+	}
 	if (m && (!strcmp(name, "proto") || !strcmp(name, "dport") || !strcmp(name, "syn")))
 		return apply_match(m, name, value, why);
 	*why = "unknown option";
@@ -336,7 +340,7 @@ static int parse_list_entry(struct parse_ctx *pc, const struct tokens *t, struct
 		return err;
 	if (t->n > 2)
 		return fail_at(pc, t->col[2], "expected the end of the line after the CIDR");
-	return cidr_list_add(l, &c);
+	return cidr_list_add(l, &c) ? fail_at(pc, t->col[1], "out of memory") : 0;
 }
 
 static int parse_statement(struct parse_ctx *pc, const struct tokens *t, struct policy_doc *doc)
@@ -355,28 +359,70 @@ static int parse_statement(struct parse_ctx *pc, const struct tokens *t, struct 
 		       "unknown statement '%s' (expected default, rule, allow or deny)", kw);
 }
 
-/* Calls fn for each non-empty line; lines too long are errors. */
+/* "-" is standard input. */
+static const char *input_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "standard input";
+}
+
+/*
+ * One line, without its newline, into buf (LINE_MAX_CHARS + 1 bytes): 1 for
+ * a line, 0 at the end, -E2BIG for a line too long, or -errno of the read.
+ * NUL bytes are kept; *len says where the line ends.
+ */
+static int read_line(FILE *f, char *buf, size_t *len)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF && c != '\n') {
+		if (n == LINE_MAX_CHARS)
+			return -E2BIG;
+		buf[n++] = (char)c;
+	}
+	if (c == EOF && ferror(f))
+		return errno ? -errno : -EIO;
+	buf[n] = '\0';
+	*len = n;
+	return c != EOF || n;
+}
+
+static int fail_read(struct parse_ctx *pc, int err)
+{
+	snprintf(pc->err, pc->errlen, "%s: cannot read: %s", pc->path, strerror(-err));
+	return -EIO;
+}
+
+/* Calls fn for each non-empty line; unreadable input, NUL bytes and lines too long are errors. */
 static int for_each_line(FILE *f, struct parse_ctx *pc,
 			 int (*fn)(struct parse_ctx *pc, const struct tokens *t, void *arg),
 			 void *arg)
 {
-	char line[LINE_MAX_LEN];
+	char line[LINE_MAX_CHARS + 1], *nul;
 	struct tokens t;
-	int err;
+	size_t len = 0;
+	int ret;
 
-	while (fgets(line, sizeof(line), f)) {
+	errno = 0;
+	while ((ret = read_line(f, line, &len)) > 0 || ret == -E2BIG) {
 		pc->line++;
-		if (!strchr(line, '\n') && !feof(f))
-			return fail_at(pc, 1, "line longer than %d characters", LINE_MAX_LEN - 1);
+		/* A NUL byte is the first problem of its line, however long. */
+		nul = memchr(line, '\0', ret > 0 ? len : LINE_MAX_CHARS);
+		if (nul)
+			return fail_at(pc, (int)(nul - line) + 1, "a NUL byte (expected text)");
+		if (ret < 0)
+			return fail_at(pc, LINE_MAX_CHARS + 1, "line longer than %d characters",
+				       LINE_MAX_CHARS);
 		if (tokenize(line, &t))
 			return fail_at(pc, 1, "more than %d words on one line", MAX_TOKENS);
 		if (!t.n)
 			continue;
-		err = fn(pc, &t, arg);
-		if (err)
-			return err;
+		ret = fn(pc, &t, arg);
+		if (ret)
+			return ret;
+		errno = 0;
 	}
-	return ferror(f) ? -EIO : 0;
+	return ret ? fail_read(pc, ret) : 0;
 }
 
 static int statement_fn(struct parse_ctx *pc, const struct tokens *t, void *arg)
@@ -389,13 +435,13 @@ static FILE *open_input(const char *path, char *err, size_t errlen)
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 
 	if (!f)
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", input_name(path), strerror(errno));
 	return f;
 }
 
 int conf_parse(const char *path, struct policy_doc *doc, char *err, size_t errlen)
 {
-	struct parse_ctx pc = { .path = path, .err = err, .errlen = errlen };
+	struct parse_ctx pc = { .path = input_name(path), .err = err, .errlen = errlen };
 	const char *why;
 	FILE *f;
 	int ret;
@@ -408,11 +454,11 @@ int conf_parse(const char *path, struct policy_doc *doc, char *err, size_t errle
 	if (f != stdin)
 		fclose(f);
 	if (!ret && !pc.have_default) {
-		snprintf(err, errlen, "%s: missing a 'default rate RATE ...' statement", path);
+		snprintf(err, errlen, "%s: missing a 'default rate RATE ...' statement", pc.path);
 		ret = -EINVAL;
 	}
 	if (!ret && doc_validate(doc, &why)) {
-		snprintf(err, errlen, "%s: %s", path, why);
+		snprintf(err, errlen, "%s: %s", pc.path, why);
 		ret = -EINVAL;
 	}
 	if (ret)
@@ -457,12 +503,14 @@ static int cidr_line_fn(struct parse_ctx *pc, const struct tokens *t, void *arg)
 	one.col[1] = t->col[0];
 	one.n = 2;
 	err = parse_cidr_word(pc, &one, 1, &c);
-	return err ? err : cidr_list_add(arg, &c);
+	if (err)
+		return err;
+	return cidr_list_add(arg, &c) ? fail_at(pc, t->col[0], "out of memory") : 0;
 }
 
 int cidr_file_parse(const char *path, struct cidr_list *list, char *err, size_t errlen)
 {
-	struct parse_ctx pc = { .path = path, .err = err, .errlen = errlen };
+	struct parse_ctx pc = { .path = input_name(path), .err = err, .errlen = errlen };
 	FILE *f;
 	int ret;
 

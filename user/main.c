@@ -70,27 +70,75 @@ static bool wants_json(int argc, char **argv)
 	return false;
 }
 
+/*
+ * Options before the command: only --json, which the command gets as its
+ * own (sluice --json status = sluice status --json). Returns the index of
+ * the command word, or -1 after saying what is wrong.
+ */
+static int command_index(int argc, char **argv, bool *json)
+{
+	int i;
+
+	*json = false;
+	for (i = 1; i < argc && !strcmp(argv[i], "--json"); i++)
+		*json = true;
+	if (i == argc) {
+		error_line(NULL, "missing command (see 'sluice --help')");
+		return -1;
+	}
+	if (argv[i][0] == '-' && strcmp(argv[i], "--help") && strcmp(argv[i], "-h") &&
+	    strcmp(argv[i], "--version")) {
+		error_line(NULL, "unknown option '%s' before the command (see 'sluice --help')",
+			   argv[i]);
+		return -1;
+	}
+	return i;
+}
+
+/* The command's own arguments: its name, --json when given before it, the rest. */
+static int run(const struct command *c, int argc, char **argv, int at, bool json)
+{
+	char **args = calloc((size_t)argc + 2, sizeof(*args));
+	int n = 0, i, ret;
+
+	if (!args) {
+		error_line(NULL, "out of memory");
+		return EXIT_FAILURE_RUNTIME;
+	}
+	args[n++] = argv[at];
+	if (json)
+		args[n++] = "--json";
+	for (i = at + 1; i < argc; i++)
+		args[n++] = argv[i];
+	ret = c->run(n, args);
+	free(args);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
+	const char *word;
+	bool json;
+	int at;
 
 	output_json_errors(wants_json(argc, argv));
-	if (argc < 2) {
-		error_line(NULL, "missing command (see 'sluice --help')");
+	at = command_index(argc, argv, &json);
+	if (at < 0)
 		return EXIT_BAD_INPUT;
-	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	word = argv[at];
+	if (!strcmp(word, "--help") || !strcmp(word, "-h") || !strcmp(word, "help")) {
 		usage();
 		return EXIT_OK;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(word, "--version")) {
 		printf("sluice %s (libbpf %s)\n", SLUICE_VERSION, libbpf_version_string());
 		return EXIT_OK;
 	}
 	libbpf_set_print(libbpf_print);
 	for (c = commands; c->name; c++)
-		if (!strcmp(argv[1], c->name))
-			return c->run(argc - 1, argv + 1);
-	error_line(NULL, "unknown command '%s' (see 'sluice --help')", argv[1]);
+		if (!strcmp(word, c->name))
+			return run(c, argc, argv, at, json);
+	error_line(NULL, "unknown command '%s' (see 'sluice --help')", word);
 	return EXIT_BAD_INPUT;
 }

@@ -236,18 +236,28 @@ out:
 	return err;
 }
 
-static int table_capacity(int buckets_fd, uint64_t *capacity)
+/*
+ * The table's ways, and the --max-sources it was sized for: a quarter more
+ * ways than sources, so that two-choice placement rarely finds both sets full.
+ */
+static int table_capacity(const struct state *st, struct sample *s)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
+	struct sluice_config cfg;
+	int err;
 
-	if (bpf_obj_get_info_by_fd(buckets_fd, &info, &len))
+	if (bpf_obj_get_info_by_fd(st->buckets_fd, &info, &len))
 		return -errno;
-	*capacity = table_sources_of(info.max_entries);
+	err = config_read(st->maps.config, &cfg);
+	if (err)
+		return err;
+	s->capacity = (uint64_t)info.max_entries * SLUICE_SET_WAYS;
+	s->max_sources = cfg.max_sources ?: table_sources_of(info.max_entries);
 	return 0;
 }
 
-int sample_read(const struct state *st, struct sample *s)
+int sample_read_counters(const struct state *st, struct sample *s)
 {
 	int err;
 
@@ -258,7 +268,16 @@ int sample_read(const struct state *st, struct sample *s)
 	s->time_ns = monotonic_ns();
 	err = rules_read(st, s);
 	if (!err)
-		err = table_capacity(st->buckets_fd, &s->capacity);
+		err = table_capacity(st, s);
+	if (err)
+		sample_free(s);
+	return err;
+}
+
+int sample_read(const struct state *st, struct sample *s)
+{
+	int err = sample_read_counters(st, s);
+
 	if (!err)
 		err = sources_count(st->buckets_fd, &s->sources);
 	if (err)

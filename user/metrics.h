@@ -44,11 +44,14 @@ struct sample {
 	struct sluice_stats sum;
 	struct rule_counts *rules; /* the default rule first */
 	int nrules;
-	uint64_t sources;  /* buckets in the table now */
-	uint64_t capacity; /* most buckets the table holds */
+	uint64_t sources;     /* buckets in the table now */
+	uint64_t capacity;    /* most buckets the table holds: every way of every set */
+	uint64_t max_sources; /* what attach was given; the table has room to spare */
 };
 
 int sample_read(const struct state *st, struct sample *s);
+/* All but `sources`, which walks the whole table (left 0): for callers that cache it. */
+int sample_read_counters(const struct state *st, struct sample *s);
 void sample_free(struct sample *s);
 
 uint64_t monotonic_ns(void);

@@ -174,6 +174,33 @@ static int check_match(const struct match *m, const char **why)
 	return 0;
 }
 
+/*
+ * A rule's CIDR fixes its family: options only the other family has are
+ * contradictions, refused rather than silently meaningless.
+ */
+static int check_family(const struct settings *s, const struct match *m, const char **why)
+{
+	bool v4 = m->cidr.family == SLUICE_FAMILY_IPV4;
+
+	if (v4 && m->proto == IPPROTO_ICMPV6) {
+		*why = "proto icmpv6 never matches an IPv4 rule (use icmp)";
+		return -EINVAL;
+	}
+	if (!v4 && m->proto == IPPROTO_ICMP) {
+		*why = "proto icmp never matches an IPv6 rule (use icmpv6)";
+		return -EINVAL;
+	}
+	if (v4 && (s->ipv6_prefix_given || s->ipv6_prefix != SLUICE_DEFAULT_IPV6_PREFIX)) {
+		*why = "ipv6-prefix does not apply to an IPv4 rule (use ipv4-prefix)";
+		return -EINVAL;
+	}
+	if (!v4 && (s->ipv4_prefix_given || s->ipv4_prefix != SLUICE_DEFAULT_IPV4_PREFIX)) {
+		*why = "ipv4-prefix does not apply to an IPv6 rule (use ipv6-prefix)";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* T and limit of a packet rate with a burst of one second of it (for admission). */
 static void packet_gcra(const struct rate *r, __u64 *interval, __u64 *limit)
 {
@@ -264,6 +291,10 @@ static int aggregate_check(const struct sluice_policy *p, const struct sluice_ag
 
 	if (rule_family != SLUICE_FAMILY_ANY && out->family != rule_family) {
 		*why = "an aggregate must be of the rule's address family";
+		return -EINVAL;
+	}
+	if (!out->prefix_len) {
+		*why = "an aggregate's prefix length must be at least 1";
 		return -EINVAL;
 	}
 	if (out->prefix_len > (out->family == SLUICE_FAMILY_IPV4 ? 32 : 128)) {
@@ -395,6 +426,8 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 	err = check_action(s, why);
 	if (!err && m)
 		err = check_match(m, why);
+	if (!err && m)
+		err = check_family(s, m, why);
 	if (!err)
 		err = s->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(p, s, why)
 							  : meter_bytes(p, s, why);

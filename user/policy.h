@@ -22,6 +22,9 @@ struct settings {
 	bool mark_ecn;
 	unsigned int ipv4_prefix;
 	unsigned int ipv6_prefix;
+	/* Typed, even at the default: a rule of the other family refuses them. */
+	bool ipv4_prefix_given;
+	bool ipv6_prefix_given;
 	/* Table pressure; zero values mean the defaults. */
 	struct rate new_sources; /* new buckets per period (default 10k/s) */
 	struct rate overflow;	 /* the shared bucket of refused sources (default: the rate) */
@@ -112,10 +115,10 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 int policy_default(const struct policy_maps *m, struct sluice_config *cfg, struct sluice_policy *p);
 /*
  * The first configuration of freshly loaded maps (with the set tables'
- * shape and hash seeds), then doc.
+ * shape, the max_sources they were sized for, and hash seeds), then doc.
  */
 int policy_create(const struct policy_maps *m, int buckets_fd, int aggregates_fd,
-		  struct policy_doc *doc);
+		  uint64_t max_sources, struct policy_doc *doc);
 /* Adds or removes list entries in place, in the live set. */
 int list_update(const struct policy_maps *m, bool deny, const struct cidr *items, size_t n,
 		bool add);

@@ -488,7 +488,7 @@ static int table_config(int buckets_fd, int aggregates_fd, struct sluice_config 
 }
 
 int policy_create(const struct policy_maps *m, int buckets_fd, int aggregates_fd,
-		  struct policy_doc *doc)
+		  uint64_t max_sources, struct policy_doc *doc)
 {
 	struct sluice_config cfg = { 0 };
 	uint64_t tick = jiffy_ns() << SLUICE_TIME_SHIFT;
@@ -498,6 +498,7 @@ int policy_create(const struct policy_maps *m, int buckets_fd, int aggregates_fd
 	if (err)
 		return err;
 	cfg.layout_version = SLUICE_LAYOUT_VERSION;
+	cfg.max_sources = (__u32)max_sources;
 	cfg.next_policy_id = 1;
 	if (tick < (NSEC_PER_SEC << SLUICE_TIME_SHIFT))
 		cfg.jiffy_recip = (1ULL << SLUICE_JIFFY_RECIP_SHIFT) / tick;

@@ -121,11 +121,18 @@ static void gauges(FILE *out, const struct prom_iface *ifs, int n)
 		series(out, "sluice_sources", &l, ifs[f].s->sources);
 	}
 	family_head(out, "sluice_sources_capacity",
-		    "Most sources tracked at once; beyond it the least recently used is evicted.",
+		    "Most sources tracked at once (buckets in the table); when both sets of a new "
+		    "source are full, an idle bucket is given to it.",
 		    "gauge");
 	for (f = 0; f < n; f++) {
 		l.ifname = ifs[f].ifname;
 		series(out, "sluice_sources_capacity", &l, ifs[f].s->capacity);
+	}
+	family_head(out, "sluice_max_sources",
+		    "The --max-sources the table was sized for (at 80% of its buckets).", "gauge");
+	for (f = 0; f < n; f++) {
+		l.ifname = ifs[f].ifname;
+		series(out, "sluice_max_sources", &l, ifs[f].s->max_sources);
 	}
 	family_head(out, "sluice_attached",
 		    "1 when the program runs on the interface, 0 when its pinned state is stale.",
@@ -133,6 +140,21 @@ static void gauges(FILE *out, const struct prom_iface *ifs, int n)
 	for (f = 0; f < n; f++) {
 		l.ifname = ifs[f].ifname;
 		series(out, "sluice_attached", &l, ifs[f].attached);
+	}
+}
+
+void prom_write_walks(FILE *out, const struct prom_iface *ifs, const uint64_t *walks, int n)
+{
+	struct labels l = {};
+	int f;
+
+	family_head(out, "sluice_exporter_table_walks_total",
+		    "Walks of the source table to count sluice_sources; scrapes within a second "
+		    "share one.",
+		    "counter");
+	for (f = 0; f < n; f++) {
+		l.ifname = ifs[f].ifname;
+		series(out, "sluice_exporter_table_walks_total", &l, walks[f]);
 	}
 }
 

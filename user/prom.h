@@ -21,5 +21,7 @@ struct prom_iface {
 };
 
 void prom_write(FILE *out, const struct prom_iface *ifs, int n);
+/* The exporter's own counter: table walks per interface (walks[i] for ifs[i]). */
+void prom_write_walks(FILE *out, const struct prom_iface *ifs, const uint64_t *walks, int n);
 
 #endif /* SLUICE_PROM_H */

@@ -105,6 +105,28 @@ BAD_INVOCATIONS=(
 	"exporter --listen 127.0.0.1:65536"
 	"exporter --listen localhost:9723"
 	"exporter --listen ::1:9723"
+	# Options before the command: an unknown one is named.
+	"--frob status"
+	# Input that cannot be read, on every path into the config parsers.
+	"apply HOST -f TMPDIR"
+	"apply HOST -f /proc/self/mem"
+	"deny add HOST -f TMPDIR"
+	"allow del HOST -f /proc/self/mem"
+	"apply HOST -f NULCONF"
+	"deny add HOST -f NULLIST"
+	"apply HOST -f LONGCONF"
+	# Options that contradict the rule's address family, and /0 aggregates.
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto icmpv6"
+	"rule add HOST 2001:db8::/32 --rate 1/s --proto icmp"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ipv6-prefix 56"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ipv6-prefix 64"
+	"rule add HOST 2001:db8::/32 --rate 1/s --ipv4-prefix 24"
+	"rule add HOST 2001:db8::/32 --rate 1/s --aggregate ipv4/24=5/s"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --aggregate /0=5/s"
+	"set HOST --aggregate /0=5/s"
+	"set HOST --aggregate ipv6/0=5/s"
+	"attach nosuchif0 --rate 5/s --aggregate /0=5/s"
+	"apply HOST -f FAMCONF"
 )
 
 # The pinned state byte for byte (every map but the live counters and
@@ -128,6 +150,11 @@ test_bad_invocations() {
 	for inv in "${BAD_INVOCATIONS[@]}"; do
 		inv=${inv//BADCONF/$LAB_TMP/bad.conf}
 		inv=${inv//BADLIST/$LAB_TMP/bad.list}
+		inv=${inv//TMPDIR/$LAB_TMP}
+		inv=${inv//NULCONF/$LAB_TMP/nul.conf}
+		inv=${inv//NULLIST/$LAB_TMP/nul.list}
+		inv=${inv//LONGCONF/$LAB_TMP/long.conf}
+		inv=${inv//FAMCONF/$LAB_TMP/family.conf}
 		read -r -a args <<<"${inv//HOST/$LAB_HOST}"
 		out=$("$SLUICE" "${args[@]}" 2>&1 >/dev/null)
 		rc=$?
@@ -136,6 +163,91 @@ test_bad_invocations() {
 		CHECK_DETAIL="exit $rc, $lines lines: $out"
 		check "sluice $inv: exit 2, one line, state unchanged" \
 			test "$rc" = 2 -a "$lines" = 1 -a "$after" = "$before"
+	done
+}
+
+# What the one line says, for messages that used to be empty or wrong.
+says() { # says WHAT INVOCATION...: exit 2, one line, containing WHAT
+	local what=$1 out rc
+	shift
+	if [ "${SAYS_STDIN:-}" = closed ]; then
+		out=$("$@" 2>&1 >/dev/null <&-)
+	else
+		out=$("$@" 2>&1 >/dev/null)
+	fi
+	rc=$?
+	CHECK_DETAIL="exit $rc: $out"
+	[ "$rc" = 2 ] && [ "$(printf '%s' "$out" | grep -c '')" = 1 ] && grep -qF -- "$what" <<<"$out"
+}
+
+test_messages() {
+	local before out
+	before=$(snapshot)
+	# --json before the command: the error is JSON on stdout, naming the command word.
+	out=$("$SLUICE" --json frob 2>&1)
+	CHECK_DETAIL="exit $?: $out"
+	check "--json frob names frob, in JSON" \
+		test "$(jq -r .error <<<"$out" 2>/dev/null)" = "unknown command 'frob' (see 'sluice --help')"
+	check "--json status works as status --json" \
+		test "$("$SLUICE" --json status "$LAB_HOST" | jq -r '.[0].interface')" = "$LAB_HOST"
+	check "apply -f DIR says it cannot read a directory" \
+		says "$LAB_TMP: cannot read: Is a directory" "$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP"
+	check "apply -f /proc/self/mem says why" \
+		says "/proc/self/mem: cannot read: Input/output error" \
+		"$SLUICE" apply "$LAB_HOST" -f /proc/self/mem
+	# Closed in the command alone: the capture's own pipe must not become its stdin.
+	SAYS_STDIN=closed check "apply -f - from a closed stdin says why" \
+		says "standard input: cannot read: Bad file descriptor" \
+		"$SLUICE" apply "$LAB_HOST" -f -
+	SAYS_STDIN=closed check "deny add -f - from a closed stdin says why" \
+		says "standard input: cannot read: Bad file descriptor" \
+		"$SLUICE" deny add "$LAB_HOST" -f -
+	check "a NUL byte is named at its line and column" \
+		says "nul.conf:2:25: a NUL byte" "$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/nul.conf"
+	check "a line of 4096 characters is too long at column 4096" \
+		says "long.conf:1:4096: line longer than 4095 characters" \
+		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/long.conf"
+	check "an IPv4 rule with --proto icmpv6 is refused" \
+		says "icmpv6 never matches an IPv4 rule" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --proto icmpv6
+	check "a /0 aggregate is refused" says "at least 1" \
+		"$SLUICE" set "$LAB_HOST" --aggregate /0=5/s
+	# Options are checked before the interface: no attach can slip through.
+	check "attach refuses a /0 aggregate" says "at least 1" \
+		"$SLUICE" attach nosuchif0 --rate 5/s --aggregate /0=5/s
+	CHECK_DETAIL="state changed"
+	check "none of these changed the state" test "$(snapshot)" = "$before"
+	# The longest line is accepted: the running policy again, its first line padded.
+	"$SLUICE" show "$LAB_HOST" >"$LAB_TMP/same.conf"
+	awk 'NR == 1 { printf "%-4095s\n", $0; next } { print }' "$LAB_TMP/same.conf" >"$LAB_TMP/max.conf"
+	CHECK_DETAIL="$(head -c 4097 "$LAB_TMP/max.conf" | wc -c) bytes in line 1: $("$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/max.conf" 2>&1)"
+	check "a line of exactly 4095 characters is applied" \
+		test "$(head -1 "$LAB_TMP/max.conf" | tr -d '\n' | wc -c)" = 4095 -a \
+		"$("$SLUICE" show "$LAB_HOST")" = "$(cat "$LAB_TMP/same.conf")"
+}
+
+# What --max-sources was given is what status, stats and the exporter show;
+# sources never read more than the table holds.
+test_max_sources() {
+	local n st js
+	"$SLUICE" detach "$LAB_HOST" >/dev/null
+	for n in 1 10000 12345 100000; do
+		"$SLUICE" attach "$LAB_HOST" --rate 100/s --max-sources "$n" >/dev/null
+		st=$("$SLUICE" status "$LAB_HOST" --json | jq '.[0].max_sources')
+		js=$("$SLUICE" stats "$LAB_HOST" --json | jq -c '.table')
+		CHECK_DETAIL="status $st, stats $js"
+		check "--max-sources $n: status and stats say $n" \
+			test "$st" = "$n" -a "$(jq '.max_sources' <<<"$js")" = "$n"
+		CHECK_DETAIL=$("$SLUICE" stats "$LAB_HOST" --prometheus | grep '^sluice_max_sources')
+		check "--max-sources $n: Prometheus says $n" \
+			grep -q "^sluice_max_sources{interface=\"$LAB_HOST\"} $n\$" <<<"$CHECK_DETAIL"
+		[ "$n" = 1 ] && flood 40 1 400 >/dev/null
+		js=$("$SLUICE" stats "$LAB_HOST" --json | jq -c '.table')
+		CHECK_DETAIL="$js; $("$SLUICE" stats "$LAB_HOST" | grep '^sources')"
+		check "--max-sources $n: sources at most the capacity, in JSON and the table" \
+			test "$(jq '.sources <= .capacity and .capacity >= .max_sources' <<<"$js")" = true -a \
+			-n "$("$SLUICE" stats "$LAB_HOST" | awk '/^sources/ && $2 <= $4')"
+		"$SLUICE" detach "$LAB_HOST" >/dev/null
 	done
 }
 
@@ -164,7 +276,13 @@ lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1;
 "$SLUICE" rule add "$LAB_HOST" 10.1.0.0/16 --rate 5/s >/dev/null
 printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s proto tcp dport 22 syn\nallow 10.0.0.0/40\n' >"$LAB_TMP/bad.conf"
 printf '10.0.0.0/8\n# fine so far\n10.0.0.0/8/8\n' >"$LAB_TMP/bad.list"
+printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s\0\n' >"$LAB_TMP/nul.conf"
+printf '10.0.0.0/8\n10.\0\n' >"$LAB_TMP/nul.list"
+awk 'BEGIN { printf "%-4096s\n", "default rate 5/s" }' >"$LAB_TMP/long.conf"
+printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s proto icmpv6\n' >"$LAB_TMP/family.conf"
 test_bad_invocations
+test_messages
 test_not_root
 test_help
+test_max_sources
 lab_finish

@@ -77,7 +77,7 @@ test_counts() {
 			and .rules[0].counters.passed == .counters.passed and .rules[0].counters.dropped == .counters.dropped'
 	check "stats: table health shows the sources tracked and no failed insert" \
 		jqcheck "$LAB_TMP/stats.json" --argjson n "$SOURCES" \
-		'.table.sources == $n and .table.new_sources == $n and .table.insert_failed == 0 and .table.capacity == 1000000'
+		'.table.sources == $n and .table.new_sources == $n and .table.insert_failed == 0 and .table.max_sources == 1000000 and .table.capacity == 1250000'
 }
 
 # Frames of `stats --watch` as a table: "PASSED_PPS DROPPED_PPS PASSED_BPS" each.
@@ -350,6 +350,134 @@ test_exporter_default() {
 	exporter_stop
 }
 
+# Seconds (fractional) a connection that sends one header line a second stays
+# open: the request deadline must close it however it trickles. "never" past 15 s.
+trickle_lifetime() { # trickle_lifetime HOST PORT
+	(
+		trap '' PIPE
+		local fd i line rc t0
+		{ exec {fd}<>"/dev/tcp/$1/$2"; } 2>/dev/null || exit 1
+		t0=$(date +%s.%N)
+		printf 'GET /metrics HTTP/1.1\r\nHost: x\r\n' >&"$fd"
+		for i in $(seq 15); do
+			printf 'X-Trickle: %d\r\n' "$i" >&"$fd" 2>/dev/null || break
+			read -r -t 1 -u "$fd" line
+			rc=$?
+			[ "$rc" -gt 128 ] || break # data or end of file, not a timeout
+		done
+		if [ "$i" = 15 ]; then
+			echo never
+		else
+			awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", b - a }'
+		fi
+	)
+}
+
+# slow_loris N HOST PORT: from the lab's namespace, N connections that each
+# send a request line, then one header line every 3 s, never the end; a
+# connection the server closed is opened again.
+slow_loris() {
+	ip netns exec "$LAB_NS" bash -c '
+		trap "" PIPE
+		host=$2 port=$3 fds=()
+		connect() {
+			local fd
+			{ exec {fd}<>"/dev/tcp/$host/$port"; } 2>/dev/null || return
+			printf "GET /metrics HTTP/1.1\r\nHost: x\r\n" >&"$fd" 2>/dev/null
+			fds[$1]=$fd
+		}
+		for i in $(seq "$1"); do
+			connect "$i"
+		done
+		while sleep 3; do
+			for i in "${!fds[@]}"; do
+				printf "X-Slow: 1\r\n" >&"${fds[$i]}" 2>/dev/null && continue
+				old=${fds[$i]}
+				exec {old}>&-
+				connect "$i"
+			done
+		done' slow_loris "$@" &
+	SLOW_PID=$!
+	LAB_PIDS+=("$SLOW_PID")
+}
+
+# scrape_loop SECONDS URL OUT: one scrape after another; "CODE TIME" lines in OUT.
+scrape_loop() {
+	local end=$(($(date +%s) + $1))
+	while [ "$(date +%s)" -lt "$end" ]; do
+		curl -s -m 5 -o /dev/null -w '%{http_code} %{time_total}\n' "$2" >>"$3"
+	done
+}
+
+# The lab interface's table walks, as the exporter counts them.
+table_walks() {
+	curl -s -m 5 "$1" | awk -v s="sluice_exporter_table_walks_total{interface=\"$LAB_HOST\"}" '$1 == s { print $2 }'
+}
+
+# A listener on [::] serves both families.
+test_exporter_dual_stack() {
+	local port
+	exporter_start --listen '[::]:0' || {
+		check "exporter: starts on [::] with a free port" false
+		return
+	}
+	port=${EXPORTER_ADDR##*:}
+	CHECK_DETAIL="$EXPORTER_ADDR"
+	check "exporter: [::] serves IPv4 (127.0.0.1)" \
+		test "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")" = 200
+	check "exporter: [::] serves IPv6 (::1)" \
+		test "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://[::1]:$port/metrics")" = 200
+	exporter_stop
+}
+
+# Slow clients cannot starve scrapes, and concurrent scrapes share one walk.
+test_exporter_slow() {
+	local port url life w0 w1 n i pids=() t0 t1 worst
+	exporter_start --listen 0.0.0.0:0 || {
+		check "exporter: starts on 0.0.0.0 with a free port" false
+		return
+	}
+	port=${EXPORTER_ADDR##*:}
+	url="http://127.0.0.1:$port/metrics"
+
+	life=$(trickle_lifetime 127.0.0.1 "$port")
+	CHECK_DETAIL="closed after $life s"
+	check "exporter: a request trickled a line a second is cut off at its 5 s deadline" \
+		awk -v t="$life" 'BEGIN { exit !(t != "never" && t >= 4 && t <= 7.5) }'
+
+	# The slow clients' packets must not meet the limiter on the lab link.
+	"$SLUICE" allow add "$LAB_HOST" "$LAB_PEER_IP" >/dev/null
+	slow_loris 300 "$LAB_HOST_IP" "$port"
+	sleep 2
+	: >"$LAB_TMP/slow.codes"
+	scrape_loop 12 "$url" "$LAB_TMP/slow.codes"
+	kill "$SLOW_PID" 2>/dev/null
+	wait "$SLOW_PID" 2>/dev/null
+	"$SLUICE" allow del "$LAB_HOST" "$LAB_PEER_IP" >/dev/null
+	worst=$(awk '{ if ($2 > w) w = $2 } END { print w + 0 }' "$LAB_TMP/slow.codes")
+	CHECK_DETAIL="$(sort "$LAB_TMP/slow.codes" | cut -d' ' -f1 | uniq -c | tr -s ' '); slowest $worst s"
+	check "exporter: with 300 slow connections open, every scrape succeeds within 2 s" \
+		awk -v w="$worst" '{ n++; bad += $1 != 200 } END { exit !(n >= 10 && !bad && w < 2) }' "$LAB_TMP/slow.codes"
+
+	# Eight scrape loops at once: the table is walked about once a second.
+	w0=$(table_walks "$url")
+	: >"$LAB_TMP/walk.codes"
+	t0=$(date +%s.%N)
+	for i in $(seq 8); do
+		scrape_loop 4 "$url" "$LAB_TMP/walk.codes" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	t1=$(date +%s.%N)
+	w1=$(table_walks "$url")
+	n=$(grep -c '^200 ' "$LAB_TMP/walk.codes")
+	CHECK_DETAIL="$n scrapes in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s walked the table $((w1 - w0)) times"
+	check "exporter: 8 scrape loops walk the table at most once a second" \
+		awk -v n="$n" -v w="$((w1 - w0))" -v a="$t0" -v b="$t1" \
+		'BEGIN { exit !(w >= 1 && w <= b - a + 2 && n >= 4 * w) }'
+	exporter_stop
+}
+
 test_dry_run() {
 	local before
 	"$SLUICE" set "$LAB_HOST" --action dry-run >/dev/null
@@ -377,7 +505,7 @@ STATS_SCHEMA="$PAIR_SCHEMA"'
 	and ([.counters[] | pair(rated)] | all)
 	and ([.rules[] | (keys == ["counters","rule"]) and (.rule | type == "string") and ([.counters[] | pair(rated)] | all)
 		and (["passed","dropped","would_drop","marked"] - (.counters | keys) == [])] | all)
-	and (.table | (["capacity","insert_failed","insert_failed_per_s","new_sources","new_sources_per_s","sources"] - keys == [])
+	and (.table | (["capacity","insert_failed","insert_failed_per_s","max_sources","new_sources","new_sources_per_s","sources"] - keys == [])
 		and ([.sources, .capacity, .new_sources, .insert_failed] | map(type == "number") | all)
 		and (if rated then (.new_sources_per_s | type == "number") else .new_sources_per_s == null end));'
 TOP_SCHEMA='keys == ["interface","interval_s","sort","sources","sources_tracked","time_ns"]
@@ -442,4 +570,6 @@ test_exporter_default
 test_dry_run
 test_json_schemas
 test_json_errors
+test_exporter_dual_stack
+test_exporter_slow
 lab_finish

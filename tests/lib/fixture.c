@@ -57,7 +57,8 @@ int fixture_store(struct fixture *fx, struct policy_doc *doc)
 }
 
 /* Both builds share their map and program names, so the rest is common. */
-static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, struct policy_doc *doc)
+static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, uint32_t max_sources,
+			       struct policy_doc *doc)
 {
 	const char *why;
 
@@ -65,7 +66,8 @@ static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, struc
 	state_from_object(obj, &fx->st);
 	if (doc_validate(doc, &why))
 		return -EINVAL;
-	return policy_create(&fx->st.maps, fx->st.buckets_fd, fx->st.aggregates_fd, doc);
+	return policy_create(&fx->st.maps, fx->st.buckets_fd, fx->st.aggregates_fd, max_sources,
+			     doc);
 }
 
 int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max_sources)
@@ -80,7 +82,7 @@ int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max
 	if (!err)
 		err = sluice_test__load(fx->test);
 	if (!err)
-		err = fixture_finish_open(fx, fx->test->obj, doc);
+		err = fixture_finish_open(fx, fx->test->obj, max_sources, doc);
 	if (err)
 		fixture_close(fx);
 	return err;
@@ -110,7 +112,7 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 	if (!err)
 		err = sluice__load(fx->real);
 	if (!err)
-		err = fixture_finish_open(fx, fx->real->obj, &doc);
+		err = fixture_finish_open(fx, fx->real->obj, max_sources, &doc);
 	if (err)
 		fixture_close(fx);
 	return err;

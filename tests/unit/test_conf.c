@@ -83,6 +83,35 @@ static const struct error_case error_cases[] = {
 	  "default rate 1/s aggregate /8=1/s aggregate /12=1/s "
 	  "aggregate /16=1/s aggregate /20=1/s aggregate /24=1/s\n",
 	  ":1:99:", "at most 4 aggregates" },
+	/* Options of the other address family than the rule's CIDR. */
+	{ "icmpv6 on an IPv4 rule", "default rate 1/s\nrule 10.0.0.0/8 rate 1/s proto icmpv6\n",
+	  ":2:1:", "icmpv6 never matches an IPv4 rule" },
+	{ "icmp on an IPv6 rule", "default rate 1/s\nrule 2001:db8::/32 rate 1/s proto icmp\n",
+	  ":2:1:", "icmp never matches an IPv6 rule" },
+	{ "ipv6-prefix on an IPv4 rule",
+	  "default rate 1/s\nrule 10.0.0.0/8 rate 1/s ipv6-prefix 56\n",
+	  ":2:1:", "ipv6-prefix does not apply to an IPv4 rule" },
+	{ "ipv6-prefix at its default on an IPv4 rule",
+	  "default rate 1/s\nrule 0.0.0.0/0 rate 1/s ipv6-prefix 64\n",
+	  ":2:1:", "ipv6-prefix does not apply to an IPv4 rule" },
+	{ "ipv4-prefix on an IPv6 rule",
+	  "default rate 1/s\nrule 2001:db8::/32 rate 1/s ipv4-prefix 24\n",
+	  ":2:1:", "ipv4-prefix does not apply to an IPv6 rule" },
+	{ "ipv4-prefix at its default on an IPv6 rule",
+	  "default rate 1/s\nrule ::/0 rate 1/s ipv4-prefix 32\n",
+	  ":2:1:", "ipv4-prefix does not apply to an IPv6 rule" },
+	{ "IPv4 aggregate on an IPv6 rule",
+	  "default rate 1/s\nrule 2001:db8::/32 rate 1/s aggregate ipv4/24=5/s\n",
+	  ":2:1:", "the rule's address family" },
+	{ "aggregate /0 on the default", "default rate 1/s aggregate /0=5/s\n",
+	  ":1:1:", "at least 1" },
+	{ "aggregate ipv6/0 on the default", "default rate 1/s aggregate ipv6/0=5/s\n",
+	  ":1:1:", "at least 1" },
+	{ "aggregate /0 on a rule", "default rate 1/s\nrule 10.0.0.0/8 rate 1/s aggregate /0=5/s\n",
+	  ":2:1:", "at least 1" },
+	{ "aggregate /0 on an IPv6 rule",
+	  "default rate 1/s\nrule 2001:db8::/32 rate 1/s aggregate ipv6/0=5/s\n",
+	  ":2:1:", "at least 1" },
 	{ "aggregate burst in bytes for packets", "default rate 1/s aggregate /24=5/s,burst=1kB\n",
 	  ":1:1:", "needs a byte rate" },
 };
@@ -187,6 +216,140 @@ static void test_cidr_file(void)
 	free(l.items);
 }
 
+/* Writes len bytes (NULs included) to the scratch file. */
+static void write_bytes(const char *bytes, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fwrite(bytes, 1, len, f);
+		fclose(f);
+	}
+}
+
+/* "default rate 5/s" padded with blanks to exactly `chars` characters, then `end`. */
+static size_t padded_line(char *buf, size_t chars, const char *end)
+{
+	size_t n = (size_t)sprintf(buf, "default rate 5/s");
+
+	memset(buf + n, ' ', chars - n);
+	strcpy(buf + chars, end);
+	return chars + strlen(end);
+}
+
+/* Both parsers read lines alike: each case runs through conf_parse and cidr_file_parse. */
+static int parse_both(const char *bytes, size_t len, bool conf, char *err, size_t errlen)
+{
+	struct cidr_list l = { 0 };
+	struct policy_doc doc;
+	int ret;
+
+	write_bytes(bytes, len);
+	memset(err, 0, errlen);
+	if (conf) {
+		ret = conf_parse(path, &doc, err, errlen);
+		if (!ret)
+			doc_free(&doc);
+		return ret;
+	}
+	ret = cidr_file_parse(path, &l, err, errlen);
+	free(l.items);
+	return ret;
+}
+
+/* The longest line is LINE_MAX_CHARS = 4095 characters, newline not counted. */
+static void test_line_length(void)
+{
+	static char buf[8192];
+	char err[512];
+	size_t len;
+	int ret;
+
+	len = padded_line(buf, 4095, "\n");
+	ret = parse_both(buf, len, true, err, sizeof(err));
+	check(!ret, "a line of exactly 4095 characters is accepted", "%d: %s", ret, err);
+	len = padded_line(buf, 4095, "");
+	ret = parse_both(buf, len, true, err, sizeof(err));
+	check(!ret, "a last line of 4095 characters without a newline is accepted", "%d: %s", ret,
+	      err);
+	len = padded_line(buf, 4094, "\r\n");
+	ret = parse_both(buf, len, true, err, sizeof(err));
+	check(!ret, "4094 characters and CRLF are accepted", "%d: %s", ret, err);
+	len = padded_line(buf, 4096, "\n");
+	ret = parse_both(buf, len, true, err, sizeof(err));
+	check(ret && strstr(err, ":1:4096: line longer than 4095 characters"),
+	      "a line of 4096 characters is refused at its column 4096", "%d: %s", ret, err);
+	len = padded_line(buf, 4097, "");
+	ret = parse_both(buf, len, true, err, sizeof(err));
+	check(ret && strstr(err, ":1:4096: line longer than 4095 characters"),
+	      "a line of 4097 characters is refused", "%d: %s", ret, err);
+	memset(buf, ' ', 4096);
+	memcpy(buf + 4096, "\n10.0.0.0/8\n", 12);
+	ret = parse_both(buf, 4108, false, err, sizeof(err));
+	check(ret && strstr(err, ":1:4096: line longer"),
+	      "a list file's line of 4096 characters is refused", "%d: %s", ret, err);
+}
+
+/* A NUL byte is named as such, where it is, whatever the line's length. */
+static void test_nul_bytes(void)
+{
+	static const char conf_nul[] = "default rate 5/s\nrule 10.0.0.0/8 rate 1/s\0\n";
+	static const char list_nul[] = "10.0.0.0/8\n192.0\0.2.0/24\n";
+	static char buf[8192];
+	char err[512];
+	int ret;
+
+	ret = parse_both(conf_nul, sizeof(conf_nul) - 1, true, err, sizeof(err));
+	check(ret && strstr(err, ":2:25: a NUL byte"), "a NUL byte in a short rule line", "%d: %s",
+	      ret, err);
+	ret = parse_both(list_nul, sizeof(list_nul) - 1, false, err, sizeof(err));
+	check(ret && strstr(err, ":2:6: a NUL byte"), "a NUL byte in a list file", "%d: %s", ret,
+	      err);
+	ret = parse_both("\0", 1, true, err, sizeof(err));
+	check(ret && strstr(err, ":1:1: a NUL byte"), "a lone NUL byte", "%d: %s", ret, err);
+	memset(buf, 0, 6000);
+	ret = parse_both(buf, 6000, true, err, sizeof(err));
+	check(ret && strstr(err, ":1:1: a NUL byte"),
+	      "a long run of NUL bytes is a NUL byte, not a long line", "%d: %s", ret, err);
+}
+
+/* Input that cannot be read: one message naming it and why, for both parsers. */
+static void unreadable(const char *name, const char *file, const char *says)
+{
+	struct cidr_list l = { 0 };
+	struct policy_doc doc;
+	char err[512], want[256];
+	bool conf_ok, list_ok;
+	int ret;
+
+	snprintf(want, sizeof(want), "%s: cannot read: %s",
+		 strcmp(file, "-") ? file : "standard input", says);
+	memset(err, 0, sizeof(err));
+	ret = conf_parse(file, &doc, err, sizeof(err));
+	conf_ok = ret && !strcmp(err, want);
+	check(conf_ok, name, "config: %d: '%s' (want '%s')", ret, err, want);
+	memset(err, 0, sizeof(err));
+	ret = cidr_file_parse(file, &l, err, sizeof(err));
+	free(l.items);
+	list_ok = ret && !strcmp(err, want);
+	check(list_ok, name, "list: %d: '%s' (want '%s')", ret, err, want);
+}
+
+static void test_unreadable(void)
+{
+	int saved;
+
+	unreadable("a directory is refused with a message", "/tmp", "Is a directory");
+	unreadable("/proc/self/mem is refused with a message", "/proc/self/mem",
+		   "Input/output error");
+	saved = dup(0);
+	close(0);
+	unreadable("a closed standard input is refused with a message", "-", "Bad file descriptor");
+	clearerr(stdin);
+	dup2(saved, 0);
+	close(saved);
+}
+
 int main(void)
 {
 	int fd = mkstemp(path);
@@ -197,6 +360,9 @@ int main(void)
 	test_errors();
 	test_round_trip();
 	test_cidr_file();
+	test_line_length();
+	test_nul_bytes();
+	test_unreadable();
 	unlink(path);
 	return harness_finish();
 }
