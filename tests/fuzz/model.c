@@ -93,8 +93,12 @@ uint64_t model_cost(const struct model_limiter *l, uint32_t len)
 	return (uint64_t)((c + (1U << SLUICE_BYTE_SHIFT) - 1) >> SLUICE_BYTE_SHIFT);
 }
 
-/* Refills b to now, then moves it under a capacity of `limit` keeping its TAT. */
-static void bucket_refresh(struct model *m, struct model_bucket *b, uint64_t limit, uint64_t now)
+/*
+ * Refills b to now, then moves it under a capacity of `limit` keeping its
+ * TAT; touch: a packet meets it (where MODEL_DEBT_CAP_AT_TOUCH caps debt).
+ */
+static void bucket_refresh(struct model *m, struct model_bucket *b, uint64_t limit, uint64_t now,
+			   bool touch)
 {
 	__int128 ahead;
 
@@ -104,14 +108,16 @@ static void bucket_refresh(struct model *m, struct model_bucket *b, uint64_t lim
 			b->level = b->limit;
 		b->last = now;
 	}
-	if (limit == b->limit)
-		return;
-	/* Full again `ahead` from now, under either capacity. */
-	ahead = (__int128)b->limit - b->level;
-	b->level = (__int128)limit - ahead;
-	if (m->debt == MODEL_DEBT_CAP_AT_CHANGE && b->level < 0)
+	if (limit != b->limit) {
+		/* Full again `ahead` from now, under either capacity. */
+		ahead = (__int128)b->limit - b->level;
+		b->level = (__int128)limit - ahead;
+		b->limit = limit;
+		if (m->debt == MODEL_DEBT_CAP_AT_CHANGE && b->level < 0)
+			b->level = 0;
+	}
+	if (touch && m->debt == MODEL_DEBT_CAP_AT_TOUCH && b->level < 0)
 		b->level = 0;
-	b->limit = limit;
 }
 
 static struct model_bucket *bucket_find(struct model *m, int kind, unsigned int instance,
@@ -154,7 +160,7 @@ static struct model_bucket *bucket_get(struct model *m, int kind, unsigned int i
 	struct model_bucket *b = bucket_find(m, kind, instance, family, prefix_len, addr);
 
 	if (b) {
-		bucket_refresh(m, b, limit, now);
+		bucket_refresh(m, b, limit, now, true);
 		return b;
 	}
 	b = &m->buckets[m->n_buckets++];
@@ -234,7 +240,7 @@ int model_set_policy(struct model *m, const struct model_rule *rules, int n,
 		if (!r)
 			continue;
 		limit = bucket_limit_under(b, r);
-		bucket_refresh(m, b, limit ? limit : b->limit, now);
+		bucket_refresh(m, b, limit ? limit : b->limit, now, false);
 		m->buckets[kept++] = *b;
 	}
 	m->n_buckets = kept;
@@ -327,7 +333,7 @@ static bool meter(struct model *m, const struct model_rule *r, const struct mode
 	b = bucket_find(m, BUCKET_SOURCE, r->instance, pkt->family, prefix, key);
 	cost = model_cost(&r->own, pkt->len);
 	if (b) {
-		bucket_refresh(m, b, r->own.limit, now);
+		bucket_refresh(m, b, r->own.limit, now, true);
 	} else {
 		/* New: a bucket holding `initial` within the admission budget, else overflow. */
 		struct model_bucket *adm = bucket_get(m, BUCKET_ADMISSION, r->instance, 0, 0, zero,

@@ -83,6 +83,8 @@ const char *model_verdict_name(enum model_verdict v);
 enum model_debt {
 	/* Capped at the new burst when the change is made (then refills). */
 	MODEL_DEBT_CAP_AT_CHANGE,
+	/* Capped at the new burst when a packet next meets the bucket (then refills). */
+	MODEL_DEBT_CAP_AT_TOUCH,
 	/* Kept whole: the TAT as it was, whatever the new burst (today's code). */
 	MODEL_DEBT_KEPT,
 };

@@ -1183,17 +1183,22 @@ static void unit_raise(enum model_debt debt, bool want_pass)
 	struct model_rule slow = unit_rule(T(3600 * NSEC_PER_SEC), 1, false);
 	struct model_rule fast = unit_rule(T(1000000), 1, false);
 	struct model m;
-	int first, after;
+	int first, after, next;
 
 	model_init(&m, debt);
 	model_set_policy(&m, &slow, 1, NULL, 0, NULL, 0, T(START_NS));
 	first = unit_send(&m, "10.0.0.5", 100, START_NS) == MV_PASS;
 	model_set_policy(&m, &fast, 1, NULL, 0, NULL, 0, T(START_NS + 1000));
 	after = unit_send(&m, "10.0.0.5", 100, START_NS + 1000 + 1000000);
-	check(first && (after == MV_PASS) == want_pass,
-	      debt == MODEL_DEBT_KEPT ? "model: debt kept whole refuses for an hour"
-				      : "model: debt capped at the new burst",
-	      "first %d, 1 ms after the change: %s", first, model_verdict_name(after));
+	/* Capped when met: that packet finds it empty; the next, 1 ms on, passes. */
+	next = unit_send(&m, "10.0.0.5", 100, START_NS + 1000 + 2000000);
+	check(first && (after == MV_PASS) == want_pass &&
+		      (next == MV_PASS) == (debt != MODEL_DEBT_KEPT),
+	      debt == MODEL_DEBT_KEPT		? "model: debt kept whole refuses for an hour"
+	      : debt == MODEL_DEBT_CAP_AT_TOUCH ? "model: debt capped at the next packet"
+						: "model: debt capped at the change",
+	      "first %d, 1 ms after the change: %s, 2 ms after: %s", first,
+	      model_verdict_name(after), model_verdict_name(next));
 	model_free(&m);
 }
 
@@ -1277,6 +1282,7 @@ static void model_unit_checks(void)
 	unit_bytes();
 	unit_raise(MODEL_DEBT_CAP_AT_CHANGE, true);
 	unit_raise(MODEL_DEBT_KEPT, false);
+	unit_raise(MODEL_DEBT_CAP_AT_TOUCH, false);
 	unit_aggregate();
 	unit_admission();
 	unit_mark();
@@ -1292,6 +1298,22 @@ struct options {
 	bool verbose;
 	double shrink_s;
 };
+
+static const char *const debt_names[] = {
+	[MODEL_DEBT_CAP_AT_CHANGE] = "change",
+	[MODEL_DEBT_CAP_AT_TOUCH] = "touch",
+	[MODEL_DEBT_KEPT] = "kept",
+};
+
+static int debt_of(const char *name)
+{
+	int i;
+
+	for (i = 0; i < (int)(sizeof(debt_names) / sizeof(debt_names[0])); i++)
+		if (!strcmp(name, debt_names[i]))
+			return i;
+	return -1;
+}
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -1324,6 +1346,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->only = atoi(v);
 		else if (!strcmp(a, "--shrink-seconds"))
 			o->shrink_s = atof(v);
+		else if (!strcmp(a, "--debt") && debt_of(v) >= 0)
+			variant.debt = (enum model_debt)debt_of(v);
 		else {
 			fprintf(stderr, "test-model: unknown option %s\n", a);
 			return -1;
@@ -1343,14 +1367,18 @@ static bool agrees_with(const struct sequence *s, const bool *keep, int last)
 
 static void diagnose(const struct sequence *s, const bool *keep, int last)
 {
-	bool cache, debt, wrap = false, rounding;
+	bool cache, debt, touch, wrap = false, rounding;
+
+	enum model_debt chosen = variant.debt;
 
 	variant.flush_hot = true;
 	cache = agrees_with(s, keep, last);
 	variant.flush_hot = false;
 	variant.debt = MODEL_DEBT_KEPT;
-	debt = agrees_with(s, keep, last);
-	variant.debt = MODEL_DEBT_CAP_AT_CHANGE;
+	debt = chosen != MODEL_DEBT_KEPT && agrees_with(s, keep, last);
+	variant.debt = MODEL_DEBT_CAP_AT_TOUCH;
+	touch = chosen != MODEL_DEBT_CAP_AT_TOUCH && agrees_with(s, keep, last);
+	variant.debt = chosen;
 	variant.stored_limits = true;
 	rounding = agrees_with(s, keep, last);
 	variant.stored_limits = false;
@@ -1359,7 +1387,7 @@ static void diagnose(const struct sequence *s, const bool *keep, int last)
 		wrap = agrees_with(s, keep, last);
 		variant.no_wrap = false;
 	}
-	printf("     diagnosis:%s%s%s%s%s\n",
+	printf("     diagnosis:%s%s%s%s%s%s\n",
 	       cache ? " agrees with the over-limit cache emptied before every packet (the cache "
 		       "changed the verdict);"
 		     : "",
@@ -1369,11 +1397,15 @@ static void diagnose(const struct sequence *s, const bool *keep, int last)
 	       wrap ? " agrees with rule ids far from wrapping (a wrapped id met a live or "
 		      "recent one);"
 		    : "",
+	       touch ? " agrees when debt is capped at the next packet rather than at the "
+		       "change (--debt touch);"
+		     : "",
 	       rounding ? " agrees when byte buckets hold the limit rounded down (a frame the "
 			  "size of the burst is refused);"
 			: "",
-	       !cache && !debt && !wrap && !rounding ? " none of the known variants explains it"
-						     : "");
+	       !cache && !debt && !touch && !wrap && !rounding
+		       ? " none of the known variants explains it"
+		       : "");
 }
 
 static void report_failure(const struct options *opt, const struct sequence *s,
@@ -1418,8 +1450,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("     seed %llu (reproduce: build/test-model --seed %llu)\n",
-	       (unsigned long long)opt.seed, (unsigned long long)opt.seed);
+	printf("     seed %llu (reproduce: build/test-model --seed %llu), debt capped at %s\n",
+	       (unsigned long long)opt.seed, (unsigned long long)opt.seed,
+	       debt_names[variant.debt]);
 	model_unit_checks();
 	if (fixture_open_conf(&the_fixture, "default rate 10/s\n", MAX_SOURCES, START_NS)) {
 		check(false, "model: load the test-clock datapath", "cannot load");
