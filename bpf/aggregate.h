@@ -59,7 +59,7 @@ static __always_inline void aggregates_refund(struct aggregates_taken *t)
  * Takes this packet from each aggregate bucket of its family, recording
  * what it took in *t. On a refusal it gives all of it back and returns
  * METER_OVER, with *admissible_at the earliest moment the refusing bucket
- * could take a packet again (0: unknown).
+ * could take a packet again (0: unknown; the cache ignores a moment past).
  */
 static __always_inline int aggregates_take(struct xdp_md *ctx, const struct packet *pkt,
 					   const struct sluice_policy *p, __u64 now,
@@ -86,11 +86,15 @@ static __always_inline int aggregates_take(struct xdp_md *ctx, const struct pack
 		}
 		bytes = a->rate_unit != SLUICE_UNIT_PACKETS;
 		t->cost[i] = unit_cost(ctx, a->interval, bytes);
-		if (gcra_take(tatp, now, t->cost[i], a->limit, &tat) != METER_CONFORMS) {
-			/* A bandwidth may take a smaller packet sooner: assume none. */
-			if (tat)
-				*admissible_at =
-					gcra_admissible_at(tat, bytes ? 0 : a->interval, a->limit);
+		switch (meter_settled(ctx, gcra_take(tatp, now, t->cost[i], a->limit, &tat))) {
+		case METER_CONFORMS:
+			break;
+		case METER_OVER:
+			/* A bandwidth may take the smallest frame sooner than this one. */
+			*admissible_at = gcra_admissible_at(tat, now, unit_cost_min(a->interval, bytes),
+							    a->limit);
+			/* fall through */
+		default:
 			goto refused;
 		}
 		t->tat[i] = tatp;

@@ -11,12 +11,13 @@
 #include "parse.h"
 #include "stats.h"
 
-/* A TAT contended this often in a row is judged over the limit. */
+/* A TAT contended this often in a row is refused, and counted (SLUICE_CNT_CONTENDED). */
 #define METER_CAS_TRIES 8
 
 enum meter_verdict {
 	METER_CONFORMS,
 	METER_OVER,
+	METER_CONTENDED, /* lost METER_CAS_TRIES races in a row: refused, not judged */
 };
 
 /*
@@ -25,14 +26,18 @@ enum meter_verdict {
  */
 static __always_inline __u64 unit_cost(struct xdp_md *ctx, __u64 interval, int bytes)
 {
-	if (!bytes)
-		return interval;
-	return (frame_len(ctx) * interval + (1ULL << SLUICE_BYTE_SHIFT) - 1) >> SLUICE_BYTE_SHIFT;
+	return bytes ? gcra_bytes_cost(frame_len(ctx), interval) : interval;
+}
+
+/* The least any packet costs the bucket: when the over-limit cache may let one through. */
+static __always_inline __u64 unit_cost_min(__u64 interval, int bytes)
+{
+	return bytes ? gcra_bytes_cost(GCRA_FRAME_MIN, interval) : interval;
 }
 
 /*
  * Takes cost from a shared TAT by compare-and-swap, retried on contention.
- * When over, *over_tat is the TAT that refused (0: contended, unknown).
+ * When over, *over_tat is the TAT the refusal left (debt capped, gcra.h).
  */
 static __always_inline int gcra_take(__u64 *tatp, __u64 now, __u64 cost, __u64 limit,
 				     __u64 *over_tat)
@@ -42,15 +47,27 @@ static __always_inline int gcra_take(__u64 *tatp, __u64 now, __u64 cost, __u64 l
 
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)tatp;
-		if (!gcra_conforms(tat, now, cost, limit, &next)) {
-			*over_tat = tat;
+		if (gcra_conforms(tat, now, cost, limit, &next)) {
+			if (__sync_val_compare_and_swap(tatp, tat, next) == tat)
+				return METER_CONFORMS;
+			continue;
+		}
+		next = gcra_refused(tat, now, limit);
+		if (next == tat || __sync_val_compare_and_swap(tatp, tat, next) == tat) {
+			*over_tat = next;
 			return METER_OVER;
 		}
-		if (__sync_val_compare_and_swap(tatp, tat, next) == tat)
-			return METER_CONFORMS;
 	}
 	/* Never admit what we could not account for. */
-	*over_tat = 0;
+	return METER_CONTENDED;
+}
+
+/* A step that lost its races is refused, and counted as contended. */
+static __always_inline int meter_settled(struct xdp_md *ctx, int ret)
+{
+	if (ret != METER_CONTENDED)
+		return ret;
+	stats_count(ctx, SLUICE_CNT_CONTENDED);
 	return METER_OVER;
 }
 

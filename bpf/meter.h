@@ -72,10 +72,18 @@ static __always_inline __u64 hot_take_pending(struct sluice_hot *h, const struct
 	return n;
 }
 
+/* Pending refusals taken for op's key that found no bucket after all: back to the entry. */
+static __always_inline void hot_give_back(struct sluice_hot *h, const struct table_op *op)
+{
+	if (h && op->pending && key_same(&h->key, &op->key))
+		h->pending += op->pending;
+}
+
 /*
  * Remembers op's over-limit source until the earliest moment it may
- * conform again. The refusals of the source the entry held go to their
- * bucket first, carried by op, which is spent.
+ * conform again, if that is still to come: the cache must never refuse
+ * what the full decision would pass. The refusals of the source the entry
+ * held go to their bucket first, carried by op, which is spent.
  */
 static __always_inline void hot_remember(struct sluice_hot *h, const struct packet *pkt,
 					 const struct sluice_policy *p, __u32 index,
@@ -85,6 +93,8 @@ static __always_inline void hot_remember(struct sluice_hot *h, const struct pack
 	struct sluice_key held = h->key;
 	__u64 pending = h->pending;
 
+	if (admissible_at <= op->now)
+		return;
 	h->key = op->key;
 	h->src[0] = pkt->addr[0];
 	h->src[1] = pkt->addr[1];
@@ -117,9 +127,10 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, const struct sluic
 	__u64 tat;
 
 	stats_count(ctx, SLUICE_CNT_REFUSED);
-	if (gcra_take(&adm->overflow_tat, now,
-		      unit_cost(ctx, p->overflow_interval, p->flags & SLUICE_POL_BYTES),
-		      p->overflow_limit, &tat) == METER_CONFORMS) {
+	if (meter_settled(ctx, gcra_take(&adm->overflow_tat, now,
+					 unit_cost(ctx, p->overflow_interval,
+						   p->flags & SLUICE_POL_BYTES),
+					 p->overflow_limit, &tat)) == METER_CONFORMS) {
 		stats_count(ctx, SLUICE_CNT_OVERFLOW_PASSED);
 		return METER_CONFORMS;
 	}
@@ -130,11 +141,12 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, const struct sluic
 /*
  * A source seen for the first time: admitted within the rule's new-source
  * budget, it gets a bucket holding the initial burst, metered with this
- * packet (and counted in it); refused, it goes to the overflow bucket. A
- * set full of buckets that still hold state takes no one: --on-full.
+ * packet (and counted in it, with the refusals the cache held for it);
+ * refused, it goes to the overflow bucket. A set full of buckets that
+ * still hold state takes no one: --on-full.
  */
 static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op *op,
-					    const struct sluice_policy *p)
+					    const struct sluice_policy *p, struct sluice_hot *h)
 {
 	__u32 id = p->id;
 	struct sluice_admission *adm = bpf_map_lookup_elem(&admission, &id);
@@ -142,18 +154,22 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 	int conforms = op->cost + p->initial_offset <= p->limit;
 	int ret;
 
-	if (!adm)
+	if (!adm) {
+		hot_give_back(h, op);
 		return METER_OVER;
-	if (gcra_take(&adm->admit_tat, op->now, p->admit_interval, p->admit_limit, &tat) !=
-	    METER_CONFORMS)
+	}
+	if (meter_settled(ctx, gcra_take(&adm->admit_tat, op->now, p->admit_interval,
+					 p->admit_limit, &tat)) != METER_CONFORMS) {
+		hot_give_back(h, op);
 		return meter_overflow(ctx, p, adm, op->now);
+	}
 	op->fresh.tat = conforms ? start + op->cost : start;
 	op->fresh.passed = conforms;
-	op->fresh.dropped = !conforms;
-	op->pending = 0;
+	op->fresh.dropped = !conforms + op->pending;
 	ret = table_insert(op);
 	switch (ret) {
 	case TABLE_FULL:
+		hot_give_back(h, op);
 		stats_count(ctx, SLUICE_CNT_INSERT_FULL);
 		return p->flags & SLUICE_POL_FAIL_OPEN ? METER_CONFORMS : METER_OVER;
 	case TABLE_REPLACED:
@@ -162,8 +178,12 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 	case TABLE_NEW:
 		stats_count(ctx, SLUICE_CNT_NEW_SOURCE);
 		return conforms ? METER_CONFORMS : METER_OVER;
+	case TABLE_MISSING: /* the way another CPU gave it changed hands again */
+		hot_give_back(h, op);
+		return METER_OVER;
 	}
-	return ret; /* another CPU made it first; metered there */
+	/* Another CPU made it first; metered there (op->pending included). */
+	return meter_settled(ctx, ret);
 }
 
 /* The source's own bucket, created through admission when new. */
@@ -180,12 +200,14 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 	op->pending = hot_take_pending(h, &op->key);
 	ret = table_meter(op);
 	if (ret == TABLE_MISSING)
-		return meter_new_source(ctx, op, p);
-	/* A bandwidth may take a smaller packet sooner: assume none. */
-	if (ret == METER_OVER && h && op->over_tat)
+		return meter_new_source(ctx, op, p, h);
+	/* A bandwidth may take the smallest frame sooner than this one. */
+	if (ret == METER_OVER && h)
 		hot_remember(h, pkt, p, index, cfg,
-			     gcra_admissible_at(op->over_tat, bytes ? 0 : op->cost, p->limit), op);
-	return ret;
+			     gcra_admissible_at(op->over_tat, op->now,
+						unit_cost_min(p->interval, bytes), p->limit),
+			     op);
+	return meter_settled(ctx, ret);
 }
 
 /* A packet an aggregate refused: a drop of its source, if it has a bucket. */

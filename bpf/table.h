@@ -37,7 +37,7 @@
 
 /* Outcomes besides METER_CONFORMS and METER_OVER. */
 enum table_result {
-	TABLE_MISSING = METER_OVER + 1, /* no bucket for the key */
+	TABLE_MISSING = METER_CONTENDED + 1, /* no bucket for the key */
 	TABLE_FULL,			/* every way of both sets still holds state */
 	TABLE_NEW,			/* given an empty way */
 	TABLE_REPLACED,			/* given the way of an idle, refilled bucket */
@@ -151,8 +151,8 @@ static __always_inline void way_count(struct sluice_way *way, __u64 passed, __u6
 
 /*
  * One GCRA step on way w of set s, without the lock: METER_CONFORMS,
- * METER_OVER (op->over_tat: the TAT that refused, 0 when contended), or
- * TABLE_MISSING when the way changed hands under it.
+ * METER_OVER (op->over_tat: the TAT the refusal left), METER_CONTENDED,
+ * or TABLE_MISSING when the way changed hands under it.
  */
 static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table_op *op)
 {
@@ -165,8 +165,12 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 		if (!gcra_conforms(tat, op->now, op->cost, op->limit, &next)) {
 			if (!way_owned(s, w, op))
 				return TABLE_MISSING;
+			/* Debt past one burst (a policy change) is capped once, for good. */
+			next = gcra_refused(tat, op->now, op->limit);
+			if (next != tat && __sync_val_compare_and_swap(tatp, tat, next) != tat)
+				continue;
 			way_count(way, 0, 1 + op->pending);
-			op->over_tat = tat;
+			op->over_tat = next;
 			return METER_OVER;
 		}
 		if (__sync_val_compare_and_swap(tatp, tat, next) != tat)
@@ -181,13 +185,13 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 	}
 	/* Never admit what we could not account for. */
 	way_count(way, 0, 1 + op->pending);
-	op->over_tat = 0;
-	return METER_OVER;
+	return METER_CONTENDED;
 }
 
 /*
  * Meters the key's bucket with op->cost, adding op->pending to its count:
- * METER_CONFORMS, METER_OVER (with op->over_tat), or TABLE_MISSING.
+ * METER_CONFORMS, METER_OVER (with op->over_tat), METER_CONTENDED, or
+ * TABLE_MISSING.
  */
 __attribute__((noinline)) int table_meter(struct table_op *op)
 {

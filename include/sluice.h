@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 5
+#define SLUICE_LAYOUT_VERSION 6
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -348,6 +348,7 @@ enum sluice_counter {
 	SLUICE_CNT_OVERFLOW_DROPPED, /* refused, dropped by the overflow bucket */
 	SLUICE_CNT_INSERT_FULL,	     /* bucket insert found its set full; --on-full decides */
 	SLUICE_CNT_EVICTED,	     /* idle, refilled buckets given to new sources */
+	SLUICE_CNT_CONTENDED,	     /* refused after losing METER_CAS_TRIES races (also above) */
 	SLUICE_CNT_MAX,
 };
 

@@ -84,7 +84,7 @@ static void limit_state(struct top_row *row, const struct policy_doc *doc)
 		row->limited = -1;
 		return;
 	}
-	admissible = gcra_admissible_at(row->src->b.tat, min_cost, limit);
+	admissible = gcra_admissible_at(row->src->b.tat, now, min_cost, limit);
 	row->limited = now < admissible;
 	row->next_pass_ns = 0;
 	/* Rounded up: the packet passes no earlier than shown. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
+#include "gcra.h"
 #include "table_hash.h"
 #include "args.h"
 #include "metrics.h"
@@ -122,6 +123,12 @@ const struct counter_info counter_info[SLUICE_CNT_MAX] = {
 		.help = "Idle buckets, refilled to their burst, given to new sources.",
 		.kind = COUNTER_TABLE,
 	},
+	[SLUICE_CNT_CONTENDED] = {
+		.name = "contended",
+		.metric = "contended",
+		.help = "Packets refused unjudged: their bucket lost 8 updates in a row to other CPUs.",
+		.kind = COUNTER_TABLE,
+	},
 };
 
 uint64_t monotonic_ns(void)
@@ -190,7 +197,8 @@ int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cos
 		    : policy_build(&p, &doc->rules[i].settings, &doc->rules[i].match, policy, &why);
 	if (err)
 		return err;
-	*min_cost = p.flags & SLUICE_POL_BYTES ? 0 : p.interval;
+	*min_cost = p.flags & SLUICE_POL_BYTES ? gcra_bytes_cost(GCRA_FRAME_MIN, p.interval)
+					       : p.interval;
 	*limit = p.limit;
 	return 0;
 }
