@@ -8,6 +8,7 @@
 #include <linux/bpf.h>
 #include <stdio.h>
 #include "fixture.h"
+#include "gcra.h"
 #include "frames.h"
 #include "harness.h"
 #include "suites.h"
@@ -158,6 +159,112 @@ static void case_set_keeps_state(void)
 	fixture_close(&fx);
 }
 
+
+/* A small deterministic generator: sequences are the same on every run. */
+static uint64_t lcg_next(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *state >> 33;
+}
+
+/* Gaps spread from 1 us to about a minute, log-uniform. */
+static uint64_t gap_ns(uint64_t *rng)
+{
+	return (1000ULL << (lcg_next(rng) % 26)) + lcg_next(rng) % 1000;
+}
+
+/* What the meter should say: exact GCRA on the policy's own numbers. */
+struct exact_gcra {
+	uint64_t tat, interval, limit;
+	bool bytes;
+};
+
+static bool exact_admit(struct exact_gcra *g, uint64_t now_ns, size_t len)
+{
+	__u64 cost = g->bytes ? gcra_bytes_cost(len, g->interval) : g->interval, next;
+
+	if (!gcra_conforms(g->tat, now_ns << SLUICE_TIME_SHIFT, cost, g->limit, &next))
+		return false;
+	g->tat = next;
+	return true;
+}
+
+struct alone_case {
+	const char *name;
+	const char *conf;
+	bool aggregate; /* the limit under test is the first aggregate's */
+};
+
+/*
+ * One source alone, so no other source's packet ever passes in between:
+ * with the per-CPU over-limit cache in play, each packet's verdict must
+ * still be the exact GCRA's. Mixed frame sizes and idle gaps; after a gap
+ * that refilled the bucket, the next packet must pass.
+ */
+static void run_alone_case(const struct alone_case *c)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.9" };
+	uint64_t now = 100 * NSEC_PER_SEC, rng = 7, before, i, wrong = 0, passed = 0;
+	struct exact_gcra g = { 0 };
+	struct sluice_policy p;
+	struct policy_doc doc;
+	struct fixture fx;
+	const char *why;
+	struct frame f;
+	bool want, got;
+
+	if (doc_from_conf_text(c->conf, &doc) || policy_build(&p, &doc.dflt, NULL, 0, &why) ||
+	    fixture_open_conf(&fx, c->conf, 64, now)) {
+		check(false, c->name, "cannot load");
+		return;
+	}
+	doc_free(&doc);
+	g.interval = c->aggregate ? p.aggregates[0].interval : p.interval;
+	g.limit = c->aggregate ? p.aggregates[0].limit : p.limit;
+	g.bytes = c->aggregate ? p.aggregates[0].rate_unit != SLUICE_UNIT_PACKETS
+			       : !!(p.flags & SLUICE_POL_BYTES);
+	for (i = 0; i < 400; i++) {
+		/* Runs of back-to-back frames into the limit, then an idle gap. */
+		if (i % 8 == 0)
+			now += gap_ns(&rng);
+		else
+			now += 1000;
+		spec.payload = 18 + lcg_next(&rng) % 1400;
+		frame_build(&f, &spec);
+		fixture_set_clock(&fx, now);
+		before = fixture_counter(&fx, SLUICE_CNT_PASSED);
+		fixture_run(&fx, f.data, f.len, 1);
+		got = fixture_counter(&fx, SLUICE_CNT_PASSED) > before;
+		want = exact_admit(&g, now, f.len);
+		wrong += got != want;
+		passed += got;
+	}
+	check(wrong == 0 && passed > 50 && passed < 350, c->name,
+	      "%llu of 400 verdicts differ from exact GCRA (%llu passed)", (unsigned long long)wrong,
+	      (unsigned long long)passed);
+	fixture_close(&fx);
+}
+
+/* clang-format off: one case per entry */
+static const struct alone_case alone_cases[] = {
+	{ "byte rate alone, drop: every verdict exact after idle gaps",
+	  "default rate 8mbit/s burst 3000B\n" },
+	{ "byte rate alone, dry run: every verdict exact after idle gaps",
+	  "default rate 8mbit/s burst 3000B action dry-run\n" },
+	{ "byte rate alone, mark: every verdict exact after idle gaps",
+	  "default rate 8mbit/s burst 3000B action mark dscp 10\n" },
+	{ "byte aggregate alone, drop: every verdict exact after idle gaps",
+	  "default rate 1M/s burst 1000000 aggregate /24=8mbit/s,burst=3000B\n", true },
+	{ "byte aggregate alone, dry run: every verdict exact after idle gaps",
+	  "default rate 1M/s burst 1000000 action dry-run aggregate /24=8mbit/s,burst=3000B\n",
+	  true },
+	{ "packet rate alone: every verdict exact after idle gaps",
+	  "default rate 2k/s burst 3\n" },
+	{ "packet aggregate alone: every verdict exact after idle gaps",
+	  "default rate 1M/s burst 1000000 aggregate /24=2k/s,burst=3\n", true },
+};
+/* clang-format on */
+
 void suite_meter(void)
 {
 	size_t i;
@@ -166,4 +273,6 @@ void suite_meter(void)
 		run_meter_case(&meter_cases[i]);
 	case_burst_at_one_instant();
 	case_set_keeps_state();
+	for (i = 0; i < sizeof(alone_cases) / sizeof(alone_cases[0]); i++)
+		run_alone_case(&alone_cases[i]);
 }
