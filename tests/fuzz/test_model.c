@@ -805,7 +805,13 @@ static int runner_open(struct runner *rn, struct fixture *fx, const struct seque
 	model_init(&rn->m, variant.debt);
 	pin_thread_to_cpu(0);
 	fixture_set_clock(&rn->fx, rn->now_ns);
-	err = state_forget(&rn->fx);
+	/* No rule of the last sequence may keep its id into this one. */
+	err = parse_doc("default rate 10/s\n", &doc);
+	if (!err)
+		err = policy_store(&rn->fx.st.maps, &doc, true);
+	doc_free(&doc);
+	if (!err)
+		err = state_forget(&rn->fx);
 	if (!err)
 		err = config_read(rn->fx.st.maps.config, &cfg);
 	if (err)
@@ -950,8 +956,14 @@ static int run_packet(struct runner *rn, const struct sequence *s, const struct 
 	got_tos = frame_tos(out, pkt.family);
 	if (got == want && (want != MV_MARK || got_tos == want_tos))
 		return 0;
-	snprintf(what, what_len, "model %s, datapath %s (return %d%s)", model_verdict_name(want),
-		 model_verdict_name(got), ret, "");
+#define MOVED(k) (unsigned long long)(after.c[k].packets - before.c[k].packets)
+	snprintf(what, what_len,
+		 "model %s, datapath %s (return %d; new %llu refused %llu overflow-drop %llu "
+		 "full %llu)",
+		 model_verdict_name(want), model_verdict_name(got), ret,
+		 MOVED(SLUICE_CNT_NEW_SOURCE), MOVED(SLUICE_CNT_REFUSED),
+		 MOVED(SLUICE_CNT_OVERFLOW_DROPPED), MOVED(SLUICE_CNT_INSERT_FULL));
+#undef MOVED
 	if (got == want)
 		snprintf(what, what_len, "both mark, class 0x%02x (model) vs 0x%02x (datapath)",
 			 want_tos, got_tos);
