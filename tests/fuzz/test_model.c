@@ -1351,6 +1351,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	int i;
 
+	memset(o, 0, sizeof(*o));
 	o->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
 	o->seconds = 3;
 	o->sequences = 0;
