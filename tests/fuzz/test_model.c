@@ -8,6 +8,7 @@
  * would-drop, mark (with the rewritten class), allow or deny.
  *
  *   test-model [--seed N] [--seconds S] [--sequences N] [--only K] [--verbose]
+ *              [--classify] [--shrink-seconds S] [--debt touch|change|kept]
  *
  * A disagreement prints the seed, the sequence, the packet, the verdicts
  * and the events that led there, shrunk to a shorter sequence that still
@@ -1328,6 +1329,7 @@ struct options {
 	int sequences; /* 0: as many as the time allows */
 	int only;      /* -1: all */
 	bool verbose;
+	bool classify; /* explain every failure, not only the shrunk ones */
 	double shrink_s;
 };
 
@@ -1360,8 +1362,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(a, "--verbose")) {
-			o->verbose = true;
+		if (!strcmp(a, "--verbose") || !strcmp(a, "--classify")) {
+			o->verbose |= !strcmp(a, "--verbose");
+			o->classify |= !strcmp(a, "--classify");
 			continue;
 		}
 		if (!v) {
@@ -1398,6 +1401,12 @@ static bool agrees_with(const struct sequence *s, const bool *keep, int last)
 	return o.failed_at < 0;
 }
 
+enum { CLASS_CACHE, CLASS_KEPT, CLASS_TOUCH, CLASS_ROUNDING, CLASS_WRAP, CLASS_NONE, CLASSES };
+static const char *const class_names[CLASSES] = {
+	"cache", "debt kept", "debt capped when met", "burst rounding", "id wrap", "unexplained"
+};
+static unsigned long class_count[CLASSES];
+
 static void diagnose(const struct sequence *s, const bool *keep, int last)
 {
 	bool cache, debt, touch, wrap = false, rounding;
@@ -1420,6 +1429,12 @@ static void diagnose(const struct sequence *s, const bool *keep, int last)
 		wrap = agrees_with(s, keep, last);
 		variant.no_wrap = false;
 	}
+	class_count[CLASS_CACHE] += cache;
+	class_count[CLASS_KEPT] += debt;
+	class_count[CLASS_TOUCH] += touch;
+	class_count[CLASS_ROUNDING] += rounding;
+	class_count[CLASS_WRAP] += wrap;
+	class_count[CLASS_NONE] += !cache && !debt && !touch && !wrap && !rounding;
 	printf("     diagnosis:%s%s%s%s%s%s\n",
 	       cache ? " agrees with the over-limit cache emptied before every packet (the cache "
 		       "changed the verdict);"
@@ -1509,6 +1524,8 @@ int main(int argc, char **argv)
 			      "--seed %llu --only %d)",
 			      (unsigned long long)s.seed, s.index, o.failed_at, o.what,
 			      (unsigned long long)s.seed, s.index);
+			if (opt.classify)
+				diagnose(&s, NULL, o.failed_at);
 		} else if (o.failed_at >= 0) {
 			report_failure(&opt, &s, &o);
 		} else if (opt.verbose) {
@@ -1521,6 +1538,12 @@ int main(int argc, char **argv)
 	elapsed = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("     %d sequences, %llu packets in %.1f s, seed %llu\n", seqs,
 	       (unsigned long long)packets, elapsed, (unsigned long long)opt.seed);
+	if (failed) {
+		printf("     %d sequences disagree; explained by:", failed);
+		for (k = 0; k < CLASSES; k++)
+			printf(" %s %lu%s", class_names[k], class_count[k],
+			       k + 1 < CLASSES ? "," : "\n");
+	}
 	if (!failed)
 		check(seqs > 0, "model: every packet's verdict agrees with the model",
 		      "no sequence ran");
