@@ -265,6 +265,99 @@ static const struct alone_case alone_cases[] = {
 };
 /* clang-format on */
 
+/* Replaces the live policy with conf's: only its default, as `sluice set` does, or whole. */
+static int change_policy(struct fixture *fx, const char *conf, bool set_only)
+{
+	struct policy_doc doc;
+	int err = doc_from_conf_text(conf, &doc);
+
+	if (!err)
+		err = set_only ? fixture_configure(fx, &doc.dflt) : fixture_store(fx, &doc);
+	doc_free(&doc);
+	return err;
+}
+
+struct debt_case {
+	const char *name;
+	const char *before, *after; /* deep debt under before, 100/s after */
+	bool set_only;
+	bool new_sources; /* each packet from a new source: the overflow bucket's debt */
+	int fresh;	  /* 1: the change gives fresh buckets (a changed rule's new id) */
+};
+
+/*
+ * A bucket deep in debt under a slow policy (1/h) meets a fast one (100/s,
+ * burst 1): its debt is capped at the new burst, so after its first packet
+ * under the new policy it waits one new interval (10 ms), then runs at the
+ * new rate, with no credit beyond it. Packets every millisecond for 40 ms.
+ * A changed rule gets a new id, so fresh buckets: it passes at once.
+ */
+static void run_debt_case(const struct debt_case *c)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.20", .payload = 18 };
+	uint64_t now = 10 * NSEC_PER_SEC, before_passed, passed = 0;
+	int i, first = -1, flood = 0;
+	struct fixture fx;
+	struct frame f;
+	char src[32];
+
+	if (fixture_open_conf(&fx, c->before, 64, now)) {
+		check(false, c->name, "cannot load");
+		return;
+	}
+	/* Into debt: one passes, the rest are refused (and cached). */
+	for (i = 0; i < 5; i++) {
+		snprintf(src, sizeof(src), "198.51.100.%d", c->new_sources ? 20 + i : 20);
+		spec.src = src;
+		frame_build(&f, &spec);
+		flood += fixture_run(&fx, f.data, f.len, 1) == XDP_PASS;
+	}
+	if (change_policy(&fx, c->after, c->set_only)) {
+		check(false, c->name, "cannot change the policy");
+		fixture_close(&fx);
+		return;
+	}
+	for (i = 0; i < 40; i++) {
+		now += 1000000;
+		fixture_set_clock(&fx, now);
+		snprintf(src, sizeof(src), "198.51.100.%d", c->new_sources ? 100 + i : 20);
+		spec.src = src;
+		frame_build(&f, &spec);
+		before_passed = fixture_counter(&fx, SLUICE_CNT_PASSED);
+		fixture_run(&fx, f.data, f.len, 1);
+		if (fixture_counter(&fx, SLUICE_CNT_PASSED) > before_passed) {
+			passed++;
+			if (first < 0)
+				first = i;
+		}
+	}
+	/* Passes at 10, 20 and 30 ms after the first packet: no more, no sooner. */
+	check(flood <= 2 && first == (c->fresh ? 0 : 10) && passed == 3 + (uint64_t)c->fresh,
+	      c->name,
+	      "%d passed in the flood; after the change the first pass was packet %d, %llu passed",
+	      flood, first, (unsigned long long)passed);
+	fixture_close(&fx);
+}
+
+/* clang-format off: one case per entry */
+static const struct debt_case debt_cases[] = {
+	{ "set: debt under 1/h capped at the 100/s burst",
+	  "default rate 1/h burst 1\n", "default rate 100/s burst 1\n", true },
+	{ "apply: debt under 1/h capped at the 100/s burst",
+	  "default rate 1/h burst 1\n", "default rate 100/s burst 1\n", false },
+	{ "apply, rule: a changed rule starts within its new burst",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/h burst 1\n",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 100/s burst 1\n", false, false,
+	  1 },
+	{ "set: overflow bucket debt under 1/h capped at the 100/s burst",
+	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 1/h\n",
+	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 100/s\n", true, true },
+	{ "set: admission debt under 1/h capped at the 100/s burst",
+	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 1/h\n",
+	  "default rate 1/s burst 1 new-sources 100/s overflow-rate 1/h\n", true, true },
+};
+/* clang-format on */
+
 void suite_meter(void)
 {
 	size_t i;
@@ -275,4 +368,6 @@ void suite_meter(void)
 	case_set_keeps_state();
 	for (i = 0; i < sizeof(alone_cases) / sizeof(alone_cases[0]); i++)
 		run_alone_case(&alone_cases[i]);
+	for (i = 0; i < sizeof(debt_cases) / sizeof(debt_cases[0]); i++)
+		run_debt_case(&debt_cases[i]);
 }
