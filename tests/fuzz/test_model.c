@@ -43,6 +43,7 @@
 #define TEXT_LEN	1024
 #define FRAME_BYTES_MAX 9000
 #define OUT_BYTES	(FRAME_BYTES_MAX + 256)
+#define SPOOF_SOURCES	2500  /* more /24s than the aggregate table of MAX_SOURCES holds */
 #define MAX_DETAILED	3     /* failures shrunk and explained; later ones get one line */
 #define WRAP_NEXT_ID	65533 /* rule ids this close to the top of their range */
 
@@ -84,6 +85,7 @@ enum event_kind {
 	EV_RULE_ADD, /* sluice rule add; an existing match is deleted first */
 	EV_RULE_DEL, /* sluice rule del */
 	EV_CPU,	     /* later packets run on another CPU */
+	EV_SPOOF,    /* one packet from each of `count` new sources, each in its own /24 */
 };
 
 struct event {
@@ -96,6 +98,8 @@ struct event {
 	uint16_t dport;
 	/* EV_CPU */
 	int cpu;
+	/* EV_SPOOF */
+	int count;
 	/* Policy events: config-file text */
 	char *text;
 };
@@ -104,6 +108,7 @@ struct sequence {
 	uint64_t seed;
 	int index;
 	bool wrap_ids; /* start with rule ids about to wrap */
+	bool spoof;    /* floods of forged sources, past the aggregate table's size */
 	char pool[MAX_POOL][48];
 	int n_pool;
 	char *initial; /* the policy at attach */
@@ -140,6 +145,9 @@ static const char *const shared_sources[] = {
 	"2001:db8:1:2::%x",
 	"2001:db8:1:3::%x",
 };
+
+/* Sources of two /24s under the default, for the forged floods. */
+static const char *const limited_24s[] = { "10.9.4.%d", "192.0.2.%d" };
 
 static const char *const packet_rates[] = {
 	"1/s", "3/s", "10/s", "100/s", "250/s", "1k/s", "7k/s", "30/m", "2/h", "1M/s", "999M/s",
@@ -448,6 +456,25 @@ static void gen_policy_event(struct rng *r, struct event *e, bool focus)
 	}
 }
 
+/*
+ * Forged floods matter where a /24 is limited as a whole: the default gets
+ * a small /24 aggregate that a legitimate source can use up.
+ */
+static void spoof_policy(struct rng *r, struct sequence *s)
+{
+	const char *rest = strchr(s->initial, '\n');
+	char *text = calloc(1, 8 * TEXT_LEN);
+
+	snprintf(text, 8 * TEXT_LEN, "default rate %s aggregate ipv4/24=5/s,burst=%d%s",
+		 PICK(r, packet_rates), (int)between(r, 1, 5), rest ? rest : "\n");
+	if (text_valid(text)) {
+		free(s->initial);
+		s->initial = text;
+	} else {
+		free(text);
+	}
+}
+
 static void sequence_generate(struct sequence *s, uint64_t seed, int index)
 {
 	struct rng r = { seed * 1000003 + (uint64_t)index };
@@ -457,12 +484,17 @@ static void sequence_generate(struct sequence *s, uint64_t seed, int index)
 	s->seed = seed;
 	s->index = index;
 	s->wrap_ids = chance(&r, 25);
+	s->spoof = !s->wrap_ids && chance(&r, 15);
 	s->n_pool = (int)between(&r, 2, MAX_POOL);
 	for (i = 0; i < s->n_pool; i++)
 		snprintf(s->pool[i], sizeof(s->pool[i]),
-			 s->wrap_ids ? PICK(&r, shared_sources) : PICK(&r, source_patterns),
+			 s->wrap_ids ? PICK(&r, shared_sources)
+			 : s->spoof  ? PICK(&r, limited_24s)
+				     : PICK(&r, source_patterns),
 			 (int)between(&r, 1, 6));
 	s->initial = gen_policy(&r, s->wrap_ids);
+	if (s->spoof)
+		spoof_policy(&r, s);
 	s->n = (int)between(&r, 100, MAX_EVENTS);
 	s->ev = calloc((size_t)s->n, sizeof(*s->ev));
 	policy_pct = s->wrap_ids ? 4 : 1;
@@ -475,6 +507,10 @@ static void sequence_generate(struct sequence *s, uint64_t seed, int index)
 		} else if (chance(&r, 2)) {
 			e->kind = EV_CPU;
 			e->cpu = (int)below(&r, 2);
+		} else if (s->spoof && chance(&r, 1)) {
+			gen_packet(&r, e, -1, s->n_pool);
+			e->kind = EV_SPOOF;
+			e->count = SPOOF_SOURCES;
 		} else {
 			gen_packet(&r, e, prev, s->n_pool);
 			prev = e->src;
@@ -506,6 +542,7 @@ static struct {
 	enum model_debt debt;
 	bool no_wrap;
 	bool stored_limits;
+	bool no_spoof;
 } variant = { false, MODEL_DEBT_CAP_AT_TOUCH, false, false };
 
 struct live_rule {
@@ -841,10 +878,9 @@ static void runner_close(struct runner *rn)
 }
 
 /* The frame of a packet event: headers as frames.c builds them, padded to len. */
-static size_t build_frame(const struct sequence *s, const struct event *e, uint8_t *buf,
+static size_t build_frame(const char *src, const struct event *e, uint8_t *buf,
 			  struct model_packet *pkt)
 {
-	const char *src = s->pool[e->src];
 	struct frame_spec spec = { .family = strchr(src, ':') ? 6 : 4,
 				   .src = src,
 				   .l4 = e->proto == IPPROTO_TCP ? IPPROTO_TCP : 0,
@@ -933,15 +969,15 @@ static void hot_flush(struct runner *rn)
 	bpf_map_update_elem(rn->fx.st.hot_fd, &key, zero, BPF_ANY);
 }
 
-static int run_packet(struct runner *rn, const struct sequence *s, const struct event *e,
-		      char *what, size_t what_len)
+static int run_packet(struct runner *rn, const char *src, const struct event *e, char *what,
+		      size_t what_len)
 {
 	static uint8_t in[OUT_BYTES], out[OUT_BYTES];
 	struct sluice_stats before, after;
 	struct model_packet pkt;
 	enum model_verdict want, got;
 	uint8_t want_tos, got_tos;
-	size_t len = build_frame(s, e, in, &pkt);
+	size_t len = build_frame(src, e, in, &pkt);
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (__u32)len,
 		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
 	int ret;
@@ -971,6 +1007,26 @@ static int run_packet(struct runner *rn, const struct sequence *s, const struct 
 	return -1;
 }
 
+static void spoof_source(char *buf, size_t len, int k)
+{
+	snprintf(buf, len, "10.%d.%d.1", 64 + k / 256, k % 256);
+}
+
+static int run_spoof(struct runner *rn, const struct event *e, char *what, size_t what_len)
+{
+	char src[32], why[200];
+	int k;
+
+	for (k = 0; k < e->count; k++) {
+		spoof_source(src, sizeof(src), k);
+		if (run_packet(rn, src, e, why, sizeof(why))) {
+			snprintf(what, what_len, "forged source %s: %s", src, why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int run_event(struct runner *rn, const struct sequence *s, const struct event *e, char *what,
 		     size_t what_len)
 {
@@ -980,7 +1036,9 @@ static int run_event(struct runner *rn, const struct sequence *s, const struct e
 	fixture_set_clock(&rn->fx, rn->now_ns);
 	switch (e->kind) {
 	case EV_PACKET:
-		return run_packet(rn, s, e, what, what_len);
+		return run_packet(rn, s->pool[e->src], e, what, what_len);
+	case EV_SPOOF:
+		return variant.no_spoof ? 0 : run_spoof(rn, e, what, what_len);
 	case EV_CPU:
 		if (e->cpu < rn->ncpus)
 			pin_thread_to_cpu(e->cpu);
@@ -1031,7 +1089,9 @@ static void run_sequence(const struct sequence *s, const bool *keep, int n, stru
 			o->failed_at = i;
 			break;
 		}
-		o->packets += s->ev[i].kind == EV_PACKET;
+		o->packets += s->ev[i].kind == EV_PACKET  ? 1
+			      : s->ev[i].kind == EV_SPOOF ? (uint64_t)s->ev[i].count
+							  : 0;
 	}
 	runner_close(&rn);
 }
@@ -1041,6 +1101,7 @@ static void run_sequence(const struct sequence *s, const bool *keep, int n, stru
 static const char *const event_names[] = {
 	[EV_PACKET] = "packet",	    [EV_APPLY] = "apply",	[EV_SET] = "set",
 	[EV_RULE_ADD] = "rule add", [EV_RULE_DEL] = "rule del", [EV_CPU] = "cpu",
+	[EV_SPOOF] = "forged",
 };
 
 static void print_event(const struct sequence *s, int i, uint64_t at_ns)
@@ -1061,6 +1122,11 @@ static void print_event(const struct sequence *s, int i, uint64_t at_ns)
 		break;
 	case EV_CPU:
 		printf("cpu %d\n", e->cpu);
+		break;
+	case EV_SPOOF:
+		printf("forged: one %s packet (len %u) from each of %d sources 10.64.0.1, "
+		       "10.64.1.1, ...\n",
+		       e->proto == IPPROTO_TCP ? "tcp" : "udp", e->len, e->count);
 		break;
 	default:
 		snprintf(text, sizeof(text), "%s", e->text);
@@ -1401,15 +1467,25 @@ static bool agrees_with(const struct sequence *s, const bool *keep, int last)
 	return o.failed_at < 0;
 }
 
-enum { CLASS_CACHE, CLASS_KEPT, CLASS_TOUCH, CLASS_ROUNDING, CLASS_WRAP, CLASS_NONE, CLASSES };
+enum {
+	CLASS_CACHE,
+	CLASS_KEPT,
+	CLASS_TOUCH,
+	CLASS_ROUNDING,
+	CLASS_WRAP,
+	CLASS_FORGED,
+	CLASS_NONE,
+	CLASSES
+};
 static const char *const class_names[CLASSES] = {
-	"cache", "debt kept", "debt capped when met", "burst rounding", "id wrap", "unexplained"
+	"cache",   "debt kept",	   "debt capped when met", "burst rounding",
+	"id wrap", "forged flood", "unexplained"
 };
 static unsigned long class_count[CLASSES];
 
 static void diagnose(const struct sequence *s, const bool *keep, int last)
 {
-	bool cache, debt, touch, wrap = false, rounding;
+	bool cache, debt, touch, wrap = false, rounding, forged = false;
 
 	enum model_debt chosen = variant.debt;
 
@@ -1424,6 +1500,11 @@ static void diagnose(const struct sequence *s, const bool *keep, int last)
 	variant.stored_limits = true;
 	rounding = agrees_with(s, keep, last);
 	variant.stored_limits = false;
+	if (s->spoof) {
+		variant.no_spoof = true;
+		forged = agrees_with(s, keep, last);
+		variant.no_spoof = false;
+	}
 	if (s->wrap_ids) {
 		variant.no_wrap = true;
 		wrap = agrees_with(s, keep, last);
@@ -1434,8 +1515,9 @@ static void diagnose(const struct sequence *s, const bool *keep, int last)
 	class_count[CLASS_TOUCH] += touch;
 	class_count[CLASS_ROUNDING] += rounding;
 	class_count[CLASS_WRAP] += wrap;
-	class_count[CLASS_NONE] += !cache && !debt && !touch && !wrap && !rounding;
-	printf("     diagnosis:%s%s%s%s%s%s\n",
+	class_count[CLASS_FORGED] += forged;
+	class_count[CLASS_NONE] += !cache && !debt && !touch && !wrap && !rounding && !forged;
+	printf("     diagnosis:%s%s%s%s%s%s%s\n",
 	       cache ? " agrees with the over-limit cache emptied before every packet (the cache "
 		       "changed the verdict);"
 		     : "",
@@ -1451,7 +1533,8 @@ static void diagnose(const struct sequence *s, const bool *keep, int last)
 	       rounding ? " agrees when byte buckets hold the limit rounded down (a frame the "
 			  "size of the burst is refused);"
 			: "",
-	       !cache && !debt && !touch && !wrap && !rounding
+	       forged ? " agrees without the forged floods (they reset a limited aggregate);" : "",
+	       !cache && !debt && !touch && !wrap && !rounding && !forged
 		       ? " none of the known variants explains it"
 		       : "");
 }
