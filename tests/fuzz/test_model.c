@@ -44,6 +44,7 @@
 #define FRAME_BYTES_MAX 9000
 #define OUT_BYTES	(FRAME_BYTES_MAX + 256)
 #define SPOOF_SOURCES	2500  /* more /24s than the aggregate table of MAX_SOURCES holds */
+#define SPOOF_GAP_NS	10000 /* between forged packets: 25 ms for a flood */
 #define MAX_DETAILED	3     /* failures shrunk and explained; later ones get one line */
 #define WRAP_NEXT_ID	65533 /* rule ids this close to the top of their range */
 
@@ -458,14 +459,20 @@ static void gen_policy_event(struct rng *r, struct event *e, bool focus)
 
 /*
  * Forged floods matter where a /24 is limited as a whole: the default gets
- * a small /24 aggregate that a legitimate source can use up.
+ * a slow /24 aggregate that a legitimate source can use up. The forged
+ * sources fall under a rule of their own whose /24 buckets refill within
+ * a millisecond: a table that never gives away a bucket holding state has
+ * room for them, one that evicts the least recently used loses the
+ * legitimate /24's.
  */
 static void spoof_policy(struct rng *r, struct sequence *s)
 {
 	const char *rest = strchr(s->initial, '\n');
 	char *text = calloc(1, 8 * TEXT_LEN);
 
-	snprintf(text, 8 * TEXT_LEN, "default rate %s aggregate ipv4/24=5/s,burst=%d%s",
+	snprintf(text, 8 * TEXT_LEN,
+		 "default rate %s aggregate ipv4/24=5/m,burst=%d\n"
+		 "rule 10.64.0.0/10 rate 1k/s aggregate /24=1k/s%s",
 		 PICK(r, packet_rates), (int)between(r, 1, 5), rest ? rest : "\n");
 	if (text_valid(text)) {
 		free(s->initial);
@@ -497,7 +504,8 @@ static void sequence_generate(struct sequence *s, uint64_t seed, int index)
 		spoof_policy(&r, s);
 	s->n = (int)between(&r, 100, MAX_EVENTS);
 	s->ev = calloc((size_t)s->n, sizeof(*s->ev));
-	policy_pct = s->wrap_ids ? 4 : 1;
+	/* Forged floods keep their policy: under another, they would fill the table. */
+	policy_pct = s->wrap_ids ? 4 : s->spoof ? 0 : 1;
 	for (i = 0; i < s->n; i++) {
 		struct event *e = &s->ev[i];
 
@@ -1018,6 +1026,10 @@ static int run_spoof(struct runner *rn, const struct event *e, char *what, size_
 	int k;
 
 	for (k = 0; k < e->count; k++) {
+		if (k) {
+			rn->now_ns += SPOOF_GAP_NS;
+			fixture_set_clock(&rn->fx, rn->now_ns);
+		}
 		spoof_source(src, sizeof(src), k);
 		if (run_packet(rn, src, e, why, sizeof(why))) {
 			snprintf(what, what_len, "forged source %s: %s", src, why);
@@ -1124,8 +1136,8 @@ static void print_event(const struct sequence *s, int i, uint64_t at_ns)
 		printf("cpu %d\n", e->cpu);
 		break;
 	case EV_SPOOF:
-		printf("forged: one %s packet (len %u) from each of %d sources 10.64.0.1, "
-		       "10.64.1.1, ...\n",
+		printf("forged: one %s packet (len %u) every 10 us from each of %d sources "
+		       "10.64.0.1, 10.64.1.1, ...\n",
 		       e->proto == IPPROTO_TCP ? "tcp" : "udp", e->len, e->count);
 		break;
 	default:
@@ -1152,6 +1164,8 @@ static void print_sequence(const struct sequence *s, const bool *keep, int upto)
 			continue;
 		at += s->ev[i].gap_ns;
 		print_event(s, i, at);
+		if (s->ev[i].kind == EV_SPOOF)
+			at += (uint64_t)(s->ev[i].count - 1) * SPOOF_GAP_NS;
 	}
 }
 
