@@ -91,8 +91,8 @@ static __always_inline int aggregates_take(struct xdp_md *ctx, const struct pack
 			break;
 		case METER_OVER:
 			/* A bandwidth may take the smallest frame sooner than this one. */
-			*admissible_at = gcra_admissible_at(tat, now, unit_cost_min(a->interval, bytes),
-							    a->limit);
+			*admissible_at = gcra_admissible_at(
+				tat, now, unit_cost_min(a->interval, bytes), a->limit);
 			/* fall through */
 		default:
 			goto refused;

@@ -82,8 +82,10 @@ static __always_inline void hot_give_back(struct sluice_hot *h, const struct tab
 /*
  * Remembers op's over-limit source until the earliest moment it may
  * conform again, if that is still to come: the cache must never refuse
- * what the full decision would pass. The refusals of the source the entry
- * held go to their bucket first, carried by op, which is spent.
+ * what the full decision would pass. op->pending holds refusals of op's
+ * key that found no bucket: the entry keeps them for the bucket to come.
+ * The refusals of the source the entry held go to their bucket first,
+ * carried by op, which is spent.
  */
 static __always_inline void hot_remember(struct sluice_hot *h, const struct packet *pkt,
 					 const struct sluice_policy *p, __u32 index,
@@ -93,8 +95,10 @@ static __always_inline void hot_remember(struct sluice_hot *h, const struct pack
 	struct sluice_key held = h->key;
 	__u64 pending = h->pending;
 
-	if (admissible_at <= op->now)
+	if (admissible_at <= op->now) {
+		hot_give_back(h, op);
 		return;
+	}
 	h->key = op->key;
 	h->src[0] = pkt->addr[0];
 	h->src[1] = pkt->addr[1];
@@ -109,7 +113,7 @@ static __always_inline void hot_remember(struct sluice_hot *h, const struct pack
 	h->generation = cfg->generation;
 	h->admissible_at = admissible_at;
 	h->admissible_jiffy = clock_jiffy_before(admissible_at - op->now, cfg->jiffy_recip);
-	h->pending = 0;
+	h->pending = op->pending;
 	if (pending) {
 		table_op_init(op, cfg, &held);
 		op->pending = pending;
@@ -202,6 +206,7 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 	if (ret == TABLE_MISSING)
 		return meter_new_source(ctx, op, p, h);
 	/* A bandwidth may take the smallest frame sooner than this one. */
+	op->pending = 0; /* in the bucket's count now */
 	if (ret == METER_OVER && h)
 		hot_remember(h, pkt, p, index, cfg,
 			     gcra_admissible_at(op->over_tat, op->now,
@@ -218,8 +223,9 @@ static __always_inline void meter_aggregate_refused(const struct packet *pkt,
 						    struct table_op *op)
 {
 	op->pending = 1 + hot_take_pending(h, &op->key);
-	table_add_dropped(op);
-	if (h && admissible_at)
+	if (table_add_dropped(op))
+		op->pending = 0;
+	if (h)
 		hot_remember(h, pkt, p, index, cfg, admissible_at, op);
 }
 

@@ -38,10 +38,10 @@
 /* Outcomes besides METER_CONFORMS and METER_OVER. */
 enum table_result {
 	TABLE_MISSING = METER_CONTENDED + 1, /* no bucket for the key */
-	TABLE_FULL,			/* every way of both sets still holds state */
-	TABLE_NEW,			/* given an empty way */
-	TABLE_REPLACED,			/* given the way of an idle, refilled bucket */
-	TABLE_EXISTS,			/* another CPU gave the key a way first */
+	TABLE_FULL,			     /* every way of both sets still holds state */
+	TABLE_NEW,			     /* given an empty way */
+	TABLE_REPLACED,			     /* given the way of an idle, refilled bucket */
+	TABLE_EXISTS,			     /* another CPU gave the key a way first */
 };
 
 /* One operation on a key's bucket: where it may live, and what to do. */

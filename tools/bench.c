@@ -200,7 +200,7 @@ static struct figure many_measure(struct many *m, const struct frame *f, __u32 r
 /*
  * N tracked sources: one pass creates a bucket for each, then every packet
  * hits one of them in turn. Either every source stays under its limit
- * (1G/s), or every source is over it (1/s, burst 1).
+ * (16M/s), or every source is over it (1/s, burst 1).
  */
 static int bench_tracked(int drop_fd, const struct frame *f, __u32 n, bool over, struct figure *fig)
 {
@@ -209,7 +209,7 @@ static int bench_tracked(int drop_fd, const struct frame *f, __u32 n, bool over,
 	int err;
 
 	err = over ? many_open(&m, drop_fd, n, 1, 1)
-		   : many_open(&m, drop_fd, n, NSEC_PER_SEC, 1000);
+		   : many_open(&m, drop_fd, n, RATE_METERED_MAX_PER_SEC, 1000);
 	if (err)
 		return err;
 	run_once(bpf_program__fd(m.front->progs.rotate_source), f, n);
@@ -223,7 +223,7 @@ static int bench_tracked(int drop_fd, const struct frame *f, __u32 n, bool over,
 
 /*
  * Every packet from a source never seen before. With room in the table it
- * takes an empty way. In a full table whose buckets have refilled (1G/s),
+ * takes an empty way. In a full table whose buckets have refilled (16M/s),
  * it replaces the one idle longest; in one whose buckets still hold state
  * (1/s, burst 1), it is refused after a look at both of its sets.
  */
@@ -389,7 +389,7 @@ static int run(int drop_fd, const struct frame *f)
 		err = bench_new_source(drop_fd, f, "sluice, new source, table with room", false, 1);
 	if (!err)
 		err = bench_new_source(drop_fd, f, "sluice, new source, full of idle (replaces)",
-				       true, NSEC_PER_SEC);
+				       true, RATE_METERED_MAX_PER_SEC);
 	if (!err)
 		err = bench_new_source(drop_fd, f, "sluice, new source, full of live (refused)",
 				       true, 1);

@@ -55,9 +55,12 @@ struct cidr {
 #define RATE_MAX_PER_SEC 1000000000ULL
 /* Highest byte rate: 1 Tbit/s. */
 #define BYTE_RATE_MAX_PER_SEC 125000000000ULL
-#define BURST_MAX	      1000000000ULL
-#define BURST_BYTES_MAX	      (1ULL << 40)
-#define MAX_SOURCES_MAX	      100000000ULL
+/* Highest rates a limit meters within 0.1% (user/policy.c); new-sources may go higher. */
+#define RATE_METERED_MAX_PER_SEC      16000000ULL
+#define BYTE_RATE_METERED_MAX_PER_SEC 960000000ULL
+#define BURST_MAX		      1000000000ULL
+#define BURST_BYTES_MAX		      (1ULL << 40)
+#define MAX_SOURCES_MAX		      100000000ULL
 
 int parse_rate(const char *s, struct rate *rate, const char **why);
 int parse_burst(const char *s, struct burst *burst, const char **why);

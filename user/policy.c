@@ -14,6 +14,15 @@
 #define FRAME_BYTES_MAX (1ULL << 18)
 /* Default burst of a byte rate: one second of it, but room for 64 kB. */
 #define BYTE_BURST_MIN 65536
+/*
+ * Rounding: a packet's cost rounds up to whole meter units (1/16 ns), so
+ * it costs at most this many thousandths more than exact, and the long-run
+ * rate stays within 0.1% under the configured one, never above: a packet
+ * rate may cost no less than 999 units (at most 16M/s), a byte rate no less
+ * than that for its smallest frame (at most 7680mbit/s).
+ */
+#define ROUNDING_PER_MILLE   1
+#define FRAME_BYTES_ACCURATE 60
 
 void settings_default(struct settings *s)
 {
@@ -67,6 +76,11 @@ static int meter_packets(struct sluice_policy *p, const struct settings *s, cons
 	}
 	if (!burst)
 		burst = per_second(&s->rate) ?: 1;
+	/* T >= 999 units: rounding T up loses at most 0.1% of the rate. */
+	if (period < (1000 / ROUNDING_PER_MILLE - 1) * s->rate.amount) {
+		*why = "rate is too high to meter within 0.1% (at most 16M/s)";
+		return -ERANGE;
+	}
 	/* Round T up: never admit faster than asked. */
 	p->interval = (period + s->rate.amount - 1) / s->rate.amount;
 	if (burst > LIMIT_MAX / p->interval) {
@@ -76,6 +90,22 @@ static int meter_packets(struct sluice_policy *p, const struct settings *s, cons
 	p->limit = burst * p->interval;
 	p->burst = burst;
 	return 0;
+}
+
+/*
+ * Whether the smallest frame's cost, rounded up twice (the per-byte
+ * interval, then the frame's whole units), stays within 0.1% of exact:
+ * (1 + len * (interval - exact)) / (len * exact) <= 1/999 in units of
+ * 2^-SLUICE_BYTE_SHIFT, with exact = period / amount. Larger frames round
+ * less.
+ */
+static bool bytes_accurate(unsigned __int128 period, uint64_t amount, unsigned __int128 interval)
+{
+	unsigned __int128 len = FRAME_BYTES_ACCURATE;
+	unsigned __int128 excess = (1U << SLUICE_BYTE_SHIFT) * (unsigned __int128)amount +
+				   len * (interval * amount - period);
+
+	return excess * (1000 / ROUNDING_PER_MILLE - 1) <= len * period;
 }
 
 static int meter_bytes(struct sluice_policy *p, const struct settings *s, const char **why)
@@ -96,10 +126,15 @@ static int meter_bytes(struct sluice_policy *p, const struct settings *s, const 
 		*why = "byte rate is too low";
 		return -ERANGE;
 	}
+	if (!bytes_accurate(period, s->rate.amount, interval)) {
+		*why = "bandwidth is too high to meter within 0.1% (at most 7680mbit/s, 960MB/s)";
+		return -ERANGE;
+	}
 	bytes_per_second = per_second(&s->rate) / (s->rate.unit == SLUICE_UNIT_BITS ? 8 : 1);
 	if (!burst)
 		burst = bytes_per_second > BYTE_BURST_MIN ? bytes_per_second : BYTE_BURST_MIN;
-	limit = (interval * burst) >> SLUICE_BYTE_SHIFT;
+	/* Rounded up like a packet's cost: a frame of exactly the burst passes. */
+	limit = (interval * burst + (1U << SLUICE_BYTE_SHIFT) - 1) >> SLUICE_BYTE_SHIFT;
 	if (limit > LIMIT_MAX) {
 		*why = "burst is too large for this rate";
 		return -ERANGE;
@@ -193,10 +228,12 @@ static int pressure_build(struct sluice_policy *p, const struct settings *s, con
 			*why = "initial-burst must be in the burst's unit and at most the burst";
 			return -EINVAL;
 		}
+		/* Rounded as the limit is: initial-burst = burst is the whole bucket. */
 		p->initial_offset =
-			p->limit - (p->flags & SLUICE_POL_BYTES
-					    ? (s->initial.value * p->interval) >> SLUICE_BYTE_SHIFT
-					    : s->initial.value * p->interval);
+			p->limit - (p->flags & SLUICE_POL_BYTES ? (s->initial.value * p->interval +
+								   (1U << SLUICE_BYTE_SHIFT) - 1) >>
+									  SLUICE_BYTE_SHIFT
+								: s->initial.value * p->interval);
 	}
 	p->new_sources_amount = s->new_sources.amount;
 	p->new_sources_period_ns = s->new_sources.period_ns;

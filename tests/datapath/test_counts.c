@@ -179,6 +179,35 @@ static void case_passes_over_time(int cpu)
 	fixture_close(&fx);
 }
 
+/*
+ * A source with no bucket yet, refused by its aggregate while a neighbour
+ * spent it: those refusals (the first at the aggregate, the rest from the
+ * cache) reach the bucket it gets once the aggregate refills.
+ */
+static void case_no_bucket_yet(int cpu)
+{
+	struct sluice_key a;
+	struct counts c = {};
+	struct fixture fx;
+	int ok;
+
+	key_v4(&a, "198.51.100.6");
+	if (fixture_open_conf(&fx, "default rate 1k/s burst 100 aggregate /24=1/s,burst=1\n", 64,
+			      T0)) {
+		check(false, "refusals before a bucket", "cannot load");
+		return;
+	}
+	run_n(&fx, "198.51.100.5", 1); /* the neighbour spends the aggregate */
+	run_n(&fx, "198.51.100.6", 6); /* refused: 1 at the aggregate, 5 by the cache */
+	fixture_set_clock(&fx, T0 + NSEC_PER_SEC);
+	run_n(&fx, "198.51.100.6", 1); /* passes, and gets a bucket */
+	ok = !counts_of(&fx, &a, cpu, &c);
+	check(ok && c.passed == 1 && c.dropped == 6 && c.pending == 0 && c.total_dropped == 6,
+	      "refusals before a source has a bucket reach the bucket it gets", COUNTS_FMT,
+	      COUNTS_ARGS(c));
+	fixture_close(&fx);
+}
+
 void suite_counts(void)
 {
 	cpu_set_t old, one;
@@ -197,5 +226,6 @@ void suite_counts(void)
 			     "dry run: would-drops counted the same way per source");
 	case_generation(cpu);
 	case_passes_over_time(cpu);
+	case_no_bucket_yet(cpu);
 	sched_setaffinity(0, sizeof(old), &old);
 }

@@ -159,7 +159,6 @@ static void case_set_keeps_state(void)
 	fixture_close(&fx);
 }
 
-
 /* A small deterministic generator: sequences are the same on every run. */
 static uint64_t lcg_next(uint64_t *state)
 {
@@ -240,8 +239,8 @@ static void run_alone_case(const struct alone_case *c)
 		passed += got;
 	}
 	check(wrong == 0 && passed > 50 && passed < 350, c->name,
-	      "%llu of 400 verdicts differ from exact GCRA (%llu passed)", (unsigned long long)wrong,
-	      (unsigned long long)passed);
+	      "%llu of 400 verdicts differ from exact GCRA (%llu passed)",
+	      (unsigned long long)wrong, (unsigned long long)passed);
 	fixture_close(&fx);
 }
 
@@ -258,8 +257,7 @@ static const struct alone_case alone_cases[] = {
 	{ "byte aggregate alone, dry run: every verdict exact after idle gaps",
 	  "default rate 1M/s burst 1000000 action dry-run aggregate /24=8mbit/s,burst=3000B\n",
 	  true },
-	{ "packet rate alone: every verdict exact after idle gaps",
-	  "default rate 2k/s burst 3\n" },
+	{ "packet rate alone: every verdict exact after idle gaps", "default rate 2k/s burst 3\n" },
 	{ "packet aggregate alone: every verdict exact after idle gaps",
 	  "default rate 1M/s burst 1000000 aggregate /24=2k/s,burst=3\n", true },
 };
@@ -341,10 +339,10 @@ static void run_debt_case(const struct debt_case *c)
 
 /* clang-format off: one case per entry */
 static const struct debt_case debt_cases[] = {
-	{ "set: debt under 1/h capped at the 100/s burst",
-	  "default rate 1/h burst 1\n", "default rate 100/s burst 1\n", true },
-	{ "apply: debt under 1/h capped at the 100/s burst",
-	  "default rate 1/h burst 1\n", "default rate 100/s burst 1\n", false },
+	{ "set: debt under 1/h capped at the 100/s burst", "default rate 1/h burst 1\n",
+	  "default rate 100/s burst 1\n", true },
+	{ "apply: debt under 1/h capped at the 100/s burst", "default rate 1/h burst 1\n",
+	  "default rate 100/s burst 1\n", false },
 	{ "apply, rule: a changed rule starts within its new burst",
 	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/h burst 1\n",
 	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 100/s burst 1\n", false, false,
@@ -358,6 +356,128 @@ static const struct debt_case debt_cases[] = {
 };
 /* clang-format on */
 
+struct accuracy_case {
+	const char *name;
+	const char *conf;
+	uint64_t frame_len; /* 60 to FRAME_MAX */
+	uint64_t gap_ns;    /* offered faster than the rate */
+	uint64_t arrivals;
+};
+
+/*
+ * Long runs at the edges of the accepted range, under the test clock: the
+ * packets passed must be at least 99.9% of rate x time and at most
+ * burst + rate x time.
+ */
+static void run_accuracy_case(const struct accuracy_case *c)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.30" };
+	uint64_t now = 1000 * NSEC_PER_SEC, start = now, i, passed;
+	long double rate, ceiling, floor_;
+	struct sluice_policy p;
+	struct policy_doc doc;
+	struct fixture fx;
+	const char *why;
+	struct frame f;
+
+	spec.payload = c->frame_len - 42;
+	frame_build(&f, &spec);
+	if (doc_from_conf_text(c->conf, &doc) || policy_build(&p, &doc.dflt, NULL, 0, &why) ||
+	    f.len != c->frame_len || fixture_open_conf(&fx, c->conf, 64, now)) {
+		check(false, c->name, "cannot load");
+		return;
+	}
+	/* Packets per second. */
+	rate = (long double)doc.dflt.rate.amount * NSEC_PER_SEC / doc.dflt.rate.period_ns;
+	if (doc.dflt.rate.unit == SLUICE_UNIT_BITS)
+		rate /= 8;
+	if (doc.dflt.rate.unit != SLUICE_UNIT_PACKETS)
+		rate /= (long double)c->frame_len;
+	doc_free(&doc);
+	for (i = 0; i < c->arrivals; i++) {
+		fixture_set_clock(&fx, now);
+		fixture_run(&fx, f.data, f.len, 1);
+		now += c->gap_ns;
+	}
+	passed = fixture_counter(&fx, SLUICE_CNT_PASSED);
+	/* The last arrival was at now - gap. */
+	ceiling = (long double)p.burst / (p.flags & SLUICE_POL_BYTES ? c->frame_len : 1) +
+		  rate * (now - c->gap_ns - start) / NSEC_PER_SEC;
+	floor_ = 0.999L * rate * (now - c->gap_ns - start) / NSEC_PER_SEC;
+	check(passed <= ceiling && passed >= floor_, c->name,
+	      "passed %llu, want %.1Lf to %.1Lf (%.5Lf of rate x time)", (unsigned long long)passed,
+	      floor_, ceiling, passed / (floor_ / 0.999L));
+	fixture_close(&fx);
+}
+
+/* clang-format off: one case per entry */
+static const struct accuracy_case accuracy_cases[] = {
+	{ "16M/s, the fastest packet rate: 99.9% to 100% over 1.5 ms",
+	  "default rate 16M/s burst 2\n", 60, 50, 30000 },
+	{ "16016016/s (T rounds up most): 99.9% to 100% over 1.5 ms",
+	  "default rate 16016016/s burst 2\n", 60, 50, 30000 },
+	{ "15999999/s: 99.9% to 100% over 1.5 ms", "default rate 15999999/s burst 2\n", 60, 50,
+	  30000 },
+	{ "1/h, the slowest packet rate: 99.9% to 100% over 2000 h", "default rate 1/h burst 2\n",
+	  60, 600 * NSEC_PER_SEC, 12000 },
+	{ "7/h: 99.9% to 100% over 2000 h", "default rate 7/h burst 2\n", 60, 300 * NSEC_PER_SEC,
+	  24000 },
+	{ "7680mbit/s, 60-byte frames: 99.9% to 100% over 1.5 ms",
+	  "default rate 7680mbit/s burst 120B\n", 60, 50, 30000 },
+	{ "7679999999bit/s, 61-byte frames: 99.9% to 100% over 1.5 ms",
+	  "default rate 7679999999bit/s burst 122B\n", 61, 50, 30000 },
+	{ "7680mbit/s, 1500-byte frames: 99.9% to 100% over 30 ms",
+	  "default rate 7680mbit/s burst 3000B\n", 1500, 1000, 30000 },
+	{ "480bit/s, the slowest bandwidth, 60-byte frames: 99.9% to 100% over 10^4 s",
+	  "default rate 480bit/s burst 120B\n", 60, 500000000, 20000 },
+	{ "7kB/m, 1000-byte frames: 99.9% to 100% over 10^5 s", "default rate 7kB/m burst 2000B\n",
+	  1000, 5000000000ULL, 20000 },
+};
+/* clang-format on */
+
+/*
+ * A frame of exactly the byte burst fits a full bucket, for rates whose
+ * per-byte interval is inexact too; one byte more never does.
+ */
+static void case_frame_of_burst(void)
+{
+	static const char *const rates[] = { "3mbit/s", "12345kbit/s", "7680mbit/s", "77kB/s",
+					     "480bit/s" };
+	static const unsigned int bursts[] = { 60, 1234, 4000 };
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.40" };
+	struct fixture fx;
+	struct frame f;
+	char conf[128];
+	size_t r, b;
+	int bad = 0, tried = 0, first, refill, over;
+
+	for (r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		for (b = 0; b < sizeof(bursts) / sizeof(bursts[0]); b++) {
+			snprintf(conf, sizeof(conf), "default rate %s burst %uB\n", rates[r],
+				 bursts[b]);
+			if (fixture_open_conf(&fx, conf, 64, 100 * NSEC_PER_SEC)) {
+				bad++;
+				continue;
+			}
+			spec.payload = bursts[b] - 42;
+			frame_build(&f, &spec);
+			first = fixture_run(&fx, f.data, f.len, 1);
+			/* Refilled after a day; one byte more than the burst never fits. */
+			fixture_set_clock(&fx, 100 * NSEC_PER_SEC + 86400 * NSEC_PER_SEC);
+			refill = fixture_run(&fx, f.data, f.len, 1);
+			spec.payload++;
+			frame_build(&f, &spec);
+			fixture_set_clock(&fx, 100 * NSEC_PER_SEC + 2 * 86400 * NSEC_PER_SEC);
+			over = fixture_run(&fx, f.data, f.len, 1);
+			bad += first != XDP_PASS || refill != XDP_PASS || over != XDP_DROP;
+			tried++;
+			fixture_close(&fx);
+		}
+	}
+	check(!bad && tried == 15, "a frame of exactly the byte burst passes, one byte more never",
+	      "%d of %d rate and burst pairs wrong", bad, tried);
+}
+
 void suite_meter(void)
 {
 	size_t i;
@@ -370,4 +490,7 @@ void suite_meter(void)
 		run_alone_case(&alone_cases[i]);
 	for (i = 0; i < sizeof(debt_cases) / sizeof(debt_cases[0]); i++)
 		run_debt_case(&debt_cases[i]);
+	for (i = 0; i < sizeof(accuracy_cases) / sizeof(accuracy_cases[0]); i++)
+		run_accuracy_case(&accuracy_cases[i]);
+	case_frame_of_burst();
 }

@@ -2,7 +2,7 @@
 /*
  * The source table under churn from every CPU at once (production build,
  * real clock): a table of 16 ways, sources whose buckets refill at once
- * (1000M/s) so their ways keep changing hands, and among them one source
+ * (16M/s) so their ways keep changing hands, and among them one source
  * over its own rule's limit whose bucket must stay exact. Afterwards every
  * way must be whole: its tag the key's, in one of the key's two sets.
  */
@@ -120,7 +120,7 @@ static void case_churn(void)
 	char policy[160];
 
 	snprintf(policy, sizeof(policy),
-		 "default rate 1000M/s burst 1 new-sources 1000M/s\n"
+		 "default rate 16M/s burst 1 new-sources 1000M/s\n"
 		 "rule 192.0.2.0/24 rate %d/s burst %d new-sources 1000M/s\n",
 		 HOT_RATE, HOT_BURST);
 	settings_per_second(&s, 1, 1);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "args.h"
+#include "gcra.h"
 #include "harness.h"
 #include "policy.h"
 #include <stdbool.h>
@@ -404,6 +405,90 @@ static void test_policy_build(void)
 	      "mark with ecn", "unexpected result");
 }
 
+/*
+ * Long-run admitted rate over configured, for a frame of len bytes (0: a
+ * packet rate): exact cost over the cost the datapath charges.
+ */
+static long double admitted_share(const struct sluice_policy *p, const struct rate *r, uint64_t len)
+{
+	long double period = (long double)r->period_ns * (1 << SLUICE_TIME_SHIFT);
+
+	if (!len)
+		return period / r->amount / (long double)p->interval;
+	if (r->unit == SLUICE_UNIT_BITS)
+		period *= 8;
+	return period * (long double)len / r->amount /
+	       (long double)gcra_bytes_cost(len, p->interval);
+}
+
+/*
+ * Across the accepted range, rounding keeps the long-run rate within 0.1%
+ * under the configured one and never above (frames of 60 bytes and up for
+ * bandwidths), and a frame of exactly the burst fits the bucket. Rates past
+ * the range are refused.
+ */
+static void test_rounding(void)
+{
+	static const char *const units[] = { "/s", "/m", "/h", "bit/s", "B/s", "kB/m", "bit/h" };
+	uint64_t amount, worst_len = 0, len, bad = 0, tried = 0, burst_bad = 0;
+	long double share, worst = 2;
+	struct sluice_policy p;
+	struct settings s;
+	char text[64], burst[32];
+	const char *why;
+	size_t u;
+	int err;
+
+	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		for (amount = 1; amount < 200000000000ULL; amount = amount * 13 / 7 + 1) {
+			settings_default(&s);
+			snprintf(text, sizeof(text), "%llu%s", (unsigned long long)amount,
+				 units[u]);
+			if (parse_rate(text, &s.rate, &why))
+				continue;
+			if (s.rate.unit != SLUICE_UNIT_PACKETS) {
+				snprintf(burst, sizeof(burst), "%lluB",
+					 (unsigned long long)(60 + amount % 9000));
+				parse_burst(burst, &s.burst, &why);
+			}
+			if (policy_build(&p, &s, NULL, 0, &why))
+				continue;
+			tried++;
+			for (len = s.rate.unit == SLUICE_UNIT_PACKETS ? 0 : 60; len <= 9000;
+			     len += len < 200 ? 1 : 97) {
+				share = admitted_share(&p, &s.rate, len);
+				bad += share < 0.999L || share > 1;
+				if (share < worst) {
+					worst = share;
+					worst_len = len;
+				}
+				if (!len)
+					break;
+			}
+			if (s.rate.unit != SLUICE_UNIT_PACKETS)
+				burst_bad += gcra_bytes_cost(p.burst, p.interval) > p.limit;
+		}
+	}
+	check(tried > 100 && !bad && !burst_bad,
+	      "rounding: every accepted rate admits 99.9% to 100% of its rate; a burst-sized frame fits",
+	      "%llu (rate, frame) pairs out of range in %llu rates, %llu refuse a burst-sized frame; worst %.6Lf at %llu bytes",
+	      (unsigned long long)bad, (unsigned long long)tried, (unsigned long long)burst_bad,
+	      worst, (unsigned long long)worst_len);
+
+	build(&p, "16M/s", "100", &err);
+	check(!err, "16M/s is metered", "err %d", err);
+	build(&p, "17M/s", "100", &err);
+	check(err == -ERANGE, "17M/s is too fast to meter within 0.1%: refused", "err %d", err);
+	build(&p, "999M/s", "100", &err);
+	check(err == -ERANGE, "999M/s: refused", "err %d", err);
+	build(&p, "7680mbit/s", "64kB", &err);
+	check(!err, "7680mbit/s is metered", "err %d", err);
+	build(&p, "7700mbit/s", "64kB", &err);
+	check(err == -ERANGE, "7700mbit/s: refused", "err %d", err);
+	build(&p, "100gbit/s", "64kB", &err);
+	check(err == -ERANGE, "100gbit/s: refused", "err %d", err);
+}
+
 int main(void)
 {
 	test_rates();
@@ -415,6 +500,7 @@ int main(void)
 	test_cidrs();
 	test_ports_and_protos();
 	test_policy_build();
+	test_rounding();
 	suite_output();
 	return harness_finish();
 }
