@@ -1540,12 +1540,12 @@ static void diagnose(const struct sequence *s, const bool *keep, int last)
 	variant.stored_limits = true;
 	rounding = agrees_with(s, keep, last);
 	variant.stored_limits = false;
-	if (s->spoof) {
+	if (s->spoof && !variant.no_spoof) {
 		variant.no_spoof = true;
 		forged = agrees_with(s, keep, last);
 		variant.no_spoof = false;
 	}
-	if (s->wrap_ids) {
+	if (s->wrap_ids && !variant.no_wrap) {
 		variant.no_wrap = true;
 		wrap = agrees_with(s, keep, last);
 		variant.no_wrap = false;
