@@ -1102,9 +1102,10 @@ static void run_sequence(const struct sequence *s, const bool *keep, int n, stru
 			o->failed_at = i;
 			break;
 		}
-		o->packets += s->ev[i].kind == EV_PACKET  ? 1
-			      : s->ev[i].kind == EV_SPOOF ? (uint64_t)s->ev[i].count
-							  : 0;
+		o->packets += s->ev[i].kind == EV_PACKET ? 1
+			      : s->ev[i].kind == EV_SPOOF && !variant.no_spoof
+				      ? (uint64_t)s->ev[i].count
+				      : 0;
 	}
 	runner_close(&rn);
 }
