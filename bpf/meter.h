@@ -205,8 +205,8 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 	ret = table_meter(op);
 	if (ret == TABLE_MISSING)
 		return meter_new_source(ctx, op, p, h);
-	/* A bandwidth may take the smallest frame sooner than this one. */
 	op->pending = 0; /* in the bucket's count now */
+	/* A bandwidth may take the smallest frame sooner than this one. */
 	if (ret == METER_OVER && h)
 		hot_remember(h, pkt, p, index, cfg,
 			     gcra_admissible_at(op->over_tat, op->now,

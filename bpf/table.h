@@ -140,7 +140,12 @@ static __always_inline int way_owned(const struct sluice_set *s, __u32 w, const 
 	       key_same(&s->way[WAY(w)].key, &op->key);
 }
 
-/* The op's pending refusals, plus this packet when over, to the way's count. */
+/*
+ * The op's pending refusals, plus this packet when over, to the way's count.
+ * Not exact if the way changes hands between way_owned() and here (its
+ * source returning just as its idle way is given away): then these land on
+ * the next owner's count, or are overwritten. README "Known limits".
+ */
 static __always_inline void way_count(struct sluice_way *way, __u64 passed, __u64 dropped)
 {
 	if (passed)

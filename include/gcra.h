@@ -16,8 +16,9 @@
  * policy change with a smaller limit (set, apply, a reused rule id), and
  * then the source counts as exactly empty under the new policy, waiting at
  * most one packet's cost. A refused packet stores that cap (gcra_refused),
- * so the wait starts once; otherwise a refusal writes nothing. This is the
- * place to change if debt should ever outlast a policy change.
+ * so the wait starts once; otherwise a refusal writes nothing. The cap is
+ * the place to change if debt should ever reach past the burst (a fleet
+ * sharing debt, issue 14).
  */
 #ifndef SLUICE_GCRA_H
 #define SLUICE_GCRA_H

@@ -68,6 +68,7 @@ struct policy_maps {
 	int rules_v4, rules_v6;
 	int allow_v4, allow_v6, deny_v4, deny_v6;
 	int rule_stats; /* per-slot counters, cleared when a set is rewritten */
+	int admission;	/* per rule id: reset when an id is given to a new rule */
 };
 
 void settings_default(struct settings *s);

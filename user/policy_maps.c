@@ -181,16 +181,72 @@ int policy_load(const struct policy_maps *m, struct policy_doc *doc, bool lists)
 	return err;
 }
 
+/* Rule ids in use: 0 (the default's) and every rule's in both sets of slots. */
+struct ids_used {
+	uint8_t used[1 << 16];
+};
+
+static int ids_in_use(const struct policy_maps *m, struct ids_used *u)
+{
+	struct sluice_policy p;
+	__u32 set, slot;
+	int err;
+
+	memset(u, 0, sizeof(*u));
+	u->used[0] = 1;
+	for (set = 0; set < 2; set++) {
+		for (slot = 1; slot < SLUICE_MAX_POLICIES; slot++) {
+			err = slot_read(m, set, slot, &p);
+			if (err)
+				return err;
+			if (p.family != SLUICE_FAMILY_ANY)
+				u->used[p.id] = 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The next id no rule in either set holds: the set being replaced may still
+ * be in use. At most 2 * 255 are taken, so one is always free. An id comes
+ * back only after 65535 others; what its buckets left then is at most one
+ * burst of debt (include/gcra.h).
+ */
+static uint16_t id_next(uint16_t *next, struct ids_used *u)
+{
+	uint16_t id;
+
+	do {
+		id = (*next)++;
+	} while (u->used[id]);
+	u->used[id] = 1;
+	return id;
+}
+
+/* A rule id given anew starts with full admission and overflow buckets. */
+static int id_reset(const struct policy_maps *m, uint16_t id)
+{
+	struct sluice_admission fresh = { 0 };
+	__u32 key = id;
+
+	return bpf_map_update_elem(m->admission, &key, &fresh, BPF_ANY) ? -errno : 0;
+}
+
 /*
  * A rule keeps its id, and so its buckets, when the live policy has the same
- * rule unchanged; anything else gets the next id (0 stays the default's).
+ * rule unchanged; anything else gets a free id (0 stays the default's).
  */
-static void assign_ids(struct policy_doc *doc, const struct policy_doc *live)
+static int assign_ids(const struct policy_maps *m, struct policy_doc *doc,
+		      const struct policy_doc *live)
 {
-	int i, j;
+	struct ids_used *u = malloc(sizeof(*u));
+	int i, j, err;
 
+	if (!u)
+		return -ENOMEM;
+	err = ids_in_use(m, u);
 	doc->next_id = live->next_id;
-	for (i = 0; i < doc->n_rules; i++) {
+	for (i = 0; !err && i < doc->n_rules; i++) {
 		struct rule *r = &doc->rules[i];
 
 		j = doc_find_rule(live, &r->match);
@@ -198,10 +254,11 @@ static void assign_ids(struct policy_doc *doc, const struct policy_doc *live)
 			r->id = live->rules[j].id;
 			continue;
 		}
-		r->id = doc->next_id++;
-		if (!doc->next_id)
-			doc->next_id = 1;
+		r->id = id_next(&doc->next_id, u);
+		err = id_reset(m, r->id);
 	}
+	free(u);
+	return err;
 }
 
 /* Slot 0 is the default, rule i is slot i + 1; unused slots are zeroed. */
@@ -328,9 +385,10 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 	err = config_load(m, &cfg);
 	if (!err)
 		err = policy_load_rules(m, &cfg, &live);
+	if (!err)
+		err = assign_ids(m, doc, &live);
 	if (err)
 		return err;
-	assign_ids(doc, &live);
 	old_rules = cfg.policy_set;
 	old_lists = cfg.list_set;
 	cfg.policy_set = !old_rules;

@@ -36,7 +36,7 @@ static const struct {
 	{ SLUICE_MAP_STATS, "stats", offsetof(struct state, stats_fd) },
 	{ SLUICE_MAP_RULE_STATS, "rule_stats", offsetof(struct state, maps.rule_stats) },
 	{ SLUICE_MAP_HOT, "hot", offsetof(struct state, hot_fd) },
-	{ SLUICE_MAP_ADMISSION, "admission", offsetof(struct state, admission_fd) },
+	{ SLUICE_MAP_ADMISSION, "admission", offsetof(struct state, maps.admission) },
 	{ SLUICE_MAP_AGGREGATES, "aggregates", offsetof(struct state, aggregates_fd) },
 	{ SLUICE_MAP_CONFIG, "config", offsetof(struct state, maps.config) },
 	{ SLUICE_MAP_GENERATION, ".data.generation", offsetof(struct state, maps.generation) },

@@ -18,7 +18,6 @@ struct state {
 	int stats_fd;
 	int buckets_fd;
 	int hot_fd;
-	int admission_fd;
 	int aggregates_fd;
 	struct policy_maps maps;
 };

@@ -21,6 +21,7 @@
 #include "frames.h"
 #include "harness.h"
 #include "sources.h"
+#include "state.h"
 #include "suites.h"
 
 #define NOW_NS (1000 * NSEC_PER_SEC)
@@ -365,6 +366,87 @@ static void case_rule_ids(void)
 	fixture_close(&fx);
 }
 
+/* Every rule id in either set of policy slots, as a bitmap; -1 when unreadable. */
+static int ids_live(struct fixture *fx, uint8_t *used)
+{
+	struct sluice_policy p;
+	__u32 i;
+
+	memset(used, 0, 1 << 16);
+	for (i = 0; i < 2 * SLUICE_MAX_POLICIES; i++) {
+		if (bpf_map_lookup_elem(fx->st.maps.policies, &i, &p))
+			return -1;
+		if (i % SLUICE_MAX_POLICIES && p.family != SLUICE_FAMILY_ANY)
+			used[p.id] = 1;
+	}
+	return 0;
+}
+
+/*
+ * Rule ids across the 16-bit wrap: next_policy_id is driven to 65530 and
+ * one rule is changed 20 times beside two rules that never change (ids 1
+ * and 2). No new id may be 0 or equal an id either set still holds, and
+ * each new id starts with fresh admission and overflow buckets.
+ */
+static void case_rule_id_wrap(void)
+{
+	const struct sluice_admission stale = { ~0ULL >> 2, ~0ULL >> 2 };
+	struct sluice_admission adm;
+	struct sluice_config cfg;
+	struct policy_doc doc;
+	struct fixture fx;
+	uint8_t *before = malloc(1 << 16);
+	int round, i, collisions = 0, stale_left = 0, wrapped = 0, err;
+	uint16_t id;
+	__u32 key;
+
+	if (!before || fixture_open_conf(&fx,
+					 "default rate 100/s\n"
+					 "rule 10.1.0.0/16 rate 10/s\n"
+					 "rule 10.2.0.0/16 rate 20/s\n"
+					 "rule 10.3.0.0/16 rate 1/s\n",
+					 64, 10 * NSEC_PER_SEC)) {
+		check(false, "rule ids across the wrap", "cannot load");
+		free(before);
+		return;
+	}
+	err = config_read(fx.st.maps.config, &cfg);
+	cfg.next_policy_id = 65530;
+	err = err ?: config_write(fx.st.maps.config, fx.st.maps.generation, &cfg);
+	/* Every id's admission state looks used: a reused id must be reset. */
+	for (key = 0; !err && key < 65536; key++)
+		err = bpf_map_update_elem(fx.st.maps.admission, &key, &stale, BPF_ANY);
+	for (round = 0; !err && round < 20; round++) {
+		err = ids_live(&fx, before) ?: policy_load(&fx.st.maps, &doc, true);
+		if (err)
+			break;
+		for (i = 0; i < doc.n_rules; i++)
+			if (doc.rules[i].match.cidr.addr[0] == htonl(0x0a030000))
+				doc.rules[i].settings.rate.amount = 2 + (uint64_t)round;
+		err = fixture_store(&fx, &doc);
+		doc_free(&doc);
+		err = err ?: policy_load(&fx.st.maps, &doc, false);
+		for (i = 0; !err && i < doc.n_rules; i++) {
+			id = doc.rules[i].id;
+			if (doc.rules[i].match.cidr.addr[0] != htonl(0x0a030000))
+				continue;
+			collisions += !id || before[id];
+			wrapped += id < 100;
+			key = id;
+			if (bpf_map_lookup_elem(fx.st.maps.admission, &key, &adm) ||
+			    adm.admit_tat || adm.overflow_tat)
+				stale_left++;
+		}
+		doc_free(&doc);
+	}
+	check(!err && !collisions && !stale_left && wrapped > 0,
+	      "rule ids across the wrap: never 0, never one either set holds, admission reset",
+	      "err %d, %d collisions, %d with stale admission, %d after the wrap", err, collisions,
+	      stale_left, wrapped);
+	fixture_close(&fx);
+	free(before);
+}
+
 void suite_policy(void)
 {
 	case_lists();
@@ -375,4 +457,5 @@ void suite_policy(void)
 	case_byte_rate();
 	case_mark();
 	case_rule_ids();
+	case_rule_id_wrap();
 }
