@@ -852,8 +852,13 @@ static int runner_open(struct runner *rn, struct fixture *fx, const struct seque
 	model_init(&rn->m, variant.debt);
 	pin_thread_to_cpu(0);
 	fixture_set_clock(&rn->fx, rn->now_ns);
-	/* No rule of the last sequence may keep its id into this one. */
+	/*
+	 * No rule of the last sequence may keep its id into this one, nor sway
+	 * which ids this one gets: both sets of slots are emptied of rules.
+	 */
 	err = parse_doc("default rate 10/s\n", &doc);
+	if (!err)
+		err = policy_store(&rn->fx.st.maps, &doc, true);
 	if (!err)
 		err = policy_store(&rn->fx.st.maps, &doc, true);
 	doc_free(&doc);
