@@ -208,6 +208,43 @@ static void case_no_bucket_yet(int cpu)
 	fixture_close(&fx);
 }
 
+/*
+ * A source whose idle bucket went to another source while the cache still
+ * held its refusals: they reach the bucket it gets when it comes back. A
+ * table of 16 ways; 40 other sources take them all, the source's included.
+ */
+static void case_bucket_given_away(int cpu)
+{
+	struct sluice_key a;
+	struct counts c = {};
+	struct fixture fx;
+	struct settings s;
+	char src[32];
+	int i, ok;
+
+	settings_per_second(&s, 1, 1);
+	key_v4(&a, "198.51.100.7");
+	if (fixture_open_test_clock(&fx, &s, 8)) {
+		check(false, "refusals of a bucket given away", "cannot load");
+		return;
+	}
+	fixture_set_clock(&fx, T0);
+	run_n(&fx, "198.51.100.7", 7); /* 1 passes, 1 to the bucket, 5 cached */
+	fixture_set_clock(&fx, T0 + 2 * NSEC_PER_SEC);
+	for (i = 0; i < 40; i++) {
+		snprintf(src, sizeof(src), "10.30.0.%d", i + 1);
+		run_n(&fx, src, 1);
+	}
+	ok = !fixture_has_bucket(&fx, &a);
+	fixture_set_clock(&fx, T0 + 4 * NSEC_PER_SEC);
+	run_n(&fx, "198.51.100.7", 1); /* passes into a new bucket */
+	ok = ok && !counts_of(&fx, &a, cpu, &c);
+	check(ok && c.passed == 1 && c.dropped == 5 && c.pending == 0,
+	      "refusals cached for a bucket given away reach the source's next bucket", COUNTS_FMT,
+	      COUNTS_ARGS(c));
+	fixture_close(&fx);
+}
+
 void suite_counts(void)
 {
 	cpu_set_t old, one;
@@ -227,5 +264,6 @@ void suite_counts(void)
 	case_generation(cpu);
 	case_passes_over_time(cpu);
 	case_no_bucket_yet(cpu);
+	case_bucket_given_away(cpu);
 	sched_setaffinity(0, sizeof(old), &old);
 }
