@@ -35,7 +35,7 @@ SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
 TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
-	      $(OUTPUT)/fuzz-datapath $(OUTPUT)/fuzz-parse
+	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath $(OUTPUT)/fuzz-parse
 
 .DELETE_ON_ERROR:
 # Objects and skeletons are intermediates make would otherwise delete.
@@ -124,6 +124,11 @@ $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_me
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/fuzz-datapath: $(OUTPUT)/tests/fuzz_datapath.o $(OUTPUT)/tests/reference.o \
+		$(TEST_LIB) $(LIB_OBJS)
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# The datapath against the reference model (tests/fuzz/model.c), on random sequences.
+$(OUTPUT)/test-model: $(OUTPUT)/tests/test_model.o $(OUTPUT)/tests/model.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 

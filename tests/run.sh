@@ -9,6 +9,7 @@ SUITES=(
 	build/test-unit
 	build/test-conf
 	build/test-datapath
+	build/test-model
 	tests/e2e/test_cli.sh
 	tests/e2e/test_flood.sh
 	tests/e2e/test_policy.sh

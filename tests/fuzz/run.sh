@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Both fuzz targets for SECONDS each (default 30); one closing line.
+# The fuzz targets and the model test for SECONDS each (default 30); one closing line.
 set -u
 cd "$(dirname "$0")/../.."
 seconds=${1:-${FUZZ_SECONDS:-30}}
@@ -9,14 +9,21 @@ trap 'rm -rf "$corpus"' EXIT
 
 passed=0
 failed=0
+add_counts() {
+	if [[ $(tail -n 1 <<<"$1") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		passed=$((passed + BASH_REMATCH[1]))
+		failed=$((failed + BASH_REMATCH[2]))
+	else
+		failed=$((failed + 1))
+	fi
+}
 out=$(build/fuzz-datapath "$seconds" 2>&1)
 echo "$out"
-if [[ $(tail -n 1 <<<"$out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-	passed=${BASH_REMATCH[1]}
-	failed=${BASH_REMATCH[2]}
-else
-	failed=1
-fi
+add_counts "$out"
+# The datapath against the reference model, on as many sequences as fit.
+out=$(build/test-model --seconds "$seconds" 2>&1)
+echo "$out"
+add_counts "$out"
 
 build/fuzz-datapath --seeds "$corpus" >/dev/null
 log=$(cd "$corpus" && "$OLDPWD/build/fuzz-parse" -max_total_time="$seconds" -print_final_stats=1 \

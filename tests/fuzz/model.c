@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The reference model (model.h): token buckets as levels, from the definitions. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+
+enum bucket_kind {
+	BUCKET_SOURCE,
+	BUCKET_AGGREGATE,
+	BUCKET_ADMISSION,
+	BUCKET_OVERFLOW,
+};
+
+/*
+ * A token bucket: level tokens (meter time units) at time `last`, with
+ * capacity `limit`. The level may be below zero only when a policy change
+ * kept a debt larger than the new burst (MODEL_DEBT_KEPT).
+ */
+struct model_bucket {
+	uint8_t kind, family, prefix_len;
+	unsigned int instance;
+	uint32_t addr[4];
+	__int128 level;
+	uint64_t last, limit;
+};
+
+static const char *const verdict_names[] = {
+	[MV_PASS] = "pass",   [MV_DROP] = "drop", [MV_WOULD] = "would-drop", [MV_MARK] = "mark",
+	[MV_ALLOW] = "allow", [MV_DENY] = "deny", [MV_ERROR] = "error",
+};
+
+const char *model_verdict_name(enum model_verdict v)
+{
+	return v <= MV_ERROR ? verdict_names[v] : "?";
+}
+
+void model_init(struct model *m, enum model_debt debt)
+{
+	memset(m, 0, sizeof(*m));
+	m->debt = debt;
+}
+
+void model_free(struct model *m)
+{
+	free(m->allow);
+	free(m->deny);
+	free(m->buckets);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Word i of a prefix mask of `bits` bits, network byte order. */
+static uint32_t mask_word(int bits, int i)
+{
+	bits -= 32 * i;
+	if (bits <= 0)
+		return 0;
+	if (bits >= 32)
+		return 0xffffffffU;
+	return htonl(0xffffffffU << (32 - bits));
+}
+
+static void mask_addr(uint32_t *out, const uint32_t *addr, int family, int bits)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		out[i] = family == 4 && i ? 0 : addr[i] & mask_word(bits, i);
+}
+
+static bool prefix_holds(const uint32_t *net, int len, int family, const uint32_t *addr,
+			 int addr_family)
+{
+	int i;
+
+	if (family != addr_family)
+		return false;
+	for (i = 0; i < 4; i++)
+		if ((addr[i] & mask_word(len, i)) != (net[i] & mask_word(len, i)))
+			return false;
+	return true;
+}
+
+uint64_t model_cost(const struct model_limiter *l, uint32_t len)
+{
+	unsigned __int128 c;
+
+	if (!l->bytes)
+		return l->interval;
+	/* Whole frame in bytes, rounded up: never charge less than the frame. */
+	c = (unsigned __int128)len * l->interval;
+	return (uint64_t)((c + (1U << SLUICE_BYTE_SHIFT) - 1) >> SLUICE_BYTE_SHIFT);
+}
+
+/*
+ * Refills b to now, then moves it under a capacity of `limit` keeping its
+ * TAT; touch: a packet meets it (where MODEL_DEBT_CAP_AT_TOUCH caps debt).
+ */
+static void bucket_refresh(struct model *m, struct model_bucket *b, uint64_t limit, uint64_t now,
+			   bool touch)
+{
+	__int128 ahead;
+
+	if (now > b->last) {
+		b->level += now - b->last;
+		if (b->level > (__int128)b->limit)
+			b->level = b->limit;
+		b->last = now;
+	}
+	if (limit != b->limit) {
+		/* Full again `ahead` from now, under either capacity. */
+		ahead = (__int128)b->limit - b->level;
+		b->level = (__int128)limit - ahead;
+		b->limit = limit;
+		if (m->debt == MODEL_DEBT_CAP_AT_CHANGE && b->level < 0)
+			b->level = 0;
+	}
+	if (touch && m->debt == MODEL_DEBT_CAP_AT_TOUCH && b->level < 0)
+		b->level = 0;
+}
+
+static struct model_bucket *bucket_find(struct model *m, int kind, unsigned int instance,
+					int family, int prefix_len, const uint32_t *addr)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_buckets; i++) {
+		struct model_bucket *b = &m->buckets[i];
+
+		if (b->kind == kind && b->instance == instance && b->family == family &&
+		    b->prefix_len == prefix_len && !memcmp(b->addr, addr, sizeof(b->addr)))
+			return b;
+	}
+	return NULL;
+}
+
+/* Room for a packet's new buckets, so pointers stay valid while it is metered. */
+static int bucket_reserve(struct model *m, size_t more)
+{
+	struct model_bucket *grown;
+	size_t cap;
+
+	if (m->n_buckets + more <= m->cap_buckets)
+		return 0;
+	cap = m->cap_buckets ? 2 * m->cap_buckets : 256;
+	grown = realloc(m->buckets, cap * sizeof(*grown));
+	if (!grown)
+		return -1;
+	m->buckets = grown;
+	m->cap_buckets = cap;
+	return 0;
+}
+
+/* The bucket, refreshed to now under limit; created holding `initial` if new. */
+static struct model_bucket *bucket_get(struct model *m, int kind, unsigned int instance, int family,
+				       int prefix_len, const uint32_t *addr, uint64_t limit,
+				       uint64_t initial, uint64_t now)
+{
+	struct model_bucket *b = bucket_find(m, kind, instance, family, prefix_len, addr);
+
+	if (b) {
+		bucket_refresh(m, b, limit, now, true);
+		return b;
+	}
+	b = &m->buckets[m->n_buckets++];
+	memset(b, 0, sizeof(*b));
+	b->kind = (uint8_t)kind;
+	b->instance = instance;
+	b->family = (uint8_t)family;
+	b->prefix_len = (uint8_t)prefix_len;
+	memcpy(b->addr, addr, sizeof(b->addr));
+	b->level = initial;
+	b->limit = limit;
+	b->last = now;
+	return b;
+}
+
+static const struct model_rule *rule_of_instance(const struct model *m, unsigned int instance)
+{
+	int i;
+
+	for (i = 0; i < m->n_rules; i++)
+		if (m->rules[i].instance == instance)
+			return &m->rules[i];
+	return NULL;
+}
+
+/* The capacity bucket b has under rule r, or 0 when r no longer meters it. */
+static uint64_t bucket_limit_under(const struct model_bucket *b, const struct model_rule *r)
+{
+	int i;
+
+	switch (b->kind) {
+	case BUCKET_SOURCE:
+		return r->own.limit;
+	case BUCKET_ADMISSION:
+		return r->admit.limit;
+	case BUCKET_OVERFLOW:
+		return r->overflow.limit;
+	}
+	for (i = 0; i < r->n_aggregates; i++)
+		if (r->agg[i].family == b->family && r->agg[i].prefix_len == b->prefix_len)
+			return r->agg[i].lim.limit;
+	return 0;
+}
+
+static int cidrs_copy(struct model_cidr **out, size_t *n_out, const struct model_cidr *in, size_t n)
+{
+	free(*out);
+	*out = NULL;
+	*n_out = 0;
+	if (!n)
+		return 0;
+	*out = malloc(n * sizeof(*in));
+	if (!*out)
+		return -1;
+	memcpy(*out, in, n * sizeof(*in));
+	*n_out = n;
+	return 0;
+}
+
+int model_set_policy(struct model *m, const struct model_rule *rules, int n,
+		     const struct model_cidr *allow, size_t n_allow, const struct model_cidr *deny,
+		     size_t n_deny, uint64_t now)
+{
+	const struct model_rule *r;
+	size_t i, kept = 0;
+	uint64_t limit;
+
+	if (n < 1 || n > SLUICE_MAX_POLICIES)
+		return -1;
+	memcpy(m->rules, rules, (size_t)n * sizeof(*rules));
+	m->n_rules = n;
+	/* A kept bucket keeps its TAT under its instance's new parameters. */
+	for (i = 0; i < m->n_buckets; i++) {
+		struct model_bucket *b = &m->buckets[i];
+
+		r = rule_of_instance(m, b->instance);
+		if (!r)
+			continue;
+		limit = bucket_limit_under(b, r);
+		bucket_refresh(m, b, limit ? limit : b->limit, now, false);
+		m->buckets[kept++] = *b;
+	}
+	m->n_buckets = kept;
+	if (cidrs_copy(&m->allow, &m->n_allow, allow, n_allow) ||
+	    cidrs_copy(&m->deny, &m->n_deny, deny, n_deny))
+		return -1;
+	return 0;
+}
+
+static bool list_holds(const struct model_cidr *l, size_t n, const struct model_packet *pkt)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (prefix_holds(l[i].addr, l[i].len, l[i].family, pkt->addr, pkt->family))
+			return true;
+	return false;
+}
+
+static int l4_specificity(const struct model_rule *r)
+{
+	return (r->syn ? 4 : 0) + (r->dport_hi ? 2 : 0) + (r->proto ? 1 : 0);
+}
+
+static bool rule_takes(const struct model_rule *r, const struct model_packet *pkt)
+{
+	if (!prefix_holds(r->cidr, r->cidr_len, r->family, pkt->addr, pkt->family))
+		return false;
+	if (r->proto && r->proto != pkt->proto)
+		return false;
+	if (r->dport_hi && (pkt->dport < r->dport_lo || pkt->dport > r->dport_hi))
+		return false;
+	return !r->syn || pkt->syn;
+}
+
+/* The longest CIDR holding the source, then the narrowest class, then the first. */
+static const struct model_rule *classify(const struct model *m, const struct model_packet *pkt)
+{
+	const struct model_rule *best = &m->rules[0], *r;
+	bool found = false;
+	int i;
+
+	for (i = 1; i < m->n_rules; i++) {
+		r = &m->rules[i];
+		if (!rule_takes(r, pkt))
+			continue;
+		if (!found || r->cidr_len > best->cidr_len ||
+		    (r->cidr_len == best->cidr_len && l4_specificity(r) > l4_specificity(best))) {
+			best = r;
+			found = true;
+		}
+	}
+	return best;
+}
+
+/* Takes cost from a bucket if it holds that much; a refused packet takes nothing. */
+static bool bucket_has(const struct model_bucket *b, uint64_t cost)
+{
+	return b->level >= (__int128)cost;
+}
+
+/* Does the packet fit all of its buckets? If so, it is taken from all of them. */
+static bool meter(struct model *m, const struct model_rule *r, const struct model_packet *pkt,
+		  uint64_t now)
+{
+	struct model_bucket *agg[SLUICE_MAX_AGGREGATES], *b;
+	uint64_t agg_cost[SLUICE_MAX_AGGREGATES], cost;
+	int prefix = pkt->family == 4 ? r->ipv4_prefix : r->ipv6_prefix;
+	uint32_t key[4], zero[4] = { 0 };
+	int i, n = 0;
+
+	if (bucket_reserve(m, SLUICE_MAX_AGGREGATES + 3))
+		return false;
+	for (i = 0; i < r->n_aggregates; i++) {
+		const struct model_aggregate *a = &r->agg[i];
+
+		if (a->family != pkt->family)
+			continue;
+		mask_addr(key, pkt->addr, a->family, a->prefix_len);
+		b = bucket_get(m, BUCKET_AGGREGATE, r->instance, a->family, a->prefix_len, key,
+			       a->lim.limit, a->lim.limit, now);
+		agg_cost[n] = model_cost(&a->lim, pkt->len);
+		agg[n++] = b;
+	}
+	for (i = 0; i < n; i++)
+		if (!bucket_has(agg[i], agg_cost[i]))
+			return false;
+
+	mask_addr(key, pkt->addr, pkt->family, prefix);
+	b = bucket_find(m, BUCKET_SOURCE, r->instance, pkt->family, prefix, key);
+	cost = model_cost(&r->own, pkt->len);
+	if (b) {
+		bucket_refresh(m, b, r->own.limit, now, true);
+	} else {
+		/* New: a bucket holding `initial` within the admission budget, else overflow. */
+		struct model_bucket *adm = bucket_get(m, BUCKET_ADMISSION, r->instance, 0, 0, zero,
+						      r->admit.limit, r->admit.limit, now);
+
+		if (bucket_has(adm, r->admit.interval)) {
+			adm->level -= r->admit.interval;
+			b = bucket_get(m, BUCKET_SOURCE, r->instance, pkt->family, prefix, key,
+				       r->own.limit, r->initial, now);
+		} else {
+			b = bucket_get(m, BUCKET_OVERFLOW, r->instance, 0, 0, zero,
+				       r->overflow.limit, r->overflow.limit, now);
+			cost = model_cost(&r->overflow, pkt->len);
+		}
+	}
+	if (!bucket_has(b, cost))
+		return false;
+	b->level -= cost;
+	for (i = 0; i < n; i++)
+		agg[i]->level -= agg_cost[i];
+	return true;
+}
+
+/* Over the limit: the rule's action. */
+static enum model_verdict over(const struct model_rule *r, const struct model_packet *pkt,
+			       uint8_t *tos_out)
+{
+	uint8_t tos = pkt->tos;
+
+	if (r->action == SLUICE_ACTION_DRY_RUN)
+		return MV_WOULD;
+	if (r->action != SLUICE_ACTION_MARK)
+		return MV_DROP;
+	if (r->mark_ecn) {
+		/* Congestion Experienced needs an ECN-capable packet; else a router drops. */
+		if (!(tos & 0x03))
+			return MV_DROP;
+		tos |= 0x03;
+	}
+	if (r->mark_dscp)
+		tos = (uint8_t)(r->dscp << 2 | (tos & 0x03));
+	*tos_out = tos;
+	return MV_MARK;
+}
+
+enum model_verdict model_packet(struct model *m, const struct model_packet *pkt, uint64_t now,
+				uint8_t *tos_out)
+{
+	const struct model_rule *r;
+
+	*tos_out = pkt->tos;
+	if (list_holds(m->deny, m->n_deny, pkt))
+		return MV_DENY;
+	if (list_holds(m->allow, m->n_allow, pkt))
+		return MV_ALLOW;
+	r = classify(m, pkt);
+	if (meter(m, r, pkt, now))
+		return MV_PASS;
+	return over(r, pkt, tos_out);
+}
+
+/*
+ * A byte bucket holds exactly what a frame of `burst` bytes costs, so such a
+ * frame passes a full bucket: the capacity is the burst in bytes, costed
+ * like a frame (rounded up), not the limit rounded down.
+ */
+static uint64_t capacity(const struct model_limiter *l, uint64_t burst)
+{
+	return l->bytes ? model_cost(l, (uint32_t)burst) : burst * l->interval;
+}
+
+void model_rule_from_policy(struct model_rule *r, const struct sluice_policy *p, bool is_default,
+			    unsigned int instance, bool stored_limits)
+{
+	bool bytes = p->flags & SLUICE_POL_BYTES;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	r->instance = instance;
+	r->is_default = is_default;
+	if (!is_default) {
+		r->family = p->family;
+		r->cidr_len = p->cidr_len;
+		memcpy(r->cidr, p->cidr, sizeof(r->cidr));
+		r->proto = p->proto;
+		r->dport_lo = p->dport_lo;
+		r->dport_hi = p->dport_hi;
+		r->syn = p->flags & SLUICE_POL_MATCH_SYN;
+	}
+	r->ipv4_prefix = p->ipv4_prefix;
+	r->ipv6_prefix = p->ipv6_prefix;
+	r->own = (struct model_limiter){ p->interval, 0, bytes };
+	r->own.limit = stored_limits ? p->limit : capacity(&r->own, p->burst);
+	r->admit = (struct model_limiter){ p->admit_interval, p->admit_limit, false };
+	/* The overflow bucket's burst is derived and not kept: its limit as computed. */
+	r->overflow = (struct model_limiter){ p->overflow_interval, p->overflow_limit, bytes };
+	r->initial = p->initial_burst ? capacity(&r->own, p->initial_burst) : r->own.limit;
+	if (stored_limits)
+		r->initial = p->limit - p->initial_offset;
+	r->n_aggregates = p->n_aggregates;
+	for (i = 0; i < p->n_aggregates && i < SLUICE_MAX_AGGREGATES; i++) {
+		const struct sluice_aggregate *a = &p->aggregates[i];
+
+		r->agg[i].family = a->family;
+		r->agg[i].prefix_len = a->prefix_len;
+		r->agg[i].lim = (struct model_limiter){ a->interval, 0,
+							a->rate_unit != SLUICE_UNIT_PACKETS };
+		r->agg[i].lim.limit = stored_limits ? a->limit : capacity(&r->agg[i].lim, a->burst);
+	}
+	r->action = p->action;
+	r->dscp = p->dscp;
+	r->mark_dscp = p->flags & SLUICE_POL_MARK_DSCP;
+	r->mark_ecn = p->flags & SLUICE_POL_MARK_ECN;
+}

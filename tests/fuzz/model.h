@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A reference model of the datapath's verdicts, written from the
+ * definitions rather than from bpf/: plain token buckets holding a level in
+ * meter time units, refilled one unit per unit of time up to their
+ * capacity, from which a packet takes its cost only when all of its
+ * buckets have that much. No per-CPU cache, no table, no compare-and-swap:
+ * whatever the datapath does to go fast must not change what it decides.
+ *
+ * The model takes each limiter's quantised parameters (interval, limit) as
+ * the user library computed them; which buckets a policy change keeps is
+ * the model's own bookkeeping (instances), never the datapath's rule ids.
+ */
+#ifndef SLUICE_TEST_MODEL_H
+#define SLUICE_TEST_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "sluice.h"
+
+/* One bucket's parameters: capacity `limit`, a packet costs `interval` (or per byte). */
+struct model_limiter {
+	uint64_t interval;
+	uint64_t limit;
+	bool bytes; /* cost is ceil(frame bytes * interval / 2^SLUICE_BYTE_SHIFT) */
+};
+
+struct model_aggregate {
+	uint8_t family;
+	uint8_t prefix_len;
+	struct model_limiter lim;
+};
+
+/* The default (is_default) or a rule, as the model meters it. */
+struct model_rule {
+	unsigned int instance; /* same instance: same buckets; the model's, not the datapath's id */
+	bool is_default;
+	/* Match */
+	uint8_t family, cidr_len, proto;
+	uint32_t cidr[4]; /* network byte order */
+	uint16_t dport_lo, dport_hi;
+	bool syn;
+	/* Buckets */
+	uint8_t ipv4_prefix, ipv6_prefix;
+	struct model_limiter own, admit, overflow;
+	uint64_t initial; /* a new source's level, in meter time units */
+	int n_aggregates;
+	struct model_aggregate agg[SLUICE_MAX_AGGREGATES];
+	/* Over the limit */
+	uint8_t action, dscp;
+	bool mark_dscp, mark_ecn;
+};
+
+struct model_cidr {
+	uint8_t family, len;
+	uint32_t addr[4];
+};
+
+struct model_packet {
+	uint8_t family; /* 4 or 6 */
+	uint32_t addr[4];
+	uint8_t proto; /* IPPROTO_UDP or IPPROTO_TCP */
+	uint16_t dport;
+	bool syn;
+	uint8_t tos;  /* IPv4 TOS or IPv6 traffic class */
+	uint32_t len; /* whole frame, every buffer */
+};
+
+enum model_verdict {
+	MV_PASS,  /* within its limits */
+	MV_DROP,  /* over, action drop (or ECN mark of a Not-ECT packet) */
+	MV_WOULD, /* over, dry run: passed and counted */
+	MV_MARK,  /* over, marked and passed */
+	MV_ALLOW, /* on the allow list */
+	MV_DENY,  /* on the deny list */
+	MV_ERROR, /* the datapath answered something else */
+};
+
+const char *model_verdict_name(enum model_verdict v);
+
+/* How a policy change treats the debt of a bucket it keeps. */
+enum model_debt {
+	/* Capped at the new burst when the change is made (then refills). */
+	MODEL_DEBT_CAP_AT_CHANGE,
+	/* Capped at the new burst when a packet next meets the bucket (then refills). */
+	MODEL_DEBT_CAP_AT_TOUCH,
+	/* Kept whole: the TAT as it was, whatever the new burst (today's code). */
+	MODEL_DEBT_KEPT,
+};
+
+struct model_bucket;
+
+struct model {
+	struct model_rule rules[SLUICE_MAX_POLICIES]; /* [0] is the default */
+	int n_rules;				      /* including the default */
+	struct model_cidr *allow, *deny;
+	size_t n_allow, n_deny;
+	struct model_bucket *buckets;
+	size_t n_buckets, cap_buckets;
+	enum model_debt debt;
+};
+
+void model_init(struct model *m, enum model_debt debt);
+void model_free(struct model *m);
+/*
+ * Makes rules (rules[0] the default) and lists the live policy at meter
+ * time now. Buckets of instances still present are kept, under the new
+ * parameters; the others are forgotten.
+ */
+int model_set_policy(struct model *m, const struct model_rule *rules, int n,
+		     const struct model_cidr *allow, size_t n_allow, const struct model_cidr *deny,
+		     size_t n_deny, uint64_t now);
+/* The verdict for one packet at meter time now; *tos_out is the marked class (MV_MARK). */
+enum model_verdict model_packet(struct model *m, const struct model_packet *pkt, uint64_t now,
+				uint8_t *tos_out);
+/* A limiter's cost for a frame of len bytes. */
+uint64_t model_cost(const struct model_limiter *l, uint32_t len);
+/*
+ * Fills a model rule from a datapath policy slot's parameters. A byte
+ * bucket holds what a frame of its burst costs; stored_limits: the limit
+ * as the user library rounded it instead (to tell rounding apart).
+ */
+void model_rule_from_policy(struct model_rule *r, const struct sluice_policy *p, bool is_default,
+			    unsigned int instance, bool stored_limits);
+
+#endif /* SLUICE_TEST_MODEL_H */
