@@ -125,7 +125,7 @@ static struct sluice *limiter_open(uint64_t rate, uint64_t burst, __u32 table)
 		return NULL;
 	}
 	state_from_object(skel->obj, &st);
-	if (policy_create(&st.maps, st.buckets_fd, st.aggregates_fd, table, &doc)) {
+	if (policy_create(&st.maps, table, &doc)) {
 		sluice__destroy(skel);
 		return NULL;
 	}

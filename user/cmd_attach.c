@@ -172,7 +172,7 @@ static int attach_load(struct sluice **skel, struct attach_opts *o)
 	if (err)
 		return err;
 	state_from_object((*skel)->obj, &st);
-	return policy_create(&st.maps, st.buckets_fd, st.aggregates_fd, o->max_sources, &o->doc);
+	return policy_create(&st.maps, o->max_sources, &o->doc);
 }
 
 static void attach_report(const struct attach_opts *o)

@@ -107,13 +107,13 @@ static int sources_cached(const char *ifname, const struct state *st, uint64_t *
 	uint64_t now;
 	int err = 0;
 
-	if (bpf_obj_get_info_by_fd(st->buckets_fd, &info, &len))
+	if (bpf_obj_get_info_by_fd(st->maps.buckets, &info, &len))
 		return -errno;
 	pthread_mutex_lock(&walk_lock);
 	c = walk_entry(ifname);
 	now = monotonic_ns();
 	if (c->map_id != info.id || !c->taken_ns || now - c->taken_ns >= EXPORTER_WALK_REUSE_NS) {
-		err = sources_count(st->buckets_fd, &c->sources);
+		err = sources_count(st->maps.buckets, &c->sources);
 		c->map_id = info.id;
 		c->taken_ns = err ? 0 : monotonic_ns();
 		c->walks++;

@@ -62,7 +62,7 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	if (err)
 		return err;
 	err = policy_default(&st.maps, &is->cfg, &is->dflt);
-	if (!err && bpf_obj_get_info_by_fd(st.buckets_fd, &info, &len))
+	if (!err && bpf_obj_get_info_by_fd(st.maps.buckets, &info, &len))
 		err = -errno;
 	is->max_sources = is->cfg.max_sources ?: (unsigned int)table_sources_of(info.max_entries);
 	is->health = state_health(&st, &is->prog_id);

@@ -247,7 +247,7 @@ static int table_capacity(const struct state *st, struct sample *s)
 	struct sluice_config cfg;
 	int err;
 
-	if (bpf_obj_get_info_by_fd(st->buckets_fd, &info, &len))
+	if (bpf_obj_get_info_by_fd(st->maps.buckets, &info, &len))
 		return -errno;
 	err = config_read(st->maps.config, &cfg);
 	if (err)
@@ -279,7 +279,7 @@ int sample_read(const struct state *st, struct sample *s)
 	int err = sample_read_counters(st, s);
 
 	if (!err)
-		err = sources_count(st->buckets_fd, &s->sources);
+		err = sources_count(st->maps.buckets, &s->sources);
 	if (err)
 		sample_free(s);
 	return err;

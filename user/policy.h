@@ -72,6 +72,8 @@ struct policy_maps {
 	int allow_v4, allow_v6, deny_v4, deny_v6;
 	int rule_stats; /* per-slot counters, cleared when a set is rewritten */
 	int admission;	/* per rule id: reset when an id is given to a new rule */
+	/* The set tables: a retired rule id is given again only once neither holds its buckets. */
+	int buckets, aggregates;
 };
 
 void settings_default(struct settings *s);
@@ -117,8 +119,7 @@ int policy_default(const struct policy_maps *m, struct sluice_config *cfg, struc
  * The first configuration of freshly loaded maps (with the set tables'
  * shape, the max_sources they were sized for, and hash seeds), then doc.
  */
-int policy_create(const struct policy_maps *m, int buckets_fd, int aggregates_fd,
-		  uint64_t max_sources, struct policy_doc *doc);
+int policy_create(const struct policy_maps *m, uint64_t max_sources, struct policy_doc *doc);
 /* Adds or removes list entries in place, in the live set. */
 int list_update(const struct policy_maps *m, bool deny, const struct cidr *items, size_t n,
 		bool add);

@@ -487,14 +487,13 @@ static int table_config(int buckets_fd, int aggregates_fd, struct sluice_config 
 	return 0;
 }
 
-int policy_create(const struct policy_maps *m, int buckets_fd, int aggregates_fd,
-		  uint64_t max_sources, struct policy_doc *doc)
+int policy_create(const struct policy_maps *m, uint64_t max_sources, struct policy_doc *doc)
 {
 	struct sluice_config cfg = { 0 };
 	uint64_t tick = jiffy_ns() << SLUICE_TIME_SHIFT;
 	int err;
 
-	err = table_config(buckets_fd, aggregates_fd, &cfg);
+	err = table_config(m->buckets, m->aggregates, &cfg);
 	if (err)
 		return err;
 	cfg.layout_version = SLUICE_LAYOUT_VERSION;

@@ -33,12 +33,12 @@ static const struct {
 	size_t offset;
 } pins[] = {
 	{ SLUICE_PIN_LINK, NULL, offsetof(struct state, link_fd) },
-	{ SLUICE_MAP_BUCKETS, "buckets", offsetof(struct state, buckets_fd) },
+	{ SLUICE_MAP_BUCKETS, "buckets", offsetof(struct state, maps.buckets) },
 	{ SLUICE_MAP_STATS, "stats", offsetof(struct state, stats_fd) },
 	{ SLUICE_MAP_RULE_STATS, "rule_stats", offsetof(struct state, maps.rule_stats) },
 	{ SLUICE_MAP_HOT, "hot", offsetof(struct state, hot_fd) },
 	{ SLUICE_MAP_ADMISSION, "admission", offsetof(struct state, maps.admission) },
-	{ SLUICE_MAP_AGGREGATES, "aggregates", offsetof(struct state, aggregates_fd) },
+	{ SLUICE_MAP_AGGREGATES, "aggregates", offsetof(struct state, maps.aggregates) },
 	{ SLUICE_MAP_CONFIG, "config", offsetof(struct state, maps.config) },
 	{ SLUICE_MAP_GENERATION, ".data.generation", offsetof(struct state, maps.generation) },
 	{ SLUICE_MAP_POLICIES, "policies", offsetof(struct state, maps.policies) },

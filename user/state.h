@@ -16,9 +16,7 @@ struct state {
 	char dir[PATH_MAX];
 	int link_fd;
 	int stats_fd;
-	int buckets_fd;
 	int hot_fd;
-	int aggregates_fd;
 	struct policy_maps maps;
 	bool staged; /* opened from what an interrupted attach left */
 };

@@ -61,7 +61,7 @@ static int counts_of(struct fixture *fx, const struct sluice_key *key, int cpu, 
 	struct source_table t;
 	struct sluice_bucket b;
 
-	if (fixture_bucket(fx, key, &b) || sources_read(fx->st.buckets_fd, fx->st.hot_fd, &t))
+	if (fixture_bucket(fx, key, &b) || sources_read(fx->st.maps.buckets, fx->st.hot_fd, &t))
 		return -1;
 	c->passed = b.passed;
 	c->dropped = b.dropped;

@@ -328,7 +328,7 @@ static int bucket_policy(struct fixture *fx, const char *addr, int other)
 	struct policy_search q = { .other = other, .found = -1 };
 
 	inet_pton(AF_INET, addr, &q.addr);
-	if (sources_walk(fx->st.buckets_fd, policy_of, &q))
+	if (sources_walk(fx->st.maps.buckets, policy_of, &q))
 		return -1;
 	return q.found;
 }

@@ -72,7 +72,7 @@ static int torn_ways(struct fixture *fx, int *valid)
 	if (config_read(fx->st.maps.config, &cfg))
 		return -1;
 	for (i = 0; i < cfg.table_sets; i++) {
-		if (bpf_map_lookup_elem(fx->st.buckets_fd, &i, &s))
+		if (bpf_map_lookup_elem(fx->st.maps.buckets, &i, &s))
 			return -1;
 		for (w = 0; w < SLUICE_SET_WAYS; w++) {
 			if (!s.tag[w])

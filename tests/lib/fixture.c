@@ -66,8 +66,7 @@ static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, uint3
 	state_from_object(obj, &fx->st);
 	if (doc_validate(doc, &why))
 		return -EINVAL;
-	return policy_create(&fx->st.maps, fx->st.buckets_fd, fx->st.aggregates_fd, max_sources,
-			     doc);
+	return policy_create(&fx->st.maps, max_sources, doc);
 }
 
 int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max_sources)
@@ -169,7 +168,7 @@ int fixture_bucket_count(struct fixture *fx)
 {
 	uint64_t n;
 
-	return sources_count(fx->st.buckets_fd, &n) ? -1 : (int)n;
+	return sources_count(fx->st.maps.buckets, &n) ? -1 : (int)n;
 }
 
 int fixture_bucket(struct fixture *fx, const struct sluice_key *key, struct sluice_bucket *b)
@@ -177,7 +176,7 @@ int fixture_bucket(struct fixture *fx, const struct sluice_key *key, struct slui
 	struct sluice_config cfg;
 	int err = config_read(fx->st.maps.config, &cfg);
 
-	return err ? err : sources_find(fx->st.buckets_fd, &cfg, key, b);
+	return err ? err : sources_find(fx->st.maps.buckets, &cfg, key, b);
 }
 
 int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key)
