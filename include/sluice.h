@@ -263,7 +263,8 @@ struct sluice_config {
 	__u32 rules_v4; /* rule count per family: skip empty tries */
 	__u32 rules_v6;
 	__u16 next_policy_id; /* the id the next new rule gets */
-	__u16 pad[3];
+	__u16 ids_wrapped;    /* next_policy_id wrapped: an old id may still have buckets */
+	__u16 pad[2];
 	/* The set tables' sizes, and the random hash seeds fixed at attach (both use them). */
 	__u32 table_sets;     /* of the source table */
 	__u32 aggregate_sets; /* of the aggregate table */

@@ -63,6 +63,7 @@ struct policy_doc {
 	int n_rules;
 	struct cidr_list allow, deny;
 	uint16_t next_id;
+	bool ids_wrapped; /* next_id has wrapped: old ids may still have buckets */
 };
 
 /* Every pinned map a policy lives in. */

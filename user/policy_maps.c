@@ -11,6 +11,7 @@
 #include <sys/random.h>
 #include <bpf/bpf.h>
 #include "policy.h"
+#include "sources.h"
 #include "state.h"
 
 /* Either trie key, seen as bytes: prefixlen and set lead both. */
@@ -145,6 +146,7 @@ static int policy_load_rules(const struct policy_maps *m, const struct sluice_co
 		r->id = p.id;
 	}
 	doc->next_id = cfg->next_policy_id ?: 1;
+	doc->ids_wrapped = cfg->ids_wrapped;
 	return 0;
 }
 
@@ -181,46 +183,95 @@ int policy_load(const struct policy_maps *m, struct policy_doc *doc, bool lists)
 	return err;
 }
 
-/* Rule ids in use: 0 (the default's) and every rule's in both sets of slots. */
-struct ids_used {
-	uint8_t used[1 << 16];
+/*
+ * Rule ids a new rule may not get: 0 (the default's) and every rule's in
+ * both sets of slots (the set being replaced may still be in use). Once
+ * the ids have wrapped, also those whose buckets a retired rule left in
+ * the source or aggregate table: a bucket that still holds state would
+ * hand its debt to the new rule, and even a refilled one would skip the
+ * new rule's initial burst and new-source budget.
+ */
+enum id_state {
+	ID_FREE,
+	ID_QUIET, /* buckets left, all refilled: given only when no id is free */
+	ID_HELD,  /* buckets that still hold state, or a rule in a set of slots */
 };
 
-static int ids_in_use(const struct policy_maps *m, struct ids_used *u)
+struct ids_used {
+	uint8_t state[1 << 16];
+	bool walked; /* the tables' buckets are in state */
+};
+
+static int slots_in_use(const struct policy_maps *m, struct ids_used *u)
 {
 	struct sluice_policy p;
 	__u32 set, slot;
 	int err;
 
-	memset(u, 0, sizeof(*u));
-	u->used[0] = 1;
+	u->state[0] = ID_HELD;
 	for (set = 0; set < 2; set++) {
 		for (slot = 1; slot < SLUICE_MAX_POLICIES; slot++) {
 			err = slot_read(m, set, slot, &p);
 			if (err)
 				return err;
 			if (p.family != SLUICE_FAMILY_ANY)
-				u->used[p.id] = 1;
+				u->state[p.id] = ID_HELD;
 		}
 	}
 	return 0;
 }
 
-/*
- * The next id no rule in either set holds: the set being replaced may still
- * be in use. At most 2 * 255 are taken, so one is always free. An id comes
- * back only after 65535 others; what its buckets left then is at most one
- * burst of debt (include/gcra.h).
- */
-static uint16_t id_next(uint16_t *next, struct ids_used *u)
+static int bucket_id(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
+		     void *ctx)
 {
-	uint16_t id;
+	struct ids_used *u = ctx;
+	uint8_t held = b->tat > (read_ns << SLUICE_TIME_SHIFT) ? ID_HELD : ID_QUIET;
 
-	do {
-		id = (*next)++;
-	} while (u->used[id]);
-	u->used[id] = 1;
-	return id;
+	if (u->state[key->policy] < held)
+		u->state[key->policy] = held;
+	return 0;
+}
+
+/* Before the first wrap no id past next_id was ever given, so no walk is needed. */
+static int ids_walk(const struct policy_maps *m, struct ids_used *u)
+{
+	int err;
+
+	if (u->walked)
+		return 0;
+	u->walked = true;
+	err = sources_walk(m->buckets, bucket_id, u);
+	return err ?: sources_walk(m->aggregates, bucket_id, u);
+}
+
+/*
+ * The next id at or after *next in the best state there is: free, else
+ * quiet. At most 2 * 255 ids are in slots, so one is always free or
+ * quiet unless live buckets hold all 65535 others. Passing 65535 marks
+ * the ids wrapped for good.
+ */
+static int id_next(const struct policy_maps *m, struct policy_doc *doc, struct ids_used *u,
+		   uint16_t *id)
+{
+	uint32_t tried;
+	uint8_t want;
+	int err;
+
+	for (want = ID_FREE; want <= ID_QUIET; want++) {
+		for (tried = 0; tried < (1U << 16); tried++) {
+			*id = doc->next_id++;
+			if (!doc->next_id)
+				doc->ids_wrapped = true;
+			err = doc->ids_wrapped ? ids_walk(m, u) : 0;
+			if (err)
+				return err;
+			if (u->state[*id] == want) {
+				u->state[*id] = ID_HELD;
+				return 0;
+			}
+		}
+	}
+	return -ENOSPC;
 }
 
 /* A rule id given anew starts with full admission and overflow buckets. */
@@ -244,8 +295,10 @@ static int assign_ids(const struct policy_maps *m, struct policy_doc *doc,
 
 	if (!u)
 		return -ENOMEM;
-	err = ids_in_use(m, u);
+	memset(u, 0, sizeof(*u));
 	doc->next_id = live->next_id;
+	doc->ids_wrapped = live->ids_wrapped;
+	err = slots_in_use(m, u);
 	for (i = 0; !err && i < doc->n_rules; i++) {
 		struct rule *r = &doc->rules[i];
 
@@ -254,8 +307,7 @@ static int assign_ids(const struct policy_maps *m, struct policy_doc *doc,
 			r->id = live->rules[j].id;
 			continue;
 		}
-		r->id = id_next(&doc->next_id, u);
-		err = id_reset(m, r->id);
+		err = id_next(m, doc, u, &r->id) ?: id_reset(m, r->id);
 	}
 	free(u);
 	return err;
@@ -405,6 +457,7 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 	if (err)
 		return err;
 	cfg.next_policy_id = doc->next_id;
+	cfg.ids_wrapped = doc->ids_wrapped;
 	err = config_write(m->config, m->generation, &cfg);
 	if (err)
 		return err;
