@@ -56,11 +56,12 @@ int cmd_detach(int argc, char **argv)
 	if (ret)
 		return ret;
 
-	lock_fd = state_lock();
+	lock_fd = state_lock_cmd("detach");
+	if (lock_fd < 0)
+		return EXIT_FAILURE_RUNTIME;
 	/* What an attach killed before it finished left: its link detaches with it. */
-	if (lock_fd >= 0)
-		state_remove_staged(ifname);
-	if (lock_fd < 0 || !state_exists(ifname)) {
+	state_remove_staged(ifname);
+	if (!state_exists(ifname)) {
 		ret = fail_input("detach", "%s is not attached", ifname);
 		goto out;
 	}
