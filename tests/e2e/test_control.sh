@@ -19,7 +19,7 @@ cidrs() {
 
 # Entries in a pinned trie, both sets: what the live list shows plus anything staged.
 trie_entries() {
-	bpftool map dump pinned "/sys/fs/bpf/sluice/$LAB_HOST/$1" | grep -c '^key'
+	bpftool map dump pinned "/sys/fs/bpf/sluice/$LAB_HOST/$1" | grep -c '"key"'
 }
 
 # read_loop NAME COMMAND...: runs COMMAND until $LAB_TMP/stop exists; tallies
@@ -121,6 +121,7 @@ test_torn_reads() {
 	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/a.conf" && remember_all
 	readers_during "apply in a loop" apply_alternately
 
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/a.conf"
 	# a.conf is live; the in-place changes give four more whole states.
 	"$SLUICE" deny add "$LAB_HOST" -f "$LAB_TMP/extra" && remember_all
 	"$SLUICE" allow add "$LAB_HOST" 192.0.2.0/24 && remember_all
@@ -138,12 +139,13 @@ sorted_list() {
 	"$SLUICE" "$1" list "$LAB_HOST" | sort
 }
 
-# kill_midway VERB LIST FILE: kills 'LIST VERB -f FILE' while it writes (the
-# tries hold other entries than the live lists), up to 8 tries. The lists
+# kill_midway VERB LIST FILE UNDO: kills 'LIST VERB -f FILE' while it writes
+# (the tries hold other entries than the live lists), at tenths of the time a
+# whole run takes (timed first, then undone by command UNDO). The lists
 # must be whole (as before, or as after the whole change), and no later
 # command may publish anything it left.
 kill_midway() {
-	local verb=$1 list=$2 file=$3 other try pid rc delay staged=0 live
+	local verb=$1 list=$2 file=$3 undo=$4 other try pid rc delay staged=0 live t0 ms
 	other=$([ "$list" = deny ] && echo allow || echo deny)
 	sorted_list "$list" >"$LAB_TMP/list.before"
 	sorted_list "$other" >"$LAB_TMP/other.before"
@@ -153,10 +155,14 @@ kill_midway() {
 		sort "$file" | comm -23 "$LAB_TMP/list.before" - >"$LAB_TMP/list.after"
 	fi
 	live=$(($(wc -l <"$LAB_TMP/list.before") + $(wc -l <"$LAB_TMP/other.before")))
-	for try in $(seq 8); do
+	t0=$(date +%s%N)
+	"$SLUICE" "$list" "$verb" "$LAB_HOST" -f "$file" >/dev/null
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	$undo
+	for try in 3 5 7 9 4 6 8 2; do
 		"$SLUICE" "$list" "$verb" "$LAB_HOST" -f "$file" >/dev/null 2>&1 &
 		pid=$!
-		delay=$(awk -v t="$try" 'BEGIN { printf "%.2f", 0.15 * t }')
+		delay=$(awk -v t="$try" -v ms="$ms" 'BEGIN { printf "%.3f", ms * t / 10000 }')
 		sleep "$delay"
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
@@ -165,7 +171,7 @@ kill_midway() {
 		staged=$(($(trie_entries deny_v4) + $(trie_entries allow_v4) - live))
 		[ "$staged" -ne 0 ] && break
 	done
-	CHECK_DETAIL="exit $rc after ${delay}s, $staged entries in the tries beyond the live lists"
+	CHECK_DETAIL="exit $rc after ${delay}s of ${ms}ms, $staged entries in the tries beyond the live lists"
 	check "$list $verb -f killed while it writes (precondition)" test "$rc" = 137 -a "$staged" -ne 0
 	sorted_list "$list" >"$LAB_TMP/list.killed"
 	CHECK_DETAIL="$(wc -l <"$LAB_TMP/list.killed") entries; before $(wc -l <"$LAB_TMP/list.before"), after $(wc -l <"$LAB_TMP/list.after")"
@@ -192,15 +198,23 @@ kill_midway() {
 	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/base.conf"
 }
 
+apply_base() {
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/base.conf"
+}
+
+readd_big() {
+	"$SLUICE" deny add "$LAB_HOST" -f "$LAB_TMP/big" >/dev/null
+}
+
 test_killed_imports() {
 	printf 'default rate 500/s\ndeny 10.9.0.0/16\ndeny 10.8.0.1\nallow 10.7.0.0/24\n' \
 		>"$LAB_TMP/base.conf"
 	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/base.conf"
-	cidrs 300000 14 >"$LAB_TMP/big"
-	kill_midway add deny "$LAB_TMP/big"
-	kill_midway add allow "$LAB_TMP/big"
+	cidrs 200000 14 >"$LAB_TMP/big"
+	kill_midway add deny "$LAB_TMP/big" apply_base
+	kill_midway add allow "$LAB_TMP/big" apply_base
 	"$SLUICE" deny add "$LAB_HOST" -f "$LAB_TMP/big" >/dev/null
-	kill_midway del deny "$LAB_TMP/big"
+	kill_midway del deny "$LAB_TMP/big" readd_big
 	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/base.conf"
 }
 
@@ -239,6 +253,8 @@ test_over_capacity() {
 	check "after both, a deny add works" "$SLUICE" deny add "$LAB_HOST" 198.51.100.9
 	check "after both, an apply works" "$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/base.conf"
 	# Full to the last entry, the tries still take a whole new set.
+	echo "default rate 500/s" >"$LAB_TMP/empty.conf"
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/empty.conf"
 	head -n "$cap" "$LAB_TMP/over" >"$LAB_TMP/full"
 	check "deny add -f of exactly $cap entries works" \
 		"$SLUICE" deny add "$LAB_HOST" -f "$LAB_TMP/full"
@@ -251,17 +267,19 @@ test_over_capacity() {
 	rm -f "$LAB_TMP/over" "$LAB_TMP/over.conf" "$LAB_TMP/full"
 }
 
-# The lock from outside, as another sluice would hold it.
+# The lock from outside, as another sluice would hold it: flock holds it
+# (without passing it to its child) until its sleep ends.
 hold_lock() {
 	mkdir -p -m 0700 "$LOCK_DIR"
-	flock "$LOCK_DIR/lock" sleep 60 &
+	flock -o "$LOCK_DIR/lock" sleep 60 &
 	HOLDER=$!
-	LAB_PIDS+=("$HOLDER")
 	sleep 0.3
+	HOLDER_SLEEP=$(pgrep -P "$HOLDER")
+	LAB_PIDS+=("$HOLDER_SLEEP" "$HOLDER")
 }
 
 release_lock() {
-	kill "$HOLDER" 2>/dev/null
+	kill "$HOLDER_SLEEP" 2>/dev/null
 	wait "$HOLDER" 2>/dev/null
 }
 
@@ -348,9 +366,9 @@ test_lock_dir() {
 
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 "$SLUICE" attach "$LAB_HOST" --rate 100/s >/dev/null
-test_torn_reads
-test_killed_imports
-test_over_capacity
-test_lock_wait
-test_lock_dir
+for t in test_torn_reads test_killed_imports test_over_capacity test_lock_wait test_lock_dir; do
+	start=$SECONDS
+	$t
+	echo "     $t: $((SECONDS - start)) s"
+done
 lab_finish
