@@ -46,36 +46,61 @@ static void cidr_of(struct cidr *c, const union lpm_key *k, int family)
 		memcpy(c->addr, k->v6.addr, sizeof(c->addr));
 }
 
-/*
- * The keys of one set of a trie. An LPM trie's get_next_key restarts from
- * the first key when the previous one is gone, so keys are collected
- * before any is deleted.
- */
-static int trie_keys(int fd, __u32 set, union lpm_key **keys, size_t *n)
-{
-	union lpm_key key, next, *grown;
-	size_t cap = 0;
-	void *prev = NULL;
+struct key_vec {
+	union lpm_key *keys;
+	size_t n, cap;
+};
 
-	*keys = NULL;
-	*n = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
+static int key_push(struct key_vec *v, const union lpm_key *k)
+{
+	union lpm_key *grown;
+
+	if (v->n == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 256;
+		grown = realloc(v->keys, v->cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		v->keys = grown;
+	}
+	v->keys[v->n++] = *k;
+	return 0;
+}
+
+/*
+ * The keys of one set of a trie, and (if other is not NULL) those of the
+ * other set, in one walk. An LPM trie's get_next_key restarts from the
+ * first key when the previous one is gone, so keys are collected before
+ * any is deleted. On failure the caller frees what was collected.
+ */
+static int trie_walk(int fd, __u32 set, struct key_vec *in, struct key_vec *other)
+{
+	union lpm_key key, next;
+	void *prev = NULL;
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (key.v4.set != set)
-			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 256;
-			grown = realloc(*keys, cap * sizeof(*grown));
-			if (!grown) {
-				free(*keys);
-				return -ENOMEM;
-			}
-			*keys = grown;
-		}
-		(*keys)[(*n)++] = key;
+		if (key.v4.set == set)
+			err = key_push(in, &key);
+		else if (other)
+			err = key_push(other, &key);
 	}
-	return errno == ENOENT ? 0 : -errno;
+	if (!err && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
+static int trie_keys(int fd, __u32 set, union lpm_key **keys, size_t *n)
+{
+	struct key_vec v = { 0 };
+	int err = trie_walk(fd, set, &v, NULL);
+
+	if (err)
+		free(v.keys);
+	*keys = err ? NULL : v.keys;
+	*n = err ? 0 : v.n;
+	return err;
 }
 
 static int list_load(int fd, int family, __u32 set, struct cidr_list *l)
@@ -393,12 +418,12 @@ static int rules_clear(const struct policy_maps *m, __u32 set)
  * failure it is emptied again, so a full trie never outlives the command.
  */
 static int write_lists(const struct policy_maps *m, const struct policy_doc *doc, __u32 set,
-		       __u32 *present)
+		       __u32 *present, bool emptied)
 {
 	int err;
 
 	*present = 0;
-	err = lists_clear(m, set);
+	err = emptied ? 0 : lists_clear(m, set);
 	if (!err)
 		err = list_write(m, false, &doc->allow, set, present);
 	if (!err)
@@ -487,7 +512,7 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 		err = write_rule_tries(m, doc, cfg.policy_set, &cfg);
 	if (!err && lists) {
 		cfg.list_set = !old_lists;
-		err = write_lists(m, doc, cfg.list_set, &cfg.lists);
+		err = write_lists(m, doc, cfg.list_set, &cfg.lists, false);
 	}
 	if (err)
 		return err;
@@ -522,8 +547,9 @@ static int list_delete(const struct policy_maps *m, bool deny, const struct cidr
 
 /*
  * Like policy_store, for the lists alone: rules and their counters stay.
- * live holds the live lists, read under the lock: what the old set holds,
- * deleted by key once published (no walk of the tries).
+ * live holds the live lists, read under the lock by lists_take (which
+ * emptied the idle set): what the old set holds, deleted by key once
+ * published (no walk of the tries).
  */
 static int lists_store(const struct policy_maps *m, const struct policy_doc *doc,
 		       const struct policy_doc *live)
@@ -539,7 +565,7 @@ static int lists_store(const struct policy_maps *m, const struct policy_doc *doc
 		return err;
 	old_lists = cfg.list_set;
 	cfg.list_set = !old_lists;
-	err = write_lists(m, doc, cfg.list_set, &cfg.lists);
+	err = write_lists(m, doc, cfg.list_set, &cfg.lists, true);
 	if (!err)
 		err = config_write(m->config, m->generation, &cfg);
 	if (!err)
@@ -547,14 +573,56 @@ static int lists_store(const struct policy_maps *m, const struct policy_doc *doc
 	return err ? err : list_delete(m, true, &live->deny, old_lists);
 }
 
+/*
+ * Under the lock: the live lists into doc, and the idle set emptied (an
+ * import killed midway may have left entries there), in one walk per trie.
+ */
+static int lists_take(const struct policy_maps *m, __u32 live_set, struct policy_doc *doc)
+{
+	const struct {
+		int fd, family;
+		struct cidr_list *list;
+	} tries[] = {
+		{ m->allow_v4, SLUICE_FAMILY_IPV4, &doc->allow },
+		{ m->allow_v6, SLUICE_FAMILY_IPV6, &doc->allow },
+		{ m->deny_v4, SLUICE_FAMILY_IPV4, &doc->deny },
+		{ m->deny_v6, SLUICE_FAMILY_IPV6, &doc->deny },
+	};
+	struct key_vec live = { 0 }, idle = { 0 };
+	struct cidr c;
+	size_t i, k;
+	int err = 0;
+
+	for (i = 0; !err && i < sizeof(tries) / sizeof(tries[0]); i++) {
+		live.n = idle.n = 0;
+		err = trie_walk(tries[i].fd, live_set, &live, &idle);
+		for (k = 0; !err && k < live.n; k++) {
+			cidr_of(&c, &live.keys[k], tries[i].family);
+			err = cidr_list_add(tries[i].list, &c);
+		}
+		for (k = 0; !err && k < idle.n; k++)
+			if (bpf_map_delete_elem(tries[i].fd, &idle.keys[k]) && errno != ENOENT)
+				err = -errno;
+	}
+	free(live.keys);
+	free(idle.keys);
+	cidr_list_sort(&doc->allow);
+	cidr_list_sort(&doc->deny);
+	return err;
+}
+
 int list_update(const struct policy_maps *m, struct list_change *c)
 {
 	struct policy_doc live, next;
 	struct cidr_list merged = { 0 };
+	struct sluice_config cfg;
 	int err;
 
 	c->why[0] = '\0';
-	err = policy_load(m, &live, true);
+	doc_init(&live);
+	err = config_load(m, &cfg);
+	if (!err)
+		err = lists_take(m, cfg.list_set, &live);
 	if (err)
 		goto out;
 	cidr_list_sort(c->items);

@@ -70,16 +70,16 @@ readers_during() {
 		(while [ ! -e "$LAB_TMP/stop" ]; do :; done) &
 		hogs+=($!)
 	done
-	nice -n 10 bash -c "$(declare -f read_loop); $(declare -p LAB_TMP);
+	nice -n 5 bash -c "$(declare -f read_loop); $(declare -p LAB_TMP);
 		read_loop show '$SLUICE' show '$LAB_HOST'" &
 	pids+=($!)
-	nice -n 10 bash -c "$(declare -f read_loop); $(declare -p LAB_TMP);
+	nice -n 5 bash -c "$(declare -f read_loop); $(declare -p LAB_TMP);
 		read_loop deny '$SLUICE' deny list '$LAB_HOST'" &
 	pids+=($!)
-	nice -n 10 bash -c "$(declare -f read_loop); $(declare -p LAB_TMP);
+	nice -n 5 bash -c "$(declare -f read_loop); $(declare -p LAB_TMP);
 		read_loop allow '$SLUICE' allow list '$LAB_HOST' --json" &
 	pids+=($!)
-	nice -n 10 bash -c "$(declare -f read_loop); $(declare -p LAB_TMP);
+	nice -n 5 bash -c "$(declare -f read_loop); $(declare -p LAB_TMP);
 		read_loop rules '$SLUICE' rule list '$LAB_HOST'" &
 	pids+=($!)
 	LAB_PIDS+=("${pids[@]}" "${hogs[@]}")
