@@ -19,6 +19,7 @@ SUITES=(
 	tests/fuzz/run.sh
 	tests/e2e/test_observability.sh
 	tests/e2e/test_generator.sh
+	tests/e2e/test_control.sh
 )
 
 total_passed=0

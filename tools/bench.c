@@ -319,7 +319,7 @@ static int bench_import(void)
 	ret = cidr_file_parse(path, &list, err, sizeof(err));
 	parse_s = seconds_since(&t0);
 	if (!ret)
-		ret = list_update(&st.maps, false, list.items, list.count, true);
+		ret = list_update(&st.maps, &(struct list_change){ .add = true, .items = &list });
 	if (!ret)
 		printf("%-40s %6.2f s (parse %.2f s), target < 2 s\n",
 		       "allow list import, 100,000 entries", seconds_since(&t0), parse_s);

@@ -65,15 +65,15 @@ int cmd_apply(int argc, char **argv)
 {
 	const char *ifname, *file = NULL;
 	struct policy_doc doc;
-	char err[512];
+	char err_line[512], why[160];
 	struct state st;
-	int ret, lock_fd;
+	int ret, err, lock_fd;
 
 	ret = parse_iface_file("apply", argc, argv, apply_usage, true, &ifname, &file);
 	if (ret >= 0)
 		return ret;
-	if (conf_parse(file, &doc, err, sizeof(err)))
-		return fail_input("apply", "%s", err);
+	if (conf_parse(file, &doc, err_line, sizeof(err_line)))
+		return fail_input("apply", "%s", err_line);
 	ret = require_root("apply");
 	if (!ret)
 		ret = state_open_locked("apply", ifname, &st, &lock_fd);
@@ -83,7 +83,13 @@ int cmd_apply(int argc, char **argv)
 	}
 	cidr_list_sort(&doc.allow);
 	cidr_list_sort(&doc.deny);
-	ret = policy_store_cmd("apply", &st, &doc, true);
+	err = lists_fit(&st.maps, &doc, why, sizeof(why));
+	if (err == -ENOSPC)
+		ret = fail_input("apply", "%s; nothing changed", why);
+	else if (err)
+		ret = fail_runtime("apply", err, "cannot read the list tries of %s", ifname);
+	else
+		ret = policy_store_cmd("apply", &st, &doc, true);
 	doc_free(&doc);
 	state_close(&st);
 	state_unlock(lock_fd);

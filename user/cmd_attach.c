@@ -220,9 +220,9 @@ int cmd_attach(int argc, char **argv)
 		return state_fail_cmd("attach", err, NULL);
 	if (err)
 		return fail_runtime("attach", err, "cannot prepare %s", SLUICE_PIN_ROOT);
-	lock_fd = state_lock();
+	lock_fd = state_lock_cmd("attach");
 	if (lock_fd < 0)
-		return fail_runtime("attach", lock_fd, "cannot lock %s", SLUICE_PIN_ROOT);
+		return EXIT_FAILURE_RUNTIME;
 	/* Under the lock, a staged state is what a killed attach left: drop it. */
 	err = state_remove_staged(o.ifname);
 	if (!err)

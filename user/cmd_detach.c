@@ -39,8 +39,10 @@ int cmd_detach(int argc, char **argv)
 	if (ret)
 		return ret;
 
-	lock_fd = state_lock();
-	err = lock_fd < 0 ? 0 : state_exists(ifname);
+	lock_fd = state_lock_cmd("detach");
+	if (lock_fd < 0)
+		return EXIT_FAILURE_RUNTIME;
+	err = state_exists(ifname);
 	if (err <= 0) {
 		ret = err ? state_fail_cmd("detach", err, ifname)
 			  : fail_input("detach", "%s is not attached", ifname);

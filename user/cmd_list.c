@@ -133,55 +133,54 @@ static void list_print(const struct list_opts *o, const struct cidr_list *l)
 	}
 }
 
-/* del: every entry must be on the list, checked before anything changes. */
-static int list_check_present(const struct list_opts *o, const struct cidr_list *live)
+static int list_show(struct list_opts *o)
 {
-	struct cidr_list copy = *live;
-	char cidr[64];
-	size_t i;
+	struct policy_doc doc;
+	struct state st;
+	int ret;
 
-	for (i = 0; i < o->items.count; i++) {
-		if (!cidr_list_remove(&copy, &o->items.items[i])) {
-			format_cidr(cidr, sizeof(cidr), &o->items.items[i]);
-			return fail_input(o->cmd, "%s is not on the %s list", cidr, o->cmd);
-		}
+	ret = state_open_cmd(o->cmd, o->ifname, &st);
+	if (ret)
+		return ret;
+	ret = policy_load_cmd(o->cmd, &st, &doc, true);
+	if (!ret)
+		list_print(o, !strcmp(o->cmd, "deny") ? &doc.deny : &doc.allow);
+	doc_free(&doc);
+	state_close(&st);
+	return ret;
+}
+
+/* add or del: all of it or, on any failure, nothing. */
+static int list_change(struct list_opts *o)
+{
+	struct list_change c = { .deny = !strcmp(o->cmd, "deny"),
+				 .add = !strcmp(o->verb, "add"),
+				 .items = &o->items };
+	struct state st;
+	char cidr[64];
+	int ret, err, lock_fd;
+
+	ret = state_open_locked(o->cmd, o->ifname, &st, &lock_fd);
+	if (ret)
+		return ret;
+	err = list_update(&st.maps, &c);
+	if (err == -ENOENT) {
+		format_cidr(cidr, sizeof(cidr), &o->items.items[c.missing]);
+		ret = fail_input(o->cmd, "%s is not on the %s list", cidr, o->cmd);
+	} else if (err == -ENOSPC && c.why[0]) {
+		ret = fail_input(o->cmd, "%s; nothing changed", c.why);
+	} else if (err) {
+		ret = fail_state(o->cmd, err, o->ifname,
+				 c.deny ? "update the deny list" : "update the allow list");
 	}
-	return EXIT_OK;
+	state_close(&st);
+	state_unlock(lock_fd);
+	return ret;
 }
 
 static int list_run(struct list_opts *o)
 {
-	bool deny = !strcmp(o->cmd, "deny"), list = !strcmp(o->verb, "list");
-	bool add = !strcmp(o->verb, "add");
-	struct policy_doc doc;
-	struct state st;
-	int ret, err, lock_fd = -1;
-
-	ret = list ? state_open_cmd(o->cmd, o->ifname, &st)
-		   : state_open_locked(o->cmd, o->ifname, &st, &lock_fd);
-	if (ret)
-		return ret;
-	ret = policy_load_cmd(o->cmd, &st, &doc, true);
-	if (ret)
-		goto out;
-	if (list) {
-		list_print(o, deny ? &doc.deny : &doc.allow);
-		goto out;
-	}
-	if (!add) {
-		ret = list_check_present(o, deny ? &doc.deny : &doc.allow);
-		if (ret)
-			goto out;
-	}
-	err = list_update(&st.maps, deny, o->items.items, o->items.count, add);
-	if (err)
-		ret = fail_runtime(o->cmd, err, "cannot update the %s list of %s", o->cmd,
-				   o->ifname);
-out:
-	doc_free(&doc);
-	state_close(&st);
-	state_unlock(lock_fd);
-	return ret;
+	return strcmp(o->verb, "list") ? list_change(o) : list_show(o);
 }
 
 static int list_cmd(const char *cmd, int argc, char **argv)

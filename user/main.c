@@ -9,6 +9,7 @@
 #include "args.h"
 #include "commands.h"
 #include "output.h"
+#include "state.h"
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "0.1.0"
@@ -45,6 +46,9 @@ static void usage(void)
 	       "A per-source packet rate limiter in XDP.\n\nCommands:\n");
 	for (c = commands; c->name; c++)
 		printf("  %-8s %s\n", c->name, c->summary);
+	printf("\nOptions for every command:\n"
+	       "  --wait SECONDS  wait at most this long for another sluice command to finish\n"
+	       "                  (default: as long as it takes); then exit 1, nothing changed\n");
 	printf("\nExit status: 0 success, 1 system failure, 2 bad input.\n");
 }
 
@@ -115,14 +119,56 @@ static int run(const struct command *c, int argc, char **argv, int at, bool json
 	return ret;
 }
 
+#define WAIT_MAX_NS (1000000 * NSEC_PER_SEC)
+
+/*
+ * --wait SECONDS (or --wait=SECONDS), anywhere before "--", bounds the wait
+ * for the command lock; it is taken out of argv so every command accepts it.
+ * Returns -1 to go on, or the exit status.
+ */
+static int take_wait_option(int *argc, char **argv)
+{
+	const char *value, *why;
+	uint64_t ns;
+	int i, used;
+
+	for (i = 1; i < *argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--wait")) {
+			if (i + 1 >= *argc) {
+				error_line(NULL, "option '--wait' needs a value");
+				return EXIT_BAD_INPUT;
+			}
+			value = argv[i + 1];
+			used = 2;
+		} else if (!strncmp(argv[i], "--wait=", 7)) {
+			value = argv[i] + 7;
+			used = 1;
+		} else {
+			continue;
+		}
+		if (parse_seconds(value, 0, WAIT_MAX_NS, &ns, &why)) {
+			error_line(NULL, "bad --wait '%s': %s", value, why);
+			return EXIT_BAD_INPUT;
+		}
+		state_lock_wait(ns);
+		memmove(&argv[i], &argv[i + used], (size_t)(*argc - i - used + 1) * sizeof(*argv));
+		*argc -= used;
+		i--;
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
 	const char *word;
 	bool json;
-	int at;
+	int at, ret;
 
 	output_json_errors(wants_json(argc, argv));
+	ret = take_wait_option(&argc, argv);
+	if (ret >= 0)
+		return ret;
 	at = command_index(argc, argv, &json);
 	if (at < 0)
 		return EXIT_BAD_INPUT;

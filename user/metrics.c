@@ -210,11 +210,10 @@ static int rules_read(const struct state *st, struct sample *s)
 	struct policy_doc doc;
 	int i, k, err;
 
-	err = config_read(st->maps.config, &cfg);
-	if (!err)
-		err = policy_load(&st->maps, &doc, false);
+	/* The counters of the set this policy was read from. */
+	err = policy_load_cfg(&st->maps, &doc, false, &cfg);
 	if (err)
-		return err;
+		goto out;
 	s->rules = calloc((size_t)doc.n_rules + 1, sizeof(*s->rules));
 	if (!s->rules) {
 		err = -ENOMEM;

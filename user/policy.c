@@ -571,19 +571,6 @@ int cidr_list_add(struct cidr_list *l, const struct cidr *c)
 	return 0;
 }
 
-bool cidr_list_remove(struct cidr_list *l, const struct cidr *c)
-{
-	size_t i;
-
-	for (i = 0; i < l->count; i++) {
-		if (cidr_equal(&l->items[i], c)) {
-			l->items[i] = l->items[--l->count];
-			return true;
-		}
-	}
-	return false;
-}
-
 static int cidr_cmp(const void *x, const void *y)
 {
 	const struct cidr *a = x, *b = y;
@@ -607,6 +594,35 @@ void cidr_list_sort(struct cidr_list *l)
 		if (!cidr_equal(&l->items[n], &l->items[i]))
 			l->items[++n] = l->items[i];
 	l->count = n + 1;
+}
+
+int cidr_list_merge(const struct cidr_list *a, const struct cidr_list *b, bool add,
+		    struct cidr_list *out, size_t *missing)
+{
+	size_t i = 0, j = 0;
+	int d, err = 0;
+
+	memset(out, 0, sizeof(*out));
+	while (!err && (i < a->count || j < b->count)) {
+		d = i == a->count ? 1 : j == b->count ? -1 : cidr_cmp(&a->items[i], &b->items[j]);
+		if (d < 0) {
+			err = cidr_list_add(out, &a->items[i++]);
+		} else if (d == 0) {
+			err = add ? cidr_list_add(out, &a->items[i]) : 0;
+			i++;
+			j++;
+		} else if (add) {
+			err = cidr_list_add(out, &b->items[j++]);
+		} else {
+			*missing = j;
+			err = -ENOENT;
+		}
+	}
+	if (err) {
+		free(out->items);
+		memset(out, 0, sizeof(*out));
+	}
+	return err;
 }
 
 bool cidr_contains(const struct cidr *outer, const struct cidr *inner)

@@ -102,11 +102,24 @@ int doc_validate(const struct policy_doc *doc, const char **why);
 void doc_init(struct policy_doc *doc);
 void doc_free(struct policy_doc *doc);
 int cidr_list_add(struct cidr_list *l, const struct cidr *c);
-bool cidr_list_remove(struct cidr_list *l, const struct cidr *c);
 void cidr_list_sort(struct cidr_list *l);
+/*
+ * Sorted a plus b (add), or a minus b (!add: every item of b must be in a,
+ * else -ENOENT and *missing is its index), into out; linear. a and b are
+ * sorted without duplicates (cidr_list_sort).
+ */
+int cidr_list_merge(const struct cidr_list *a, const struct cidr_list *b, bool add,
+		    struct cidr_list *out, size_t *missing);
 
-/* Reads the live policy back from the maps (allow and deny too with lists). */
+/*
+ * Reads the live policy back from the maps (allow and deny too with lists),
+ * all of one configuration, never a mix (see read_consistent). Under
+ * sustained writes it waits for the command lock, shared.
+ */
 int policy_load(const struct policy_maps *m, struct policy_doc *doc, bool lists);
+/* The same, with the configuration it was read from. */
+int policy_load_cfg(const struct policy_maps *m, struct policy_doc *doc, bool lists,
+		    struct sluice_config *cfg);
 /*
  * Makes doc the live policy in one step: writes the idle set of policies
  * and rules (and, with lists, of allow and deny), then flips the
@@ -121,8 +134,26 @@ int policy_default(const struct policy_maps *m, struct sluice_config *cfg, struc
  * shape, the max_sources they were sized for, and hash seeds), then doc.
  */
 int policy_create(const struct policy_maps *m, uint64_t max_sources, struct policy_doc *doc);
-/* Adds or removes list entries in place, in the live set. */
-int list_update(const struct policy_maps *m, bool deny, const struct cidr *items, size_t n,
-		bool add);
+/* A change to the allow or deny list, and what went wrong with it. */
+struct list_change {
+	bool deny;
+	bool add;		 /* else remove */
+	struct cidr_list *items; /* sorted in place */
+	size_t missing;		 /* -ENOENT: index in items of one not on the list */
+	char why[160];		 /* -ENOSPC: which list would not fit */
+};
+
+/*
+ * Adds items to the list, or removes them, in one step like policy_store
+ * (rules and their counters untouched), in time linear in the list; on any
+ * failure nothing changes. Removing an item not on the list: -ENOENT.
+ */
+int list_update(const struct policy_maps *m, struct list_change *c);
+/*
+ * Do doc's lists fit the tries? Each set of a trie holds half of it, so a
+ * whole new set always fits beside the live one. -ENOSPC, saying which list
+ * in why (if not NULL), when one would not.
+ */
+int lists_fit(const struct policy_maps *m, const struct policy_doc *doc, char *why, size_t len);
 
 #endif /* SLUICE_POLICY_H */

@@ -6,8 +6,10 @@
  * sees half of a policy.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <bpf/bpf.h>
 #include "policy.h"
@@ -45,36 +47,61 @@ static void cidr_of(struct cidr *c, const union lpm_key *k, int family)
 		memcpy(c->addr, k->v6.addr, sizeof(c->addr));
 }
 
-/*
- * The keys of one set of a trie. An LPM trie's get_next_key restarts from
- * the first key when the previous one is gone, so keys are collected
- * before any is deleted.
- */
-static int trie_keys(int fd, __u32 set, union lpm_key **keys, size_t *n)
-{
-	union lpm_key key, next, *grown;
-	size_t cap = 0;
-	void *prev = NULL;
+struct key_vec {
+	union lpm_key *keys;
+	size_t n, cap;
+};
 
-	*keys = NULL;
-	*n = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
+static int key_push(struct key_vec *v, const union lpm_key *k)
+{
+	union lpm_key *grown;
+
+	if (v->n == v->cap) {
+		v->cap = v->cap ? 2 * v->cap : 256;
+		grown = realloc(v->keys, v->cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		v->keys = grown;
+	}
+	v->keys[v->n++] = *k;
+	return 0;
+}
+
+/*
+ * The keys of one set of a trie, and (if other is not NULL) those of the
+ * other set, in one walk. An LPM trie's get_next_key restarts from the
+ * first key when the previous one is gone, so keys are collected before
+ * any is deleted. On failure the caller frees what was collected.
+ */
+static int trie_walk(int fd, __u32 set, struct key_vec *in, struct key_vec *other)
+{
+	union lpm_key key, next;
+	void *prev = NULL;
+	int err = 0;
+
+	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
-		if (key.v4.set != set)
-			continue;
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 256;
-			grown = realloc(*keys, cap * sizeof(*grown));
-			if (!grown) {
-				free(*keys);
-				return -ENOMEM;
-			}
-			*keys = grown;
-		}
-		(*keys)[(*n)++] = key;
+		if (key.v4.set == set)
+			err = key_push(in, &key);
+		else if (other)
+			err = key_push(other, &key);
 	}
-	return errno == ENOENT ? 0 : -errno;
+	if (!err && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
+static int trie_keys(int fd, __u32 set, union lpm_key **keys, size_t *n)
+{
+	struct key_vec v = { 0 };
+	int err = trie_walk(fd, set, &v, NULL);
+
+	if (err)
+		free(v.keys);
+	*keys = err ? NULL : v.keys;
+	*n = err ? 0 : v.n;
+	return err;
 }
 
 static int list_load(int fd, int family, __u32 set, struct cidr_list *l)
@@ -159,28 +186,109 @@ static int config_load(const struct policy_maps *m, struct sluice_config *cfg)
 	return err;
 }
 
-int policy_load(const struct policy_maps *m, struct policy_doc *doc, bool lists)
+/* Reads what cfg names into arg; `reset` empties arg for another try. */
+struct set_reader {
+	int (*read)(const struct policy_maps *m, const struct sluice_config *cfg, void *arg);
+	void (*reset)(void *arg);
+	void *arg;
+};
+
+/* One try: -EAGAIN when a writer published another configuration meanwhile. */
+static int read_once(const struct policy_maps *m, struct sluice_config *cfg,
+		     const struct set_reader *r)
 {
-	struct sluice_config cfg;
+	struct sluice_config after;
 	int err;
 
-	doc_init(doc);
-	err = config_load(m, &cfg);
-	if (!err)
-		err = policy_load_rules(m, &cfg, doc);
-	if (err || !lists)
+	err = config_load(m, cfg);
+	if (err)
 		return err;
+	err = r->read(m, cfg, r->arg);
+	if (config_load(m, &after) || after.generation != cfg->generation)
+		return -EAGAIN;
+	return err;
+}
+
+/* Optimistic tries before a reader waits for the writers instead. */
+#define READ_TRIES 4
+
+/*
+ * Writers never change the sets the live configuration names: they fill
+ * the idle ones, publish a configuration of a new generation, and only
+ * then clear the old sets. So a read that finds the same generation before
+ * and after saw one configuration, whole. A reader outpaced by writers
+ * retries, then takes the command lock shared, which no writer holds.
+ */
+static int read_consistent(const struct policy_maps *m, struct sluice_config *cfg,
+			   const struct set_reader *r)
+{
+	int i, err, lock_fd;
+
+	for (i = 0; i < READ_TRIES; i++) {
+		err = read_once(m, cfg, r);
+		if (err != -EAGAIN)
+			return err;
+		r->reset(r->arg);
+	}
+	if (state_lock_held()) /* then no writer runs: never happens */
+		return -EAGAIN;
+	lock_fd = state_lock(LOCK_SH);
+	if (lock_fd < 0)
+		return lock_fd;
+	err = read_once(m, cfg, r);
+	state_unlock(lock_fd);
+	return err;
+}
+
+struct doc_read {
+	struct policy_doc *doc;
+	bool lists;
+};
+
+static int doc_read(const struct policy_maps *m, const struct sluice_config *cfg, void *arg)
+{
+	struct doc_read *dr = arg;
+	struct policy_doc *doc = dr->doc;
+	int err;
+
+	err = policy_load_rules(m, cfg, doc);
+	if (err || !dr->lists)
+		return err;
+	err = list_load(m->allow_v4, SLUICE_FAMILY_IPV4, cfg->list_set, &doc->allow);
 	if (!err)
-		err = list_load(m->allow_v4, SLUICE_FAMILY_IPV4, cfg.list_set, &doc->allow);
+		err = list_load(m->allow_v6, SLUICE_FAMILY_IPV6, cfg->list_set, &doc->allow);
 	if (!err)
-		err = list_load(m->allow_v6, SLUICE_FAMILY_IPV6, cfg.list_set, &doc->allow);
+		err = list_load(m->deny_v4, SLUICE_FAMILY_IPV4, cfg->list_set, &doc->deny);
 	if (!err)
-		err = list_load(m->deny_v4, SLUICE_FAMILY_IPV4, cfg.list_set, &doc->deny);
-	if (!err)
-		err = list_load(m->deny_v6, SLUICE_FAMILY_IPV6, cfg.list_set, &doc->deny);
+		err = list_load(m->deny_v6, SLUICE_FAMILY_IPV6, cfg->list_set, &doc->deny);
 	cidr_list_sort(&doc->allow);
 	cidr_list_sort(&doc->deny);
 	return err;
+}
+
+static void doc_reset(void *arg)
+{
+	struct doc_read *dr = arg;
+
+	doc_free(dr->doc);
+	doc_init(dr->doc);
+}
+
+int policy_load_cfg(const struct policy_maps *m, struct policy_doc *doc, bool lists,
+		    struct sluice_config *cfg)
+{
+	struct doc_read dr = { .doc = doc, .lists = lists };
+	struct set_reader r = { .read = doc_read, .reset = doc_reset, .arg = &dr };
+
+	doc_init(doc);
+	return read_consistent(m, cfg, &r);
+}
+
+int policy_load(const struct policy_maps *m, struct policy_doc *doc, bool lists)
+{
+	struct sluice_config cfg;
+
+	return policy_load_cfg(m, doc, lists, &cfg);
 }
 
 /*
@@ -413,18 +521,78 @@ static int rules_clear(const struct policy_maps *m, __u32 set)
 	return err ? err : trie_clear(m->rules_v6, set);
 }
 
+/*
+ * Writes doc's lists into the idle set. It is emptied first, as an import
+ * killed midway leaves entries there that must never be published; on
+ * failure it is emptied again, so a full trie never outlives the command.
+ */
 static int write_lists(const struct policy_maps *m, const struct policy_doc *doc, __u32 set,
-		       __u32 *present)
+		       __u32 *present, bool emptied)
 {
 	int err;
 
 	*present = 0;
-	err = lists_clear(m, set);
+	err = emptied ? 0 : lists_clear(m, set);
 	if (!err)
 		err = list_write(m, false, &doc->allow, set, present);
 	if (!err)
 		err = list_write(m, true, &doc->deny, set, present);
+	if (err)
+		lists_clear(m, set);
 	return err;
+}
+
+/* Entries one set of a trie may hold: half the trie, so a new set fits beside the live one. */
+static int trie_set_capacity(int fd, size_t *capacity)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*capacity = info.max_entries / 2;
+	return 0;
+}
+
+static size_t count_family(const struct cidr_list *l, int family)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < l->count; i++)
+		n += l->items[i].family == family;
+	return n;
+}
+
+int lists_fit(const struct policy_maps *m, const struct policy_doc *doc, char *why, size_t len)
+{
+	const struct {
+		const char *name;
+		const struct cidr_list *list;
+		int family, fd;
+	} tries[] = {
+		{ "allow", &doc->allow, SLUICE_FAMILY_IPV4, m->allow_v4 },
+		{ "allow", &doc->allow, SLUICE_FAMILY_IPV6, m->allow_v6 },
+		{ "deny", &doc->deny, SLUICE_FAMILY_IPV4, m->deny_v4 },
+		{ "deny", &doc->deny, SLUICE_FAMILY_IPV6, m->deny_v6 },
+	};
+	size_t i, n, capacity = 0;
+	int err;
+
+	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		err = trie_set_capacity(tries[i].fd, &capacity);
+		if (err)
+			return err;
+		n = count_family(tries[i].list, tries[i].family);
+		if (n > capacity) {
+			if (why)
+				snprintf(why, len,
+					 "the %s list would hold %zu IPv%d entries, more than the "
+					 "%zu it can",
+					 tries[i].name, n, tries[i].family, capacity);
+			return -ENOSPC;
+		}
+	}
+	return 0;
 }
 
 int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists)
@@ -434,7 +602,9 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 	__u32 old_rules, old_lists;
 	int err;
 
-	err = config_load(m, &cfg);
+	err = lists ? lists_fit(m, doc, NULL, 0) : 0;
+	if (!err)
+		err = config_load(m, &cfg);
 	if (!err)
 		err = policy_load_rules(m, &cfg, &live);
 	if (!err)
@@ -452,7 +622,7 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 		err = write_rule_tries(m, doc, cfg.policy_set, &cfg);
 	if (!err && lists) {
 		cfg.list_set = !old_lists;
-		err = write_lists(m, doc, cfg.list_set, &cfg.lists);
+		err = write_lists(m, doc, cfg.list_set, &cfg.lists, false);
 	}
 	if (err)
 		return err;
@@ -469,49 +639,117 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 	return err;
 }
 
-/* Does one set of the trie hold any entry? */
-static bool trie_has(int fd, __u32 set)
+static int list_delete(const struct policy_maps *m, bool deny, const struct cidr_list *l, __u32 set)
 {
-	union lpm_key key, next;
-	void *prev = NULL;
+	union lpm_key key;
+	size_t i;
+	int fd;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (next.v4.set == set)
-			return true;
-		key = next;
-		prev = &key;
+	for (i = 0; i < l->count; i++) {
+		bool v4 = l->items[i].family == SLUICE_FAMILY_IPV4;
+
+		fd = deny ? (v4 ? m->deny_v4 : m->deny_v6) : (v4 ? m->allow_v4 : m->allow_v6);
+		lpm_key_of(&key, &l->items[i], set);
+		if (bpf_map_delete_elem(fd, &key) && errno != ENOENT)
+			return -errno;
 	}
-	return false;
+	return 0;
 }
 
-int list_update(const struct policy_maps *m, bool deny, const struct cidr *items, size_t n,
-		bool add)
+/*
+ * Like policy_store, for the lists alone: rules and their counters stay.
+ * live holds the live lists, read under the lock by lists_take (which
+ * emptied the idle set): what the old set holds, deleted by key once
+ * published (no walk of the tries).
+ */
+static int lists_store(const struct policy_maps *m, const struct policy_doc *doc,
+		       const struct policy_doc *live)
 {
-	int fd4 = deny ? m->deny_v4 : m->allow_v4, fd6 = deny ? m->deny_v6 : m->allow_v6;
-	__u32 bit4 = deny ? SLUICE_LIST_DENY_V4 : SLUICE_LIST_ALLOW_V4;
-	__u32 bit6 = deny ? SLUICE_LIST_DENY_V6 : SLUICE_LIST_ALLOW_V6;
 	struct sluice_config cfg;
-	union lpm_key key;
-	__u8 one = 1;
-	size_t i;
+	__u32 old_lists;
 	int err;
 
-	err = config_load(m, &cfg);
-	for (i = 0; !err && i < n; i++) {
-		int fd = items[i].family == SLUICE_FAMILY_IPV4 ? fd4 : fd6;
-
-		lpm_key_of(&key, &items[i], cfg.list_set);
-		if (add ? bpf_map_update_elem(fd, &key, &one, BPF_ANY)
-			: (bpf_map_delete_elem(fd, &key) && errno != ENOENT))
-			err = -errno;
-	}
+	err = lists_fit(m, doc, NULL, 0);
+	if (!err)
+		err = config_load(m, &cfg);
 	if (err)
 		return err;
-	/* Retire cached verdicts and tell the datapath which tries to search. */
-	cfg.lists &= ~(bit4 | bit6);
-	cfg.lists |= trie_has(fd4, cfg.list_set) ? bit4 : 0;
-	cfg.lists |= trie_has(fd6, cfg.list_set) ? bit6 : 0;
-	return config_write(m->config, m->generation, &cfg);
+	old_lists = cfg.list_set;
+	cfg.list_set = !old_lists;
+	err = write_lists(m, doc, cfg.list_set, &cfg.lists, true);
+	if (!err)
+		err = config_write(m->config, m->generation, &cfg);
+	if (!err)
+		err = list_delete(m, false, &live->allow, old_lists);
+	return err ? err : list_delete(m, true, &live->deny, old_lists);
+}
+
+/*
+ * Under the lock: the live lists into doc, and the idle set emptied (an
+ * import killed midway may have left entries there), in one walk per trie.
+ */
+static int lists_take(const struct policy_maps *m, __u32 live_set, struct policy_doc *doc)
+{
+	const struct {
+		int fd, family;
+		struct cidr_list *list;
+	} tries[] = {
+		{ m->allow_v4, SLUICE_FAMILY_IPV4, &doc->allow },
+		{ m->allow_v6, SLUICE_FAMILY_IPV6, &doc->allow },
+		{ m->deny_v4, SLUICE_FAMILY_IPV4, &doc->deny },
+		{ m->deny_v6, SLUICE_FAMILY_IPV6, &doc->deny },
+	};
+	struct key_vec live = { 0 }, idle = { 0 };
+	struct cidr c;
+	size_t i, k;
+	int err = 0;
+
+	for (i = 0; !err && i < sizeof(tries) / sizeof(tries[0]); i++) {
+		live.n = idle.n = 0;
+		err = trie_walk(tries[i].fd, live_set, &live, &idle);
+		for (k = 0; !err && k < live.n; k++) {
+			cidr_of(&c, &live.keys[k], tries[i].family);
+			err = cidr_list_add(tries[i].list, &c);
+		}
+		for (k = 0; !err && k < idle.n; k++)
+			if (bpf_map_delete_elem(tries[i].fd, &idle.keys[k]) && errno != ENOENT)
+				err = -errno;
+	}
+	free(live.keys);
+	free(idle.keys);
+	cidr_list_sort(&doc->allow);
+	cidr_list_sort(&doc->deny);
+	return err;
+}
+
+int list_update(const struct policy_maps *m, struct list_change *c)
+{
+	struct policy_doc live, next;
+	struct cidr_list merged = { 0 };
+	struct sluice_config cfg;
+	int err;
+
+	c->why[0] = '\0';
+	doc_init(&live);
+	err = config_load(m, &cfg);
+	if (!err)
+		err = lists_take(m, cfg.list_set, &live);
+	if (err)
+		goto out;
+	cidr_list_sort(c->items);
+	err = cidr_list_merge(c->deny ? &live.deny : &live.allow, c->items, c->add, &merged,
+			      &c->missing);
+	if (err)
+		goto out;
+	next = live;
+	*(c->deny ? &next.deny : &next.allow) = merged;
+	err = lists_fit(m, &next, c->why, sizeof(c->why));
+	if (!err)
+		err = lists_store(m, &next, &live);
+out:
+	free(merged.items);
+	doc_free(&live);
+	return err;
 }
 
 /* The sets of a set table (sources or aggregates), as sized at load. */
@@ -558,9 +796,19 @@ int policy_create(const struct policy_maps *m, uint64_t max_sources, struct poli
 	return err ? err : policy_store(m, doc, true);
 }
 
+static int default_read(const struct policy_maps *m, const struct sluice_config *cfg, void *arg)
+{
+	return slot_read(m, cfg->policy_set, 0, arg);
+}
+
+static void nothing_to_reset(void *arg)
+{
+	(void)arg;
+}
+
 int policy_default(const struct policy_maps *m, struct sluice_config *cfg, struct sluice_policy *p)
 {
-	int err = config_load(m, cfg);
+	struct set_reader r = { .read = default_read, .reset = nothing_to_reset, .arg = p };
 
-	return err ? err : slot_read(m, cfg->policy_set, 0, p);
+	return read_consistent(m, cfg, &r);
 }

@@ -8,6 +8,8 @@
 
 #include <limits.h>
 #include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include "sluice.h"
 #include "policy.h"
 
@@ -31,9 +33,27 @@ int bpffs_ensure(void);
 int state_root_cmd(const char *cmd);
 /* One line for err from a state_* call: which directory is unsafe, or else. */
 int state_fail_cmd(const char *cmd, int err, const char *ifname);
-/* Serialises commands that change pinned state; returns a fd to unlock. */
-int state_lock(void);
+/*
+ * The lock that serialises commands changing pinned state: a file in a
+ * root-only directory outside bpffs (checked: root's, not group- or
+ * world-writable, no symlink; else -EPERM).
+ */
+#define SLUICE_LOCK_DIR	   "/run/sluice"
+#define SLUICE_LOCK_NAME   "lock"
+#define STATE_WAIT_FOREVER UINT64_MAX
+/* How long state_lock() waits (--wait); by default as long as it takes. */
+void state_lock_wait(uint64_t ns);
+/*
+ * Takes the lock, exclusive (LOCK_EX) or shared (LOCK_SH), and returns a fd
+ * for state_unlock(). After a second it says on stderr that it waits, and
+ * for whom; -ETIMEDOUT when the --wait bound runs out.
+ */
+int state_lock(int how);
+/* The exclusive lock for command cmd, printing why on failure (then < 0). */
+int state_lock_cmd(const char *cmd);
 void state_unlock(int lock_fd);
+/* Does this process hold the lock? */
+bool state_lock_held(void);
 
 int state_path(const char *ifname, const char *name, char *buf, size_t len);
 /*

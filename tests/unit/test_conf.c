@@ -3,6 +3,7 @@
  * The config file parser: good files round-trip through show's format,
  * and each class of error names its line and column and what was expected.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +351,73 @@ static void test_unreadable(void)
 	close(saved);
 }
 
+/* A sorted list of the CIDRs in a space-separated string. */
+static void cidrs_of(const char *s, struct cidr_list *l)
+{
+	char buf[256], *tok, *save = NULL;
+	const char *why;
+	struct cidr c;
+	bool host;
+
+	memset(l, 0, sizeof(*l));
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		if (!parse_cidr(tok, &c, &host, &why))
+			cidr_list_add(l, &c);
+	cidr_list_sort(l);
+}
+
+/* The list as text, space-separated, in its order. */
+static const char *cidrs_text(const struct cidr_list *l)
+{
+	static char out[512];
+	char one[64];
+	size_t i;
+
+	out[0] = '\0';
+	for (i = 0; i < l->count; i++) {
+		format_cidr(one, sizeof(one), &l->items[i]);
+		if (i)
+			strncat(out, " ", sizeof(out) - strlen(out) - 1);
+		strncat(out, one, sizeof(out) - strlen(out) - 1);
+	}
+	return out;
+}
+
+static void test_cidr_merge(void)
+{
+	struct cidr_list live, change, out;
+	size_t missing = 99;
+	int ret;
+
+	cidrs_of("2001:db8::/32 192.0.2.1 10.0.0.0/8", &live);
+	cidrs_of("198.51.100.0/24 10.0.0.0/8", &change);
+	ret = cidr_list_merge(&live, &change, true, &out, &missing);
+	check(!ret && !strcmp(cidrs_text(&out),
+			      "10.0.0.0/8 192.0.2.1/32 198.51.100.0/24 2001:db8::/32"),
+	      "add: the sorted union, each entry once", "%d: %s", ret, cidrs_text(&out));
+	free(out.items);
+
+	ret = cidr_list_merge(&live, &change, false, &out, &missing);
+	check(ret == -ENOENT && missing == 1 && !out.items && !out.count,
+	      "del of an entry not on the list: -ENOENT, its index, nothing made", "%d %zu", ret,
+	      missing);
+	free(change.items);
+
+	cidrs_of("10.0.0.0/8 2001:db8::/32", &change);
+	ret = cidr_list_merge(&live, &change, false, &out, &missing);
+	check(!ret && !strcmp(cidrs_text(&out), "192.0.2.1/32"), "del: the difference", "%d: %s",
+	      ret, cidrs_text(&out));
+	free(out.items);
+	free(change.items);
+
+	ret = cidr_list_merge(&live, &live, false, &out, &missing);
+	check(!ret && !out.count, "del of the whole list leaves it empty", "%d %zu", ret,
+	      out.count);
+	free(out.items);
+	free(live.items);
+}
+
 int main(void)
 {
 	int fd = mkstemp(path);
@@ -363,6 +431,7 @@ int main(void)
 	test_line_length();
 	test_nul_bytes();
 	test_unreadable();
+	test_cidr_merge();
 	unlink(path);
 	return harness_finish();
 }
