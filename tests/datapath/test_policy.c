@@ -382,6 +382,54 @@ static int ids_live(struct fixture *fx, uint8_t *used)
 	return 0;
 }
 
+/* Changes rule 10.9.0.0/16's rate through the user library, as `rule add` does. */
+static int rule_rate_change(struct fixture *fx, uint64_t amount)
+{
+	struct policy_doc doc;
+	int i, err = policy_load(&fx->st.maps, &doc, true);
+
+	for (i = 0; !err && i < doc.n_rules; i++)
+		doc.rules[i].settings.rate.amount = amount;
+	err = err ?: fixture_store(fx, &doc);
+	doc_free(&doc);
+	return err;
+}
+
+/*
+ * After the ids wrap, a changed rule must not get the id of a retired rule
+ * whose source still has a bucket in debt: it would inherit the debt. The
+ * source spends its one-packet burst under 1/h (id 1), the next id is set
+ * to 65535, and two changes wrap the ids round to 1.
+ */
+static void case_rule_id_reuse_fresh(void)
+{
+	struct frame_spec src = UDP4("10.9.0.1", 0);
+	struct sluice_config cfg;
+	struct fixture fx;
+	int first, in_debt, after, id, err;
+
+	if (fixture_open_conf(&fx, "default rate 100/s\nrule 10.9.0.0/16 rate 1/h burst 1\n", 1024,
+			      NOW_NS)) {
+		check(false, "a reused rule id starts fresh", "cannot load");
+		return;
+	}
+	first = passes(&fx, &src, 1);
+	in_debt = passes(&fx, &src, 1);
+	err = config_read(fx.st.maps.config, &cfg);
+	cfg.next_policy_id = 65535;
+	err = err ?: config_write(fx.st.maps.config, fx.st.maps.generation, &cfg);
+	err = err ?: rule_rate_change(&fx, 2);
+	err = err ?: rule_rate_change(&fx, 3);
+	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
+	after = passes(&fx, &src, 1);
+	id = bucket_policy(&fx, "10.9.0.1", 1);
+	check(!err && first == 1 && !in_debt && after == 1 && id > 1,
+	      "after the ids wrap, a changed rule skips a retired id whose bucket is in debt",
+	      "err %d, passed %d then %d, after the wrap %d (new bucket's id %d)", err, first,
+	      in_debt, after, id);
+	fixture_close(&fx);
+}
+
 /*
  * Rule ids across the 16-bit wrap: next_policy_id is driven to 65530 and
  * one rule is changed 20 times beside two rules that never change (ids 1
@@ -458,4 +506,5 @@ void suite_policy(void)
 	case_mark();
 	case_rule_ids();
 	case_rule_id_wrap();
+	case_rule_id_reuse_fresh();
 }
