@@ -398,8 +398,9 @@ static int rule_rate_change(struct fixture *fx, uint64_t amount)
 /*
  * After the ids wrap, a changed rule must not get the id of a retired rule
  * whose source still has a bucket in debt: it would inherit the debt. The
- * source spends its one-packet burst under 1/h (id 1), the next id is set
- * to 65535, and two changes wrap the ids round to 1.
+ * source spends its one-packet burst under 1/h (id 1); two changes retire
+ * id 1 from both sets of slots, the next id is set to 65535, and two more
+ * changes wrap the ids round to 1.
  */
 static void case_rule_id_reuse_fresh(void)
 {
@@ -415,11 +416,13 @@ static void case_rule_id_reuse_fresh(void)
 	}
 	first = passes(&fx, &src, 1);
 	in_debt = passes(&fx, &src, 1);
-	err = config_read(fx.st.maps.config, &cfg);
+	/* Two changes: id 1 leaves both sets of slots (ids 2, then 3). */
+	err = rule_rate_change(&fx, 2) ?: rule_rate_change(&fx, 3);
+	err = err ?: config_read(fx.st.maps.config, &cfg);
 	cfg.next_policy_id = 65535;
 	err = err ?: config_write(fx.st.maps.config, fx.st.maps.generation, &cfg);
-	err = err ?: rule_rate_change(&fx, 2);
-	err = err ?: rule_rate_change(&fx, 3);
+	/* 65535, then past 0 to 1 unless its bucket counts. */
+	err = err ?: rule_rate_change(&fx, 4) ?: rule_rate_change(&fx, 5);
 	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
 	after = passes(&fx, &src, 1);
 	id = bucket_policy(&fx, "10.9.0.1", 1);
