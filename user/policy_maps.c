@@ -542,16 +542,26 @@ static int write_lists(const struct policy_maps *m, const struct policy_doc *doc
 	return err;
 }
 
-/* Entries one set of a trie may hold: half the trie, so a new set fits beside the live one. */
-static int trie_set_capacity(int fd, size_t *capacity)
+/* A map's max_entries, as sized at load. */
+static int map_entries(int fd, __u32 *entries)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	*capacity = info.max_entries / 2;
+	*entries = info.max_entries;
 	return 0;
+}
+
+/* Entries one set of a trie may hold: half the trie, so a new set fits beside the live one. */
+static int trie_set_capacity(int fd, size_t *capacity)
+{
+	__u32 entries = 0;
+	int err = map_entries(fd, &entries);
+
+	*capacity = entries / 2;
+	return err;
 }
 
 static size_t count_family(const struct cidr_list *l, int family)
@@ -752,25 +762,13 @@ out:
 	return err;
 }
 
-/* The sets of a set table (sources or aggregates), as sized at load. */
-static int table_sets(int fd, __u32 *sets)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	*sets = info.max_entries;
-	return 0;
-}
-
 /* The set tables' shapes, and random hash seeds fixed for the life of the state. */
 static int table_config(int buckets_fd, int aggregates_fd, struct sluice_config *cfg)
 {
-	int err = table_sets(buckets_fd, &cfg->table_sets);
+	int err = map_entries(buckets_fd, &cfg->table_sets);
 
 	if (!err)
-		err = table_sets(aggregates_fd, &cfg->aggregate_sets);
+		err = map_entries(aggregates_fd, &cfg->aggregate_sets);
 	if (err)
 		return err;
 	if (getrandom(cfg->table_seed, sizeof(cfg->table_seed), 0) != sizeof(cfg->table_seed))
