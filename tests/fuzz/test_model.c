@@ -36,15 +36,20 @@
 #include "harness.h"
 #include "model.h"
 
-#define START_NS	(1000 * NSEC_PER_SEC)
-#define MAX_SOURCES	16384 /* far above what a sequence uses: nothing is evicted */
+#define START_NS (1000 * NSEC_PER_SEC)
+/*
+ * Far above what a sequence uses: nothing is evicted, and the aggregate
+ * table (a sixteenth: 4096 buckets in 5120 ways) has room for every forged
+ * /24 at once, which the model, knowing no capacity, assumes.
+ */
+#define MAX_SOURCES	65536
 #define MAX_EVENTS	1500
 #define MAX_POOL	12
 #define MAX_LIVE	16
 #define TEXT_LEN	1024
 #define FRAME_BYTES_MAX 9000
 #define OUT_BYTES	(FRAME_BYTES_MAX + 256)
-#define SPOOF_SOURCES	2500  /* more /24s than the aggregate table of MAX_SOURCES holds */
+#define SPOOF_SOURCES	2500  /* /24s: more than an LRU of 1024 (the old table) kept */
 #define SPOOF_GAP_NS	10000 /* between forged packets: 25 ms for a flood */
 #define MAX_DETAILED	3     /* failures shrunk and explained; later ones get one line */
 #define WRAP_NEXT_ID	65533 /* rule ids this close to the top of their range */
