@@ -40,6 +40,8 @@ git clone -q "$src" "$root/root/sluice"
 # A private mount namespace: proc, sys, bpffs and dev for the root only.
 unshare -m --propagation private bash -euo pipefail -c '
 	root=$1
+	# A mount point of its own, so ip netns can make / a slave in the chroot.
+	mount --bind "$root" "$root"
 	mount -t proc proc "$root/proc"
 	mount -t sysfs sysfs "$root/sys"
 	mount -t bpf bpf "$root/sys/fs/bpf"
