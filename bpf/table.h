@@ -337,26 +337,39 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 	return ret == TABLE_EXISTS ? way_meter(first, found, op) : ret;
 }
 
+/*
+ * The set holding the key's bucket, with *w its way, or NULL: a plain
+ * lookup, for steps that need no second try when a way changes hands.
+ */
+static __always_inline struct sluice_set *table_find(struct table_op *op, __u32 *w)
+{
+	struct sluice_set *s;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		s = table_set(op, i);
+		if (!s)
+			continue;
+		*w = set_find(s, op->tag, &op->key);
+		if (*w != WAY_NONE)
+			return s;
+	}
+	return NULL;
+}
+
 /* Adds op->pending refusals to the key's bucket, if it still has one. */
 __attribute__((noinline)) int table_add_dropped(struct table_op *op)
 {
 	struct sluice_set *s;
 	__u32 w;
-	int i;
 
 	if (!op)
 		return 0;
-	for (i = 0; i < 2; i++) {
-		s = table_set(op, i);
-		if (!s)
-			continue;
-		w = set_find(s, op->tag, &op->key);
-		if (w != WAY_NONE) {
-			way_count(&s->way[WAY(w)], 0, op->pending);
-			return 1;
-		}
-	}
-	return 0;
+	s = table_find(op, &w);
+	if (!s)
+		return 0;
+	way_count(&s->way[WAY(w)], 0, op->pending);
+	return 1;
 }
 
 /* A refund contended this often in a row is abandoned (the bucket stays charged). */
@@ -414,19 +427,11 @@ __attribute__((noinline)) int table_refund(struct table_op *op)
 {
 	struct sluice_set *s;
 	__u32 w;
-	int i;
 
 	if (!op)
 		return 0;
-	for (i = 0; i < 2; i++) {
-		s = table_set(op, i);
-		if (!s)
-			continue;
-		w = set_find(s, op->tag, &op->key);
-		if (w != WAY_NONE)
-			return way_refund(s, w, op);
-	}
-	return 0;
+	s = table_find(op, &w);
+	return s ? way_refund(s, w, op) : 0;
 }
 
 #endif /* SLUICE_BPF_TABLE_H */

@@ -482,20 +482,26 @@ static int write_rule_tries(const struct policy_maps *m, const struct policy_doc
 	return 0;
 }
 
+/* The trie holding list entry c: allow or deny, by its family. */
+static int list_fd(const struct policy_maps *m, bool deny, const struct cidr *c)
+{
+	bool v4 = c->family == SLUICE_FAMILY_IPV4;
+
+	return deny ? (v4 ? m->deny_v4 : m->deny_v6) : (v4 ? m->allow_v4 : m->allow_v6);
+}
+
 static int list_write(const struct policy_maps *m, bool deny, const struct cidr_list *l, __u32 set,
 		      __u32 *present)
 {
 	union lpm_key key;
 	__u8 one = 1;
 	size_t i;
-	int fd;
 
 	for (i = 0; i < l->count; i++) {
 		bool v4 = l->items[i].family == SLUICE_FAMILY_IPV4;
 
-		fd = deny ? (v4 ? m->deny_v4 : m->deny_v6) : (v4 ? m->allow_v4 : m->allow_v6);
 		lpm_key_of(&key, &l->items[i], set);
-		if (bpf_map_update_elem(fd, &key, &one, BPF_ANY))
+		if (bpf_map_update_elem(list_fd(m, deny, &l->items[i]), &key, &one, BPF_ANY))
 			return -errno;
 		*present |= deny ? (v4 ? SLUICE_LIST_DENY_V4 : SLUICE_LIST_DENY_V6)
 				 : (v4 ? SLUICE_LIST_ALLOW_V4 : SLUICE_LIST_ALLOW_V6);
@@ -653,14 +659,10 @@ static int list_delete(const struct policy_maps *m, bool deny, const struct cidr
 {
 	union lpm_key key;
 	size_t i;
-	int fd;
 
 	for (i = 0; i < l->count; i++) {
-		bool v4 = l->items[i].family == SLUICE_FAMILY_IPV4;
-
-		fd = deny ? (v4 ? m->deny_v4 : m->deny_v6) : (v4 ? m->allow_v4 : m->allow_v6);
 		lpm_key_of(&key, &l->items[i], set);
-		if (bpf_map_delete_elem(fd, &key) && errno != ENOENT)
+		if (bpf_map_delete_elem(list_fd(m, deny, &l->items[i]), &key) && errno != ENOENT)
 			return -errno;
 	}
 	return 0;
