@@ -189,19 +189,10 @@ int state_fail_cmd(const char *cmd, int err, const char *ifname)
  */
 static int lock_dir_open(void)
 {
-	struct stat sb;
-	int fd;
-
 	if (mkdir(SLUICE_LOCK_DIR, 0700) && errno != EEXIST)
 		return -errno;
-	fd = open(SLUICE_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ELOOP || errno == ENOTDIR ? -EPERM : -errno;
-	if (fstat(fd, &sb) || sb.st_uid != 0 || (sb.st_mode & 022)) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
+	/* The same checks as the pin directories', without sticky leniency. */
+	return dir_open_checked(AT_FDCWD, SLUICE_LOCK_DIR, SLUICE_LOCK_DIR, false);
 }
 
 static int lock_file_open(void)
