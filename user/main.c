@@ -48,7 +48,8 @@ static void usage(void)
 		printf("  %-8s %s\n", c->name, c->summary);
 	printf("\nOptions for every command:\n"
 	       "  --wait SECONDS  wait at most this long for another sluice command to finish\n"
-	       "                  (default: as long as it takes); then exit 1, nothing changed\n");
+	       "                  (default: as long as it takes); then exit 1, nothing changed\n"
+	       "  --json          before COMMAND: the same as COMMAND --json, where it has one\n");
 	printf("\nExit status: 0 success, 1 system failure, 2 bad input.\n");
 }
 
