@@ -23,11 +23,12 @@ CFLAGS     ?= -O2 -g
 CFLAGS     += -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
 LDLIBS     := -lbpf -lelf -lz -lpthread -lm
 
-USER_LIB   := args policy policy_maps conf state output metrics sources prom
-USER_CMDS  := main cmd_attach cmd_set cmd_detach cmd_status cmd_stats cmd_rule cmd_list \
-	      cmd_apply cmd_upgrade cmd_top cmd_exporter
-LIB_OBJS   := $(USER_LIB:%=$(OUTPUT)/user/%.o)
-CMD_OBJS   := $(USER_CMDS:%=$(OUTPUT)/user/%.o)
+# user/ is layered (docs/design.md): each directory includes only those below it.
+USER_LAYERS := base values policy text pins maps reads outputs commands
+USER_LIB   := $(foreach d,$(filter-out commands,$(USER_LAYERS)),$(basename $(wildcard user/$(d)/*.c)))
+USER_CMDS  := user/main $(basename $(wildcard user/commands/*.c))
+LIB_OBJS   := $(USER_LIB:user/%=$(OUTPUT)/user/%.o)
+CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o)
 
 # BPF objects: the datapath, its test-clock twin, and the tools' programs.
 BPF_OBJS   := sluice sluice_test flood bench
@@ -69,7 +70,8 @@ $(OUTPUT)/%.bpf.o: tools/%.bpf.c tools/*.h include/*.h | $(OUTPUT)
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $* > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tools/%.o: tools/%.c $(SKELETONS) | $(OUTPUT)/tools
@@ -175,4 +177,4 @@ clean:
 print-%:
 	@echo '$($*)'
 
--include $(wildcard $(OUTPUT)/*/*.d)
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/user/*/*.d)

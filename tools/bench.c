@@ -24,10 +24,11 @@
 #include <bpf/libbpf.h>
 #include "bench.skel.h"
 #include "sluice.skel.h"
-#include "conf.h"
+#include "text/conf.h"
 #include "frames.h"
-#include "policy.h"
-#include "state.h"
+#include "policy/policy.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 #include "table_hash.h"
 
 #define REPEAT 1000000

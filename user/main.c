@@ -6,10 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "args.h"
-#include "commands.h"
-#include "output.h"
-#include "state.h"
+#include "base/clock.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
+#include "commands/commands.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "0.1.0"

@@ -23,7 +23,7 @@
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
-#include "metrics.h"
+#include "reads/counters.h"
 #include "suites.h"
 
 #define RUNS_PER_THREAD 20

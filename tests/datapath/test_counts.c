@@ -19,7 +19,7 @@
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
-#include "sources.h"
+#include "reads/sources.h"
 #include "suites.h"
 
 #define T0 (100 * NSEC_PER_SEC)

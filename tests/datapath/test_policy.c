@@ -16,12 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "conf.h"
+#include "text/conf.h"
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
-#include "sources.h"
-#include "state.h"
+#include "reads/sources.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 #include "suites.h"
 
 #define NOW_NS (1000 * NSEC_PER_SEC)
@@ -328,7 +329,7 @@ static int bucket_policy(struct fixture *fx, const char *addr, int other)
 	struct policy_search q = { .other = other, .found = -1 };
 
 	inet_pton(AF_INET, addr, &q.addr);
-	if (sources_walk(fx->st.maps.buckets, policy_of, &q))
+	if (table_walk(fx->st.maps.buckets, policy_of, &q))
 		return -1;
 	return q.found;
 }

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include "conf.h"
+#include "text/conf.h"
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"

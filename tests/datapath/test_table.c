@@ -16,7 +16,7 @@
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
-#include "metrics.h"
+#include "reads/counters.h"
 #include "suites.h"
 #include "table_hash.h"
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "conf.h"
+#include "text/conf.h"
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"

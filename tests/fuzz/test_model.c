@@ -30,7 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sluice_test.skel.h"
-#include "conf.h"
+#include "text/conf.h"
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"

@@ -11,9 +11,10 @@
 #include <bpf/libbpf.h>
 #include "sluice.skel.h"
 #include "sluice_test.skel.h"
-#include "conf.h"
+#include "text/conf.h"
 #include "fixture.h"
-#include "sources.h"
+#include "maps/percpu.h"
+#include "reads/sources.h"
 
 int pin_thread_to_cpu(int cpu)
 {
@@ -168,7 +169,7 @@ int fixture_bucket_count(struct fixture *fx)
 {
 	uint64_t n;
 
-	return sources_count(fx->st.maps.buckets, &n) ? -1 : (int)n;
+	return table_count(fx->st.maps.buckets, &n) ? -1 : (int)n;
 }
 
 int fixture_bucket(struct fixture *fx, const struct sluice_key *key, struct sluice_bucket *b)
@@ -176,7 +177,7 @@ int fixture_bucket(struct fixture *fx, const struct sluice_key *key, struct slui
 	struct sluice_config cfg;
 	int err = config_read(fx->st.maps.config, &cfg);
 
-	return err ? err : sources_find(fx->st.maps.buckets, &cfg, key, b);
+	return err ? err : table_lookup(fx->st.maps.buckets, &cfg, key, b);
 }
 
 int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key)

@@ -8,8 +8,9 @@
 
 #include <stdint.h>
 #include "sluice.h"
-#include "policy.h"
-#include "state.h"
+#include "policy/policy.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 struct sluice;
 struct sluice_test;

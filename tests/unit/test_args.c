@@ -4,10 +4,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "args.h"
+#include "values/iface.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
 #include "gcra.h"
 #include "harness.h"
-#include "policy.h"
+#include "policy/policy.h"
 #include <stdbool.h>
 #include "unit.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "conf.h"
+#include "text/conf.h"
 #include "harness.h"
 
 static char path[] = "/tmp/sluice-test-conf.XXXXXX";

@@ -13,11 +13,16 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "args.h"
+#include "values/listen.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
 #include "harness.h"
-#include "metrics.h"
-#include "output.h"
-#include "prom.h"
+#include "reads/counters.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "outputs/prom.h"
 #include "unit.h"
 
 struct seconds_case {

@@ -10,12 +10,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sluice.skel.h"
-#include "args.h"
-#include "commands.h"
-#include "conf.h"
-#include "output.h"
-#include "policy.h"
-#include "state.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
+#include "commands/commands.h"
+#include "text/conf.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "policy/policy.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 static const char attach_usage[] =
 	"Usage: sluice attach IFACE --rate RATE [--burst N] [--action drop|mark|dry-run]\n"

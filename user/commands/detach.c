@@ -2,10 +2,15 @@
 /* sluice detach: remove the program and every pin, even for a vanished interface. */
 #include <errno.h>
 #include <stdio.h>
-#include "args.h"
-#include "commands.h"
-#include "output.h"
-#include "state.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
+#include "commands/commands.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 static const char detach_usage[] =
 	"Usage: sluice detach IFACE\n"

@@ -24,13 +24,20 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include <bpf/bpf.h>
-#include "args.h"
-#include "commands.h"
-#include "metrics.h"
-#include "output.h"
-#include "prom.h"
-#include "sources.h"
-#include "state.h"
+#include "values/listen.h"
+#include "base/clock.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
+#include "commands/commands.h"
+#include "reads/counters.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "outputs/prom.h"
+#include "reads/sources.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 #define EXPORTER_DEFAULT_LISTEN "127.0.0.1:9723"
 
@@ -113,7 +120,7 @@ static int sources_cached(const char *ifname, const struct state *st, uint64_t *
 	c = walk_entry(ifname);
 	now = monotonic_ns();
 	if (c->map_id != info.id || !c->taken_ns || now - c->taken_ns >= EXPORTER_WALK_REUSE_NS) {
-		err = sources_count(st->maps.buckets, &c->sources);
+		err = table_count(st->maps.buckets, &c->sources);
 		c->map_id = info.id;
 		c->taken_ns = err ? 0 : monotonic_ns();
 		c->walks++;

@@ -4,12 +4,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "args.h"
-#include "commands.h"
-#include "conf.h"
-#include "output.h"
-#include "policy.h"
-#include "state.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
+#include "commands/commands.h"
+#include "text/conf.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "policy/policy.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 static const char list_usage[] =
 	"Usage: sluice %1$s add IFACE CIDR... | -f FILE\n"

@@ -3,12 +3,17 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "args.h"
-#include "commands.h"
-#include "conf.h"
-#include "output.h"
-#include "policy.h"
-#include "state.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
+#include "commands/commands.h"
+#include "text/conf.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "policy/policy.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 static const char set_usage[] =
 	"Usage: sluice set IFACE [--rate RATE] [--burst N] [--action drop|mark|dry-run]\n"

@@ -10,12 +10,18 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "args.h"
-#include "commands.h"
-#include "metrics.h"
-#include "output.h"
-#include "prom.h"
-#include "state.h"
+#include "base/clock.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
+#include "commands/commands.h"
+#include "reads/counters.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "outputs/prom.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 static const char stats_usage[] =
 	"Usage: sluice stats IFACE [--json | --prometheus] [--watch [SECONDS] [--count N]]\n"

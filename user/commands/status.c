@@ -5,11 +5,16 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "table_hash.h"
-#include "args.h"
-#include "commands.h"
-#include "conf.h"
-#include "output.h"
-#include "state.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
+#include "commands/commands.h"
+#include "text/conf.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 static const char status_usage[] =
 	"Usage: sluice status [IFACE] [--json]\n"

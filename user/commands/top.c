@@ -12,12 +12,19 @@
 #include <string.h>
 #include <time.h>
 #include "gcra.h"
-#include "args.h"
-#include "commands.h"
-#include "metrics.h"
-#include "output.h"
-#include "sources.h"
-#include "state.h"
+#include "text/conf.h"
+#include "base/clock.h"
+#include "values/rate.h"
+#include "values/cidr.h"
+#include "values/words.h"
+#include "text/cli.h"
+#include "commands/commands.h"
+#include "reads/counters.h"
+#include "base/errors.h"
+#include "base/json.h"
+#include "reads/sources.h"
+#include "pins/state.h"
+#include "maps/policy_maps.h"
 
 static const char top_usage[] =
 	"Usage: sluice top IFACE [-n N] [--sort drops|passed|rate] [--json]\n"

@@ -11,10 +11,15 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
-#include "policy.h"
-#include "sources.h"
-#include "state.h"
+#include "policy/policy.h"
+#include "base/clock.h"
+#include "base/errors.h"
+#include "maps/percpu.h"
+#include "maps/policy_maps.h"
+#include "maps/table.h"
+#include "pins/state.h"
 
 /* Either trie key, seen as bytes: prefixlen and set lead both. */
 union lpm_key {
@@ -348,8 +353,8 @@ static int ids_walk(const struct policy_maps *m, struct ids_used *u)
 	if (u->walked)
 		return 0;
 	u->walked = true;
-	err = sources_walk(m->buckets, bucket_id, u);
-	return err ?: sources_walk(m->aggregates, bucket_id, u);
+	err = table_walk(m->buckets, bucket_id, u);
+	return err ?: table_walk(m->aggregates, bucket_id, u);
 }
 
 /*
@@ -811,4 +816,79 @@ int policy_default(const struct policy_maps *m, struct sluice_config *cfg, struc
 	struct set_reader r = { .read = default_read, .reset = nothing_to_reset, .arg = p };
 
 	return read_consistent(m, cfg, &r);
+}
+
+/* The inner map currently in the config slot. */
+static int config_slot_fd(int config_fd)
+{
+	__u32 zero = 0, inner_id;
+	int fd;
+
+	if (bpf_map_lookup_elem(config_fd, &zero, &inner_id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(inner_id);
+	return fd < 0 ? -errno : fd;
+}
+
+int config_read(int config_fd, struct sluice_config *cfg)
+{
+	struct bpf_map_info info = {};
+	__u32 zero = 0, len = sizeof(info);
+	int fd, err = 0;
+
+	fd = config_slot_fd(config_fd);
+	if (fd < 0)
+		return fd;
+	/* State pinned by a sluice of another layout: never read past our struct. */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	else if (info.value_size != sizeof(*cfg))
+		err = -EPROTO;
+	else if (bpf_map_lookup_elem(fd, &zero, cfg))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int config_write(int config_fd, int generation_fd, struct sluice_config *cfg)
+{
+	struct sluice_config old = {};
+	__u32 zero = 0;
+	int fd, err;
+
+	/* A freshly loaded program has an empty slot: generation 0. */
+	err = config_read(config_fd, &old);
+	if (err && err != -ENOENT)
+		return err;
+	err = 0;
+	cfg->generation = old.generation + 1;
+	if (bpf_map_update_elem(generation_fd, &zero, &cfg->generation, BPF_ANY))
+		return -errno;
+
+	/* Fill a fresh slot completely, then swap it in with one update. */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sluice_config", sizeof(__u32), sizeof(*cfg), 1,
+			    NULL);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY) ||
+	    bpf_map_update_elem(config_fd, &zero, &fd, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
+{
+	int err = policy_load(&st->maps, doc, lists);
+
+	return err ? fail_state(cmd, err, st->ifname, "read the policy") : EXIT_OK;
+}
+
+int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
+{
+	int err = policy_store(&st->maps, doc, lists);
+
+	if (err)
+		return fail_runtime(cmd, err, "cannot write the policy of %s", st->ifname);
+	return EXIT_OK;
 }

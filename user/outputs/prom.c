@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <string.h>
-#include "prom.h"
+#include "outputs/prom.h"
 
 #define METRIC_NAME_MAX 128
 

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "metrics.h"
+#include "reads/counters.h"
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

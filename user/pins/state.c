@@ -20,10 +20,12 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "args.h"
-#include "output.h"
-#include "state.h"
 #include "table_hash.h"
+#include "base/clock.h"
+#include "base/errors.h"
+#include "pins/state.h"
+#include "values/iface.h"
+#include "values/rate.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
 
@@ -228,14 +230,6 @@ bool state_lock_held(void)
 	return lock_held_fd >= 0;
 }
 
-static uint64_t monotonic_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -247,7 +241,7 @@ static int flock_within(int fd, int how, uint64_t ns)
 	struct sigaction sa = { .sa_handler = on_alarm }, old_sa;
 	/* It repeats, so a tick that comes before flock() sleeps is not the last. */
 	struct itimerval tick = { .it_interval = { .tv_usec = 10000 } }, none = {};
-	uint64_t deadline = monotonic_now_ns() + ns;
+	uint64_t deadline = monotonic_ns() + ns;
 	int err;
 
 	if (!flock(fd, how | LOCK_NB))
@@ -266,7 +260,7 @@ static int flock_within(int fd, int how, uint64_t ns)
 			break;
 		}
 		err = errno == EINTR ? -ETIMEDOUT : -errno;
-		if (err != -ETIMEDOUT || monotonic_now_ns() >= deadline)
+		if (err != -ETIMEDOUT || monotonic_ns() >= deadline)
 			break;
 	}
 	setitimer(ITIMER_REAL, &none, NULL);
@@ -719,113 +713,6 @@ int state_list(char (*names)[IF_NAMESIZE], int max)
 	return n;
 }
 
-/* The inner map currently in the config slot. */
-static int config_slot_fd(int config_fd)
-{
-	__u32 zero = 0, inner_id;
-	int fd;
-
-	if (bpf_map_lookup_elem(config_fd, &zero, &inner_id))
-		return -errno;
-	fd = bpf_map_get_fd_by_id(inner_id);
-	return fd < 0 ? -errno : fd;
-}
-
-int config_read(int config_fd, struct sluice_config *cfg)
-{
-	struct bpf_map_info info = {};
-	__u32 zero = 0, len = sizeof(info);
-	int fd, err = 0;
-
-	fd = config_slot_fd(config_fd);
-	if (fd < 0)
-		return fd;
-	/* State pinned by a sluice of another layout: never read past our struct. */
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		err = -errno;
-	else if (info.value_size != sizeof(*cfg))
-		err = -EPROTO;
-	else if (bpf_map_lookup_elem(fd, &zero, cfg))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-int config_write(int config_fd, int generation_fd, struct sluice_config *cfg)
-{
-	struct sluice_config old = {};
-	__u32 zero = 0;
-	int fd, err;
-
-	/* A freshly loaded program has an empty slot: generation 0. */
-	err = config_read(config_fd, &old);
-	if (err && err != -ENOENT)
-		return err;
-	err = 0;
-	cfg->generation = old.generation + 1;
-	if (bpf_map_update_elem(generation_fd, &zero, &cfg->generation, BPF_ANY))
-		return -errno;
-
-	/* Fill a fresh slot completely, then swap it in with one update. */
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sluice_config", sizeof(__u32), sizeof(*cfg), 1,
-			    NULL);
-	if (fd < 0)
-		return -errno;
-	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY) ||
-	    bpf_map_update_elem(config_fd, &zero, &fd, BPF_ANY))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-int stats_read_at(int fd, __u32 index, struct sluice_stats *sum)
-{
-	struct sluice_stats *percpu;
-	int ncpu, cpu, i, err = 0;
-
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu < 0)
-		return ncpu;
-	percpu = calloc((size_t)ncpu, sizeof(*percpu));
-	if (!percpu)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(fd, &index, percpu)) {
-		err = -errno;
-		goto out;
-	}
-	memset(sum, 0, sizeof(*sum));
-	for (cpu = 0; cpu < ncpu; cpu++) {
-		for (i = 0; i < SLUICE_CNT_MAX; i++) {
-			sum->c[i].packets += percpu[cpu].c[i].packets;
-			sum->c[i].bytes += percpu[cpu].c[i].bytes;
-		}
-	}
-out:
-	free(percpu);
-	return err;
-}
-
-int stats_read(int stats_fd, struct sluice_stats *sum)
-{
-	return stats_read_at(stats_fd, 0, sum);
-}
-
-int stats_clear_at(int fd, __u32 index)
-{
-	struct sluice_stats *zero;
-	int ncpu, err = 0;
-
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu < 0)
-		return ncpu;
-	zero = calloc((size_t)ncpu, sizeof(*zero));
-	if (!zero)
-		return -ENOMEM;
-	if (bpf_map_update_elem(fd, &index, zero, BPF_ANY))
-		err = -errno;
-	free(zero);
-	return err;
-}
 
 const char *xdp_mode_name(int ifindex)
 {
@@ -909,29 +796,6 @@ int state_open_locked(const char *cmd, const char *ifname, struct state *st, int
 	return ret;
 }
 
-int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
-{
-	int err = policy_load(&st->maps, doc, lists);
-
-	if (err == -EPROTO)
-		return fail_runtime(cmd, err,
-				    "the pinned state of %s has another layout version (detach and "
-				    "attach again with this sluice)",
-				    st->ifname);
-	if (err)
-		return fail_runtime(cmd, err, "cannot read the policy of %s", st->ifname);
-	return EXIT_OK;
-}
-
-int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
-{
-	int err = policy_store(&st->maps, doc, lists);
-
-	if (err)
-		return fail_runtime(cmd, err, "cannot write the policy of %s", st->ifname);
-	return EXIT_OK;
-}
-
 const char *state_health(const struct state *st, unsigned int *prog_id)
 {
 	unsigned int ifindex, link_ifindex;
@@ -969,3 +833,13 @@ int state_inspect(const char *ifname, const char **health)
 	state_close(&st);
 	return strcmp(*health, STATE_OK) ? 1 : 0;
 }
+int fail_state(const char *cmd, int err, const char *ifname, const char *doing)
+{
+	if (err == -EPROTO)
+		return fail_runtime(cmd, 0,
+				    "the pinned state of %s has another layout (another version of "
+				    "sluice attached it): run 'sluice detach %s' and attach again",
+				    ifname, ifname);
+	return fail_runtime(cmd, err, "cannot %s of %s", doing, ifname);
+}
+

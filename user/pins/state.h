@@ -3,15 +3,25 @@
  * The pinned state under SLUICE_PIN_ROOT/<ifname>/: creating, opening,
  * locking, reading and removing it. Every command goes through here.
  */
-#ifndef SLUICE_STATE_H
-#define SLUICE_STATE_H
+#ifndef SLUICE_PINS_STATE_H
+#define SLUICE_PINS_STATE_H
 
 #include <limits.h>
 #include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "sluice.h"
-#include "policy.h"
+
+/* Every pinned map a policy lives in. */
+struct policy_maps {
+	int config, generation, policies;
+	int rules_v4, rules_v6;
+	int allow_v4, allow_v6, deny_v4, deny_v6;
+	int rule_stats; /* per-slot counters, cleared when a set is rewritten */
+	int admission;	/* per rule id: reset when an id is given to a new rule */
+	/* The set tables: a retired rule id is given again only once neither holds its buckets. */
+	int buckets, aggregates;
+};
 
 struct state {
 	char ifname[IF_NAMESIZE];
@@ -106,21 +116,6 @@ int state_open_cmd(const char *cmd, const char *ifname, struct state *st);
 int state_open_locked(const char *cmd, const char *ifname, struct state *st, int *lock_fd);
 /* "IFACE: why (run 'sluice detach IFACE')" for a stale state; EXIT_FAILURE_RUNTIME. */
 int state_stale_cmd(const char *cmd, const char *ifname, const char *health);
-int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists);
-int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists);
-
-int config_read(int config_fd, struct sluice_config *cfg);
-/*
- * Publishes cfg in one step, with the next generation number: raises the
- * generation first (retiring every cached over-limit decision), then swaps
- * the fully written configuration in.
- */
-int config_write(int config_fd, int generation_fd, struct sluice_config *cfg);
-/* Sums the per-CPU counters (of entry index, for the per-rule array). */
-int stats_read(int stats_fd, struct sluice_stats *sum);
-int stats_read_at(int fd, __u32 index, struct sluice_stats *sum);
-/* Zeroes entry index on every CPU. */
-int stats_clear_at(int fd, __u32 index);
 
 /* "native", "generic" or "none" for what is attached to ifindex. */
 const char *xdp_mode_name(int ifindex);
@@ -138,4 +133,10 @@ const char *state_health(const struct state *st, unsigned int *prog_id);
 /* 0: attached and ok; 1: stale (*health says why); -ENOENT: nothing pinned. */
 int state_inspect(const char *ifname, const char **health);
 
-#endif /* SLUICE_STATE_H */
+/*
+ * A failed read of IFACE's pinned state ("cannot DOING of IFACE: ..."), with
+ * advice when the state has another layout (-EPROTO); EXIT_FAILURE_RUNTIME.
+ */
+int fail_state(const char *cmd, int err, const char *ifname, const char *doing);
+
+#endif /* SLUICE_PINS_STATE_H */

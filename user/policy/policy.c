@@ -6,7 +6,9 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include "policy.h"
+#include "gcra.h"
+#include "base/clock.h"
+#include "policy/policy.h"
 
 /* TATs stay below 2^62 so max(TAT, now) + cost can never wrap. */
 #define LIMIT_MAX (1ULL << 62)
@@ -694,5 +696,36 @@ int doc_validate(const struct policy_doc *doc, const char **why)
 			return -E2BIG;
 		}
 	}
+	return 0;
+}
+
+int doc_rule_index(const struct policy_doc *doc, uint16_t policy)
+{
+	int i;
+
+	if (!policy)
+		return -1;
+	for (i = 0; i < doc->n_rules; i++)
+		if (doc->rules[i].id == policy)
+			return i;
+	return -2;
+}
+
+int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost, uint64_t *limit)
+{
+	int i = doc_rule_index(doc, policy);
+	struct sluice_policy p;
+	const char *why;
+	int err;
+
+	if (i == -2)
+		return -ENOENT;
+	err = i < 0 ? policy_build(&p, &doc->dflt, NULL, 0, &why)
+		    : policy_build(&p, &doc->rules[i].settings, &doc->rules[i].match, policy, &why);
+	if (err)
+		return err;
+	*min_cost = p.flags & SLUICE_POL_BYTES ? gcra_bytes_cost(GCRA_FRAME_MIN, p.interval)
+					       : p.interval;
+	*limit = p.limit;
 	return 0;
 }

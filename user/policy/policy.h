@@ -4,13 +4,15 @@
  * allow and deny lists), and its translation to what the datapath reads:
  * fixed-point struct sluice_policy slots, rule tries and list tries.
  */
-#ifndef SLUICE_POLICY_H
-#define SLUICE_POLICY_H
+#ifndef SLUICE_POLICY_POLICY_H
+#define SLUICE_POLICY_POLICY_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include "sluice.h"
-#include "args.h"
+#include "values/aggregate.h"
+#include "values/cidr.h"
+#include "values/rate.h"
 
 /* One limiter as typed. */
 struct settings {
@@ -66,17 +68,6 @@ struct policy_doc {
 	bool ids_wrapped; /* next_id has wrapped: old ids may still have buckets */
 };
 
-/* Every pinned map a policy lives in. */
-struct policy_maps {
-	int config, generation, policies;
-	int rules_v4, rules_v6;
-	int allow_v4, allow_v6, deny_v4, deny_v6;
-	int rule_stats; /* per-slot counters, cleared when a set is rewritten */
-	int admission;	/* per rule id: reset when an id is given to a new rule */
-	/* The set tables: a retired rule id is given again only once neither holds its buckets. */
-	int buckets, aggregates;
-};
-
 void settings_default(struct settings *s);
 /* Nanoseconds per jiffy, the resolution of the coarse clock. */
 uint64_t jiffy_ns(void);
@@ -111,49 +102,12 @@ void cidr_list_sort(struct cidr_list *l);
 int cidr_list_merge(const struct cidr_list *a, const struct cidr_list *b, bool add,
 		    struct cidr_list *out, size_t *missing);
 
+/* The index in doc->rules of the rule with this policy id: -1 for the default, -2 when gone. */
+int doc_rule_index(const struct policy_doc *doc, uint16_t policy);
 /*
- * Reads the live policy back from the maps (allow and deny too with lists),
- * all of one configuration, never a mix (see read_consistent). Under
- * sustained writes it waits for the command lock, shared.
+ * The GCRA numbers of the rule with this policy id: the bucket limit and the
+ * smallest cost a packet can have; -ENOENT when the rule is gone.
  */
-int policy_load(const struct policy_maps *m, struct policy_doc *doc, bool lists);
-/* The same, with the configuration it was read from. */
-int policy_load_cfg(const struct policy_maps *m, struct policy_doc *doc, bool lists,
-		    struct sluice_config *cfg);
-/*
- * Makes doc the live policy in one step: writes the idle set of policies
- * and rules (and, with lists, of allow and deny), then flips the
- * configuration to it. Rules keep their ids when unchanged from the live
- * policy; changed and new rules get fresh ones.
- */
-int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists);
-/* The live configuration and default policy (slot 0), for status. */
-int policy_default(const struct policy_maps *m, struct sluice_config *cfg, struct sluice_policy *p);
-/*
- * The first configuration of freshly loaded maps (with the set tables'
- * shape, the max_sources they were sized for, and hash seeds), then doc.
- */
-int policy_create(const struct policy_maps *m, uint64_t max_sources, struct policy_doc *doc);
-/* A change to the allow or deny list, and what went wrong with it. */
-struct list_change {
-	bool deny;
-	bool add;		 /* else remove */
-	struct cidr_list *items; /* sorted in place */
-	size_t missing;		 /* -ENOENT: index in items of one not on the list */
-	char why[160];		 /* -ENOSPC: which list would not fit */
-};
+int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost, uint64_t *limit);
 
-/*
- * Adds items to the list, or removes them, in one step like policy_store
- * (rules and their counters untouched), in time linear in the list; on any
- * failure nothing changes. Removing an item not on the list: -ENOENT.
- */
-int list_update(const struct policy_maps *m, struct list_change *c);
-/*
- * Do doc's lists fit the tries? Each set of a trie holds half of it, so a
- * whole new set always fits beside the live one. -ENOSPC, saying which list
- * in why (if not NULL), when one would not.
- */
-int lists_fit(const struct policy_maps *m, const struct policy_doc *doc, char *why, size_t len);
-
-#endif /* SLUICE_POLICY_H */
+#endif /* SLUICE_POLICY_POLICY_H */

@@ -5,13 +5,13 @@
 #include <string.h>
 #include <time.h>
 #include <bpf/bpf.h>
-#include "gcra.h"
 #include "table_hash.h"
-#include "args.h"
-#include "metrics.h"
-#include "conf.h"
-#include "policy.h"
-#include "sources.h"
+#include "base/clock.h"
+#include "maps/percpu.h"
+#include "maps/policy_maps.h"
+#include "maps/table.h"
+#include "reads/counters.h"
+#include "text/conf.h"
 
 const struct counter_info counter_info[SLUICE_CNT_MAX] = {
 	[SLUICE_CNT_PASSED] = {
@@ -131,14 +131,6 @@ const struct counter_info counter_info[SLUICE_CNT_MAX] = {
 	},
 };
 
-uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
 double per_second(uint64_t now, uint64_t before, uint64_t dt_ns)
 {
 	if (!dt_ns)
@@ -146,61 +138,6 @@ double per_second(uint64_t now, uint64_t before, uint64_t dt_ns)
 	if (now < before)
 		before = 0;
 	return (double)(now - before) * (double)NSEC_PER_SEC / (double)dt_ns;
-}
-
-/* The rule with this policy id: -1 for the default, -2 when gone. */
-static int rule_index(const struct policy_doc *doc, uint16_t policy)
-{
-	int i;
-
-	if (!policy)
-		return -1;
-	for (i = 0; i < doc->n_rules; i++)
-		if (doc->rules[i].id == policy)
-			return i;
-	return -2;
-}
-
-static void slot_name(const struct policy_doc *doc, int i, char *buf, size_t len)
-{
-	char cidr[64], match[128];
-
-	if (i < 0) {
-		snprintf(buf, len, "default");
-		return;
-	}
-	format_cidr(cidr, sizeof(cidr), &doc->rules[i].match.cidr);
-	format_match(match, sizeof(match), &doc->rules[i].match);
-	snprintf(buf, len, "%s%s%s", cidr, match[0] ? " " : "", match);
-}
-
-void rule_name(const struct policy_doc *doc, uint16_t policy, char *buf, size_t len)
-{
-	int i = rule_index(doc, policy);
-
-	if (i == -2)
-		snprintf(buf, len, "replaced-%u", policy);
-	else
-		slot_name(doc, i, buf, len);
-}
-
-int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost, uint64_t *limit)
-{
-	int i = rule_index(doc, policy);
-	struct sluice_policy p;
-	const char *why;
-	int err;
-
-	if (i == -2)
-		return -ENOENT;
-	err = i < 0 ? policy_build(&p, &doc->dflt, NULL, 0, &why)
-		    : policy_build(&p, &doc->rules[i].settings, &doc->rules[i].match, policy, &why);
-	if (err)
-		return err;
-	*min_cost = p.flags & SLUICE_POL_BYTES ? gcra_bytes_cost(GCRA_FRAME_MIN, p.interval)
-					       : p.interval;
-	*limit = p.limit;
-	return 0;
 }
 
 /* Per-rule counters of the live set: the default first, then each rule. */
@@ -223,7 +160,8 @@ static int rules_read(const struct state *st, struct sample *s)
 	for (i = 0; !err && i < s->nrules; i++) {
 		struct sluice_stats sum;
 
-		slot_name(&doc, i - 1, s->rules[i].name, sizeof(s->rules[i].name));
+		rule_name(&doc, i ? doc.rules[i - 1].id : 0, s->rules[i].name,
+			  sizeof(s->rules[i].name));
 		err = stats_read_at(st->maps.rule_stats,
 				    cfg.policy_set * SLUICE_MAX_POLICIES + (__u32)i, &sum);
 		for (k = 0; !err && k < SLUICE_CNT_MAX; k++)
@@ -278,7 +216,7 @@ int sample_read(const struct state *st, struct sample *s)
 	int err = sample_read_counters(st, s);
 
 	if (!err)
-		err = sources_count(st->maps.buckets, &s->sources);
+		err = table_count(st->maps.buckets, &s->sources);
 	if (err)
 		sample_free(s);
 	return err;

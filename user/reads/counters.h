@@ -5,13 +5,13 @@
  * the counters from which rates are taken: per-CPU sums and CLOCK_MONOTONIC
  * timestamps, two samples a known interval apart.
  */
-#ifndef SLUICE_METRICS_H
-#define SLUICE_METRICS_H
+#ifndef SLUICE_READS_COUNTERS_H
+#define SLUICE_READS_COUNTERS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include "sluice.h"
-#include "state.h"
+#include "pins/state.h"
 
 enum counter_kind {
 	COUNTER_TRAFFIC, /* an outcome: every packet lands in exactly one of these */
@@ -54,7 +54,6 @@ int sample_read(const struct state *st, struct sample *s);
 int sample_read_counters(const struct state *st, struct sample *s);
 void sample_free(struct sample *s);
 
-uint64_t monotonic_ns(void);
 /*
  * Events per second of a counter between two readings dt_ns apart. A
  * counter that went back was reset (detached and attached again): it
@@ -62,16 +61,4 @@ uint64_t monotonic_ns(void);
  */
 double per_second(uint64_t now, uint64_t before, uint64_t dt_ns);
 
-/*
- * The name the rule with this policy id is shown under: "default", or its
- * CIDR and class ("0.0.0.0/0 proto tcp dport 22 syn"); a rule changed or
- * deleted since shows as "replaced-N".
- */
-void rule_name(const struct policy_doc *doc, uint16_t policy, char *buf, size_t len);
-/*
- * The GCRA numbers of the rule with this policy id: the bucket limit and the
- * smallest cost a packet can have; -ENOENT when the rule is gone.
- */
-int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost, uint64_t *limit);
-
-#endif /* SLUICE_METRICS_H */
+#endif /* SLUICE_READS_COUNTERS_H */

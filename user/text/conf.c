@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
-#include "conf.h"
+#include "text/conf.h"
+#include "values/words.h"
 
 #define LINE_MAX_CHARS 4095 /* the longest line, not counting its newline */
 #define MAX_TOKENS     64
@@ -536,4 +537,22 @@ int cidr_arg(const char *cmd, const char *s, struct cidr *c, const char **why)
 			norm);
 	}
 	return err;
+}
+
+void rule_name(const struct policy_doc *doc, uint16_t policy, char *buf, size_t len)
+{
+	char cidr[64], match[128];
+	int i = doc_rule_index(doc, policy);
+
+	if (i == -1) {
+		snprintf(buf, len, "default");
+		return;
+	}
+	if (i == -2) {
+		snprintf(buf, len, "replaced-%u", policy);
+		return;
+	}
+	format_cidr(cidr, sizeof(cidr), &doc->rules[i].match.cidr);
+	format_match(match, sizeof(match), &doc->rules[i].match);
+	snprintf(buf, len, "%s%s%s", cidr, match[0] ? " " : "", match);
 }

@@ -13,11 +13,11 @@
  *
  * with # comments and blank lines. `sluice show` prints this format back.
  */
-#ifndef SLUICE_CONF_H
-#define SLUICE_CONF_H
+#ifndef SLUICE_TEXT_CONF_H
+#define SLUICE_TEXT_CONF_H
 
 #include <stdio.h>
-#include "policy.h"
+#include "policy/policy.h"
 
 /* Does this option stand alone (a flag) rather than take a value? */
 bool option_is_flag(const char *name);
@@ -47,4 +47,11 @@ int cidr_file_parse(const char *path, struct cidr_list *list, char *err, size_t 
 /* A CIDR from the command line: warns on stderr when host bits were set. */
 int cidr_arg(const char *cmd, const char *s, struct cidr *c, const char **why);
 
-#endif /* SLUICE_CONF_H */
+/*
+ * The name the rule with this policy id is shown under: "default", or its
+ * CIDR and class ("0.0.0.0/0 proto tcp dport 22 syn"); a rule changed or
+ * deleted since shows as "replaced-N".
+ */
+void rule_name(const struct policy_doc *doc, uint16_t policy, char *buf, size_t len);
+
+#endif /* SLUICE_TEXT_CONF_H */

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Amounts with units, parsed and formatted side by side: rates, bursts, counts, durations. */
+#ifndef SLUICE_VALUES_RATE_H
+#define SLUICE_VALUES_RATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "sluice.h"
+#include "base/clock.h"
+
+/*
+ * `amount` units per `period_ns`, exactly as typed: 30/m is 30 packets per
+ * 60 s, 10mbit/s is 10,000,000 bits per second.
+ */
+struct rate {
+	uint64_t amount;
+	uint64_t period_ns;
+	uint8_t unit; /* enum sluice_rate_unit */
+};
+
+/* A burst as typed: a count of packets, or bytes when it had a byte suffix. */
+struct burst {
+	uint64_t value; /* 0: derive from the rate */
+	bool bytes;
+};
+
+/* Highest packet rate we accept: one packet per nanosecond. */
+#define RATE_MAX_PER_SEC 1000000000ULL
+/* Highest byte rate: 1 Tbit/s. */
+#define BYTE_RATE_MAX_PER_SEC 125000000000ULL
+/* Highest rates a limit meters within 0.1% (user/policy/policy.c); new-sources may go higher. */
+#define RATE_METERED_MAX_PER_SEC      16000000ULL
+#define BYTE_RATE_METERED_MAX_PER_SEC 960000000ULL
+#define BURST_MAX		      1000000000ULL
+#define BURST_BYTES_MAX		      (1ULL << 40)
+#define MAX_SOURCES_MAX		      100000000ULL
+
+int parse_rate(const char *s, struct rate *rate, const char **why);
+int parse_burst(const char *s, struct burst *burst, const char **why);
+int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
+/* Seconds with an optional fraction ("1", "0.25"), to nanoseconds. */
+int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why);
+
+/* Canonical spellings that parse back to the same value. */
+void format_rate(char *buf, unsigned long len, const struct rate *rate);
+void format_burst(char *buf, unsigned long len, const struct burst *burst);
+
+#endif /* SLUICE_VALUES_RATE_H */

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <linux/if_link.h>
+#include "sluice.h"
+#include "values/number.h"
+#include "values/words.h"
+
+static const struct {
+	const char *name;
+	uint8_t proto;
+} protos[] = {
+	{ "tcp", IPPROTO_TCP },
+	{ "udp", IPPROTO_UDP },
+	{ "icmp", IPPROTO_ICMP },
+	{ "icmpv6", IPPROTO_ICMPV6 },
+};
+
+static const char *const action_names[SLUICE_ACTION_MAX] = {
+	[SLUICE_ACTION_DROP] = "drop",
+	[SLUICE_ACTION_DRY_RUN] = "dry-run",
+	[SLUICE_ACTION_MARK] = "mark",
+};
+
+const char *action_name(uint32_t action)
+{
+	return action < SLUICE_ACTION_MAX ? action_names[action] : "unknown";
+}
+
+int parse_action(const char *s, uint32_t *action, const char **why)
+{
+	uint32_t i;
+
+	for (i = 0; i < SLUICE_ACTION_MAX; i++) {
+		if (!strcmp(s, action_names[i])) {
+			*action = i;
+			return 0;
+		}
+	}
+	*why = "expected drop, mark or dry-run";
+	return -EINVAL;
+}
+
+int parse_mode(const char *s, uint32_t *xdp_flags, const char **why)
+{
+	if (!strcmp(s, "native")) {
+		*xdp_flags = XDP_FLAGS_DRV_MODE;
+		return 0;
+	}
+	if (!strcmp(s, "generic")) {
+		*xdp_flags = XDP_FLAGS_SKB_MODE;
+		return 0;
+	}
+	*why = "expected native or generic";
+	return -EINVAL;
+}
+
+int parse_proto(const char *s, uint8_t *proto, const char **why)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
+		if (!strcmp(s, protos[i].name)) {
+			*proto = protos[i].proto;
+			return 0;
+		}
+	}
+	*why = "expected tcp, udp, icmp or icmpv6";
+	return -EINVAL;
+}
+
+const char *proto_name(uint8_t proto)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+		if (protos[i].proto == proto)
+			return protos[i].name;
+	return "any";
+}
+
+int parse_port_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why)
+{
+	uint64_t a, b;
+	int err;
+
+	err = parse_digits(&s, &a, why);
+	if (err)
+		return err;
+	b = a;
+	if (*s == '-') {
+		s++;
+		err = parse_digits(&s, &b, why);
+		if (err)
+			return err;
+	}
+	if (*s) {
+		*why = "expected PORT or PORT-PORT";
+		return -EINVAL;
+	}
+	if (!a || a > 65535 || b > 65535 || b < a) {
+		*why = "ports are 1-65535, low to high";
+		return -ERANGE;
+	}
+	*lo = (uint16_t)a;
+	*hi = (uint16_t)b;
+	return 0;
+}
