@@ -13,20 +13,36 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # veth peer, so the generator's frames reach a stack with no XDP program;
 # nftables: the generator test counts IPv6 and TCP frames per source;
 # procps: sysctl in the veth lab).
+# scdoc: the man pages; bash-completion: the completion test; man-db and
+# groff-base: the man pages' render check; libclang-rt-14-dev: the libFuzzer
+# target, built only for `make fuzz` and `make test`.
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
-		prometheus curl ethtool nftables procps
+		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base
+
+# Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
+ifeq ($(V),1)
+Q       :=
+msg     :=
+else
+Q       := @
+msg      = @printf '  %-8s %s\n' "$(1)" "$(2)";
+MAKEFLAGS += --no-print-directory
+endif
 
 BPF_CFLAGS  = -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)
 CFLAGS     ?= -O2 -g
-CFLAGS     += -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
+# The caller's CPPFLAGS and LDFLAGS (Debian's hardening flags, say) are kept.
+ALL_CFLAGS  = $(CPPFLAGS) $(CFLAGS) -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
 LDLIBS     := -lbpf -lelf -lz -lpthread -lm
 
 # user/ is layered (docs/design.md): each directory includes only those below it.
 USER_LAYERS := base values policy text pins maps reads outputs commands
 USER_LIB   := $(foreach d,$(filter-out commands,$(USER_LAYERS)),$(basename $(wildcard user/$(d)/*.c)))
 USER_CMDS  := user/main $(basename $(wildcard user/commands/*.c))
+# The command table without main(): what sluice-docgen reads.
+CMD_TABLE_OBJS = $(filter-out $(OUTPUT)/user/main.o,$(CMD_OBJS))
 LIB_OBJS   := $(USER_LIB:user/%=$(OUTPUT)/user/%.o)
 CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o)
 
@@ -36,14 +52,19 @@ SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
 TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
-	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath $(OUTPUT)/fuzz-parse
+	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath
+# libFuzzer needs libclang-rt: not part of a plain build.
+FUZZERS    := $(OUTPUT)/fuzz-parse
+DOCS       := $(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5 $(OUTPUT)/sluice.bash
 
 .DELETE_ON_ERROR:
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: all deps test demo bench bench-compare fuzz clean bench-spoof
+.PHONY: all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof
 
-all: $(OUTPUT)/sluice $(TOOLS) $(TESTS)
+all: $(OUTPUT)/sluice $(DOCS) $(TOOLS) $(TESTS)
+
+fuzzers: $(FUZZERS)
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \
@@ -59,63 +80,96 @@ $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tools $(OUTPUT)/tests:
 	@mkdir -p $@
 
 $(OUTPUT)/sluice.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/sluice_test.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
-	$(CLANG) $(BPF_CFLAGS) -DSLUICE_TEST_CLOCK -c $< -o $@
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DSLUICE_TEST_CLOCK -c $< -o $@
 
 $(OUTPUT)/%.bpf.o: tools/%.bpf.c tools/*.h include/*.h | $(OUTPUT)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
-	$(BPFTOOL) gen skeleton $< name $* > $@
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tools/%.o: tools/%.c $(SKELETONS) | $(OUTPUT)/tools
-	$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib -c $< -o $@
 
 TEST_LIB   := $(OUTPUT)/tests/harness.o $(OUTPUT)/tests/frames.o $(OUTPUT)/tests/fixture.o
 
 TEST_SKELS := $(OUTPUT)/sluice.skel.h $(OUTPUT)/sluice_test.skel.h
 # Case tables leave trailing fields of error cases unset on purpose.
-TEST_CFLAGS := $(CFLAGS) -Itests/lib -Wno-missing-field-initializers
+TEST_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Wno-missing-field-initializers
 
 $(OUTPUT)/tests/%.o: tests/unit/%.c $(TEST_SKELS) | $(OUTPUT)/tests
-	$(CC) $(TEST_CFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tests/%.o: tests/datapath/%.c $(TEST_SKELS) | $(OUTPUT)/tests
-	$(CC) $(TEST_CFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tests/%.o: tests/fuzz/%.c $(TEST_SKELS) | $(OUTPUT)/tests
-	$(CC) $(TEST_CFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
-	$(CC) $(TEST_CFLAGS) -c $< -o $@
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+# The man pages and the bash completion, from the option and command tables.
+$(OUTPUT)/sluice-docgen: $(OUTPUT)/user/docgen.o $(CMD_TABLE_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/%.scd: docs/%.scd.in $(OUTPUT)/sluice-docgen
+	$(call msg,GEN,$@)
+	$(Q)$(OUTPUT)/sluice-docgen man $< > $@
+
+$(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5: $(OUTPUT)/%: $(OUTPUT)/%.scd
+	$(call msg,SCDOC,$@)
+	$(Q)scdoc < $< > $@
+
+$(OUTPUT)/sluice.bash: $(OUTPUT)/sluice-docgen
+	$(call msg,GEN,$@)
+	$(Q)$(OUTPUT)/sluice-docgen completion > $@
 
 # Only the CLI serves HTTP.
 $(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -lmicrohttpd -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lmicrohttpd -o $@
 
 FLOOD_OBJS := $(patsubst %,$(OUTPUT)/tools/%.o,flood flood_args flood_frame flood_dev)
 
 $(OUTPUT)/sluice-flood: $(FLOOD_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/test_output.o \
 		$(OUTPUT)/tests/harness.o $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-conf: $(OUTPUT)/tests/test_conf.o $(OUTPUT)/tests/harness.o $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \
 		$(OUTPUT)/tests/test_policy.o $(OUTPUT)/tests/test_counts.o \
@@ -123,32 +177,36 @@ $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_me
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/test_table.o \
 		$(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/fuzz-datapath: $(OUTPUT)/tests/fuzz_datapath.o $(OUTPUT)/tests/reference.o \
 		$(TEST_LIB) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The datapath against the reference model (tests/fuzz/model.c), on random sequences.
 $(OUTPUT)/test-model: $(OUTPUT)/tests/test_model.o $(OUTPUT)/tests/model.o \
 		$(TEST_LIB) $(LIB_OBJS)
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The datapath parser built natively, under libFuzzer, ASan and UBSan.
 $(OUTPUT)/fuzz-parse: tests/fuzz/fuzz_parse.c tests/fuzz/reference.c bpf/parse.h include/*.h
-	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-Wall -Wextra -Werror -Iinclude -I$(ARCH_INC) tests/fuzz/fuzz_parse.c \
 		tests/fuzz/reference.c -o $@
 
 # make fuzz [FUZZ_SECONDS=N]: both fuzz targets, N seconds each (CI: 30 + 30).
 FUZZ_SECONDS ?= 30
-fuzz: all
+fuzz: all fuzzers
 	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 # Root is needed: BPF_PROG_TEST_RUN, veth pairs and namespaces.
 test:
 	$(MAKE) deps
-	$(MAKE) all
+	$(MAKE) all fuzzers
 	tests/run.sh
 
 # deps before the build starts, even under -j.

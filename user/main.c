@@ -1,63 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The sluice command table and dispatch, nothing else. */
+/*
+ * The one dispatch: find the command, parse its options from the option
+ * table, check what needs no privilege, check privilege, take the lock and
+ * open the interface as the command table says, run it, release.
+ */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "base/clock.h"
-#include "values/rate.h"
-#include "values/cidr.h"
-#include "values/words.h"
-#include "text/cli.h"
-#include "commands/commands.h"
 #include "base/errors.h"
 #include "base/json.h"
+#include "base/version.h"
+#include "commands/commands.h"
 #include "pins/state.h"
-#include "maps/policy_maps.h"
-
-#ifndef SLUICE_VERSION
-#define SLUICE_VERSION "0.1.0"
-#endif
-
-struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-};
-
-static const struct command commands[] = {
-	{ "attach", cmd_attach, "start limiting every source on an interface" },
-	{ "set", cmd_set, "change the default rate, burst or action live" },
-	{ "detach", cmd_detach, "stop limiting and remove all state" },
-	{ "status", cmd_status, "list attached interfaces and their settings" },
-	{ "stats", cmd_stats, "print the counters of an interface, once or live" },
-	{ "rule", cmd_rule, "add, delete or list rules for source CIDRs and classes" },
-	{ "allow", cmd_allow, "add, delete or list sources never limited" },
-	{ "deny", cmd_deny, "add, delete or list sources always dropped" },
-	{ "apply", cmd_apply, "replace the whole policy from a file, atomically" },
-	{ "show", cmd_show, "print the running policy in the file format" },
-	{ "upgrade", cmd_upgrade, "swap in this build's program, keeping all state" },
-	{ "top", cmd_top, "list the busiest sources of an interface" },
-	{ "exporter", cmd_exporter, "serve Prometheus metrics for every interface" },
-	{ NULL, NULL, NULL },
-};
-
-static void usage(void)
-{
-	const struct command *c;
-
-	printf("Usage: sluice COMMAND [ARGS]   (sluice COMMAND --help for details)\n\n"
-	       "A per-source packet rate limiter in XDP.\n\nCommands:\n");
-	for (c = commands; c->name; c++)
-		printf("  %-8s %s\n", c->name, c->summary);
-	printf("\nOptions for every command:\n"
-	       "  --wait SECONDS  wait at most this long for another sluice command to finish\n"
-	       "                  (default: as long as it takes); then exit 1, nothing changed\n"
-	       "  --json          before COMMAND: the same as COMMAND --json, where it has one\n");
-	printf("\nExit status: 0 success, 1 system failure, 2 bad input.\n");
-}
+#include "text/cli.h"
 
 /* libbpf's warnings, unless SLUICE_DEBUG asks for everything. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -67,131 +26,187 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-/*
- * Decided before any parsing, so that even an error about the options
- * themselves comes as JSON when the caller asked for JSON.
- */
-static bool wants_json(int argc, char **argv)
+/* Global options before the command word take a value only for --wait. */
+static int global_span(int argc, char **argv, int i)
 {
-	int i;
-
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--json"))
-			return true;
-	return false;
+	if (!strcmp(argv[i], "--wait"))
+		return i + 1 < argc ? 2 : 1;
+	return 1;
 }
 
-/*
- * Options before the command: only --json, which the command gets as its
- * own (sluice --json status = sluice status --json). Returns the index of
- * the command word, or -1 after saying what is wrong.
- */
-static int command_index(int argc, char **argv, bool *json)
+static bool is_global(const char *arg)
 {
-	int i;
+	int id;
 
-	*json = false;
-	for (i = 1; i < argc && !strcmp(argv[i], "--json"); i++)
-		*json = true;
-	if (i == argc) {
-		error_line(NULL, "missing command (see 'sluice --help')");
-		return -1;
+	if (!strncmp(arg, "--", 2)) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+		id = option_find(name);
+	} else {
+		id = arg[0] == '-' && arg[1] && !arg[2] ? option_find_short(arg[1]) : -1;
 	}
-	if (argv[i][0] == '-' && strcmp(argv[i], "--help") && strcmp(argv[i], "-h") &&
-	    strcmp(argv[i], "--version")) {
-		error_line(NULL, "unknown option '%s' before the command (see 'sluice --help')",
-			   argv[i]);
-		return -1;
-	}
-	return i;
+	return id >= 0 && option_table[id].scope == SCOPE_GLOBAL && id != OPT_HELP;
 }
 
-/* The command's own arguments: its name, --json when given before it, the rest. */
-static int run(const struct command *c, int argc, char **argv, int at, bool json)
+/* The index of the command word, after any global options; -1 when none. */
+static int command_index(int argc, char **argv)
 {
-	char **args = calloc((size_t)argc + 2, sizeof(*args));
-	int n = 0, i, ret;
+	int i = 1;
 
-	if (!args) {
-		error_line(NULL, "out of memory");
-		return EXIT_FAILURE_RUNTIME;
+	while (i < argc && is_global(argv[i]))
+		i += global_span(argc, argv, i);
+	return i < argc ? i : -1;
+}
+
+static int unknown_command(const char *word)
+{
+	const char *names[CMD_COUNT], *near;
+	size_t n = 0;
+
+	for (n = 0; command_table[n]; n++)
+		names[n] = command_table[n]->name;
+	near = word[0] == '-' ? NULL : nearest_name(word, names, n);
+	if (word[0] == '-')
+		return fail_input(NULL, "unknown option '%s' before the command (see 'sluice --help')",
+				  word);
+	if (near)
+		return fail_input(NULL, "unknown command '%s' (did you mean '%s'?)", word, near);
+	return fail_input(NULL, "unknown command '%s' (see 'sluice --help')", word);
+}
+
+/* The verb, then the interface name, off the front of the positionals. */
+static int take_positionals(const struct command *c, struct cli_args *a)
+{
+	const struct verb *v;
+
+	if (c->verbs) {
+		if (!a->nargs)
+			return fail_input(c->name, "missing a verb (see 'sluice %s --help')", c->name);
+		v = verb_find(c, a->args[0]);
+		if (!v)
+			return fail_input(c->name, "unknown verb '%s' (see 'sluice %s --help')",
+					  a->args[0], c->name);
+		a->verb = v->name;
+		a->args++, a->nargs--;
 	}
-	args[n++] = argv[at];
-	if (json)
-		args[n++] = "--json";
-	for (i = at + 1; i < argc; i++)
-		args[n++] = argv[i];
-	ret = c->run(n, args);
-	free(args);
+	if (c->iface == IFACE_NONE || (c->iface == IFACE_OPTIONAL && !a->nargs))
+		return -1;
+	if (!a->nargs)
+		return fail_input(c->name, "missing interface name");
+	a->ifname = a->args[0];
+	a->args++, a->nargs--;
+	return cli_ifname(c->name, a->ifname) ?: -1;
+}
+
+static enum state_use state_use(const struct command *c, const struct cli_args *a)
+{
+	return a->verb ? verb_find(c, a->verb)->state : c->state;
+}
+
+/* Takes what the command needs, runs it, releases. */
+static int run(const struct command *c, struct cli_args *a)
+{
+	enum state_use use = state_use(c, a);
+	struct state st, *stp = NULL;
+	int ret, lock_fd = -1;
+
+	if (c->root) {
+		ret = require_root(c->name);
+		if (ret)
+			return ret;
+	}
+	if (use == USE_LOCK) {
+		lock_fd = state_lock_cmd(c->name);
+		if (lock_fd < 0)
+			return EXIT_FAILURE_RUNTIME;
+	} else if (use == USE_READ || use == USE_CHANGE) {
+		ret = use == USE_READ ? state_open_cmd(c->name, a->ifname, &st)
+				      : state_open_locked(c->name, a->ifname, &st, &lock_fd);
+		if (ret)
+			return ret;
+		stp = &st;
+	}
+	ret = c->run(a, stp);
+	if (stp)
+		state_close(stp);
+	state_unlock(lock_fd);
 	return ret;
 }
 
-#define WAIT_MAX_NS (1000000 * NSEC_PER_SEC)
-
-/*
- * --wait SECONDS (or --wait=SECONDS), anywhere before "--", bounds the wait
- * for the command lock; it is taken out of argv so every command accepts it.
- * Returns -1 to go on, or the exit status.
- */
-static int take_wait_option(int *argc, char **argv)
+static int dispatch(const struct command *c, int argc, char **argv)
 {
-	const char *value, *why;
-	uint64_t ns;
-	int i, used;
+	struct cli_args a;
+	char **args;
+	int ret;
 
-	for (i = 1; i < *argc && strcmp(argv[i], "--"); i++) {
-		if (!strcmp(argv[i], "--wait")) {
-			if (i + 1 >= *argc) {
-				error_line(NULL, "option '--wait' needs a value");
-				return EXIT_BAD_INPUT;
-			}
-			value = argv[i + 1];
-			used = 2;
-		} else if (!strncmp(argv[i], "--wait=", 7)) {
-			value = argv[i] + 7;
-			used = 1;
-		} else {
-			continue;
-		}
-		if (parse_seconds(value, 0, WAIT_MAX_NS, &ns, &why)) {
-			error_line(NULL, "bad --wait '%s': %s", value, why);
-			return EXIT_BAD_INPUT;
-		}
-		state_lock_wait(ns);
-		memmove(&argv[i], &argv[i + used], (size_t)(*argc - i - used + 1) * sizeof(*argv));
-		*argc -= used;
-		i--;
+	if (cli_wants_help(argc, argv)) {
+		command_help(stdout, c);
+		return EXIT_OK;
 	}
-	return -1;
+	cli_args_init(&a);
+	a.command = c->id;
+	a.name = c->name;
+	ret = cli_parse(c->name, c->id, argc, argv, &a);
+	args = a.args;
+	if (ret < 0)
+		ret = take_positionals(c, &a);
+	if (ret < 0) {
+		json_pretty(a.pretty);
+		a.json |= a.pretty;
+		if (a.given[OPT_WAIT])
+			state_lock_wait(a.wait_ns);
+		ret = c->check ? c->check(&a) : -1;
+	}
+	if (ret < 0)
+		ret = run(c, &a);
+	a.args = args;
+	cli_args_free(&a);
+	return ret;
+}
+
+/* argv with the command word first, then the global options before it, then the rest. */
+static char **command_argv(int argc, char **argv, int at)
+{
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int n = 0, i;
+
+	if (!args)
+		return NULL;
+	args[n++] = argv[at];
+	for (i = 1; i < argc; i++)
+		if (i != at)
+			args[n++] = argv[i];
+	return args;
 }
 
 int main(int argc, char **argv)
 {
 	const struct command *c;
-	const char *word;
-	bool json;
+	char **args;
 	int at, ret;
 
-	output_json_errors(wants_json(argc, argv));
-	ret = take_wait_option(&argc, argv);
-	if (ret >= 0)
-		return ret;
-	at = command_index(argc, argv, &json);
-	if (at < 0)
-		return EXIT_BAD_INPUT;
-	word = argv[at];
-	if (!strcmp(word, "--help") || !strcmp(word, "-h") || !strcmp(word, "help")) {
-		usage();
-		return EXIT_OK;
-	}
-	if (!strcmp(word, "--version")) {
-		printf("sluice %s (libbpf %s)\n", SLUICE_VERSION, libbpf_version_string());
-		return EXIT_OK;
-	}
+	output_json_errors(cli_wants_json(argc, argv));
 	libbpf_set_print(libbpf_print);
-	for (c = commands; c->name; c++)
-		if (!strcmp(word, c->name))
-			return run(c, argc, argv, at, json);
-	error_line(NULL, "unknown command '%s' (see 'sluice --help')", word);
-	return EXIT_BAD_INPUT;
+	at = command_index(argc, argv);
+	if (at < 0)
+		return fail_input(NULL, "missing command (see 'sluice --help')");
+	if (!strcmp(argv[at], "--help") || !strcmp(argv[at], "-h")) {
+		commands_usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[at], "--version")) {
+		printf("sluice %s (libbpf %s, layout %d)\n", SLUICE_VERSION,
+		       libbpf_version_string(), SLUICE_LAYOUT_VERSION);
+		return EXIT_OK;
+	}
+	c = command_find(argv[at]);
+	if (!c)
+		return unknown_command(argv[at]);
+	args = command_argv(argc, argv, at);
+	if (!args)
+		return fail_runtime(NULL, -ENOMEM, "out of memory");
+	ret = dispatch(c, argc - 1, args);
+	free(args);
+	return ret;
 }

@@ -11,12 +11,25 @@
 #include <stdio.h>
 #include <string.h>
 #include "text/conf.h"
+#include "text/options.h"
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
 #include "suites.h"
 
 #define NOW_NS (1000 * NSEC_PER_SEC)
+
+/* Any other limiter option, through the option table as the CLI applies it. */
+static void option_set(struct settings *s, const char *name, const char *value)
+{
+	struct cli_args a;
+	const char *why;
+
+	cli_args_init(&a);
+	a.settings = *s;
+	option_apply(&a, (enum option_id)option_find(name), value, &why);
+	*s = a.settings;
+}
 
 static int open_table(struct fixture *fx, const char *rate, const char *burst,
 		      const char *opts[][2], uint32_t max_sources)
@@ -36,7 +49,7 @@ static int open_table(struct fixture *fx, const char *rate, const char *burst,
 		else if (!strcmp(opts[i][0], "initial-burst"))
 			parse_burst(opts[i][1], &s.initial, &why);
 		else
-			option_apply(&s, NULL, opts[i][0], opts[i][1], &why);
+			option_set(&s, opts[i][0], opts[i][1]);
 	}
 	if (fixture_open_test_clock(fx, &s, max_sources))
 		return -1;

@@ -21,15 +21,30 @@ static void json_escaped(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* -p/--pretty: every value on its own line, indented two spaces a level. */
+static bool pretty;
+
+void json_pretty(bool on)
+{
+	pretty = on;
+}
+
+static void json_newline(struct json *j, int depth)
+{
+	if (pretty && j->depth > 0)
+		fprintf(j->out, "\n%*s", 2 * depth, "");
+}
+
 /* Comma and key before any value. */
 static void json_prefix(struct json *j, const char *key)
 {
 	if (j->need_comma[j->depth])
 		fputc(',', j->out);
+	json_newline(j, j->depth);
 	j->need_comma[j->depth] = true;
 	if (key) {
 		json_escaped(j->out, key);
-		fputc(':', j->out);
+		fputs(pretty ? ": " : ":", j->out);
 	}
 }
 
@@ -50,6 +65,10 @@ static void json_open(struct json *j, const char *key, char bracket)
 
 static void json_close(struct json *j, char bracket)
 {
+	bool empty = !j->need_comma[j->depth];
+
+	if (!empty)
+		json_newline(j, j->depth - 1);
 	if (j->depth > 0)
 		j->depth--;
 	fputc(bracket, j->out);

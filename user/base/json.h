@@ -18,6 +18,8 @@ struct json {
 	bool need_comma[JSON_MAX_DEPTH];
 };
 
+/* Indented output from now on (-p/--pretty), for every writer of the process. */
+void json_pretty(bool on);
 void json_init(struct json *j, FILE *out);
 void json_object_begin(struct json *j, const char *key);
 void json_object_end(struct json *j);

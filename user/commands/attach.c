@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* sluice attach: load the limiter, pin its state and attach it to an interface. */
 #include <errno.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,36 +23,6 @@
 #include "pins/state.h"
 #include "maps/policy_maps.h"
 
-static const char attach_usage[] =
-	"Usage: sluice attach IFACE --rate RATE [--burst N] [--action drop|mark|dry-run]\n"
-	"                    [--dscp N] [--ecn] [--mode native|generic]\n"
-	"                    [--ipv4-prefix N] [--ipv6-prefix N] [--max-sources N]\n"
-	"                    [--new-sources RATE] [--overflow-rate RATE] [--initial-burst N]\n"
-	"                    [--on-full drop|pass] [--aggregate [ipv4|ipv6]/LEN=RATE[,burst=N]]...\n"
-	"\n"
-	"Limit every source address on IFACE to RATE: packets (500/s, 30/m, 2/h, 10k/s)\n"
-	"or bandwidth (10mbit/s, 1gbit/s, 500kB/s). These settings are the default\n"
-	"policy; 'sluice rule' adds rules for source CIDRs and traffic classes.\n"
-	"  --burst N          bucket depth in packets, or in bytes for a bandwidth (64kB)\n"
-	"                     (default: one second of rate; at least 1 packet or 64 kB)\n"
-	"  --action A         drop (default), mark (with --dscp N and/or --ecn), or dry-run\n"
-	"                     (pass, but count would-drops)\n"
-	"  --dscp N           mark: rewrite DSCP of over-limit packets to N (0-63)\n"
-	"  --ecn              mark: set ECN CE on over-limit packets; drop those not ECN-capable\n"
-	"  --mode M           native or generic XDP (default: native when the driver can)\n"
-	"  --ipv4-prefix N    sources share a bucket per IPv4 /N (default 32)\n"
-	"  --ipv6-prefix N    sources share a bucket per IPv6 /N (default 64)\n"
-	"  --max-sources N    buckets tracked at once (default 1000000); a new source takes\n"
-	"                     the place of one idle long enough to have refilled\n"
-	"  --new-sources RATE new buckets admitted per rule (default 10k/s); other new sources\n"
-	"                     share the overflow bucket\n"
-	"  --overflow-rate R  the overflow bucket's rate (default: --rate, with --burst)\n"
-	"  --initial-burst N  credit of a new bucket (default: the whole burst)\n"
-	"  --on-full drop|pass  when a bucket cannot be created at all (default drop)\n"
-	"  --aggregate A      also limit each wider prefix as a whole, such as /24=5000/s or\n"
-	"                     /48=20000/s (up to 4; a length up to 32 is IPv4 unless\n"
-	"                     ipv6/ is written)\n";
-
 struct attach_opts {
 	const char *ifname;
 	int ifindex;
@@ -60,66 +31,24 @@ struct attach_opts {
 	uint32_t xdp_flags;
 };
 
-enum { OPT_MODE = 256, OPT_MAX_SOURCES, OPT_LIMITER };
-
-static const struct option attach_options[] = {
-	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "max-sources", required_argument, NULL, OPT_MAX_SOURCES },
-	{ "rate", required_argument, NULL, OPT_LIMITER },
-	{ "burst", required_argument, NULL, OPT_LIMITER + 1 },
-	{ "action", required_argument, NULL, OPT_LIMITER + 2 },
-	{ "dscp", required_argument, NULL, OPT_LIMITER + 3 },
-	{ "ecn", no_argument, NULL, OPT_LIMITER + 4 },
-	{ "ipv4-prefix", required_argument, NULL, OPT_LIMITER + 5 },
-	{ "ipv6-prefix", required_argument, NULL, OPT_LIMITER + 6 },
-	{ "new-sources", required_argument, NULL, OPT_LIMITER + 7 },
-	{ "overflow-rate", required_argument, NULL, OPT_LIMITER + 8 },
-	{ "initial-burst", required_argument, NULL, OPT_LIMITER + 9 },
-	{ "on-full", required_argument, NULL, OPT_LIMITER + 10 },
-	{ "aggregate", required_argument, NULL, OPT_LIMITER + 11 },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int attach_option(struct attach_opts *o, int opt, const char *val, const char **why)
-{
-	switch (opt) {
-	case OPT_MODE:
-		return parse_mode(val, &o->xdp_flags, why);
-	case OPT_MAX_SOURCES:
-		return parse_count(val, 1, MAX_SOURCES_MAX, &o->max_sources, why);
-	}
-	return option_apply(&o->doc.dflt, NULL, cli_option_name(attach_options, opt), val, why);
-}
-
 /* Returns -1 to go on, or the exit status. */
-static int attach_parse(int argc, char **argv, struct attach_opts *o)
+static int attach_check(struct cli_args *a)
 {
 	const char *why;
-	int opt;
 
-	doc_init(&o->doc);
-	o->max_sources = SLUICE_DEFAULT_MAX_SOURCES;
-	while ((opt = cli_next_option("attach", argc, argv, attach_options)) != -1) {
-		if (opt == 'h') {
-			fputs(attach_usage, stdout);
-			return EXIT_OK;
-		}
-		if (opt == '?')
-			return EXIT_BAD_INPUT;
-		if (attach_option(o, opt, optarg, &why))
-			return fail_input("attach", "bad value '%s' for --%s: %s", optarg ?: "",
-					  cli_option_name(attach_options, opt), why);
-	}
-	if (cli_one_ifname("attach", argc, argv, &o->ifname))
-		return EXIT_BAD_INPUT;
-	if (!o->doc.dflt.rate.amount)
+	if (a->nargs)
+		return fail_input("attach", "unexpected argument '%s'", a->args[0]);
+	if (!a->given[OPT_RATE])
 		return fail_input("attach", "missing --rate (for example --rate 500/s)");
-	if (doc_validate(&o->doc, &why))
+	a->doc = calloc(1, sizeof(*a->doc));
+	if (!a->doc)
+		return fail_runtime("attach", -ENOMEM, "cannot check the policy");
+	doc_init(a->doc);
+	a->doc->dflt = a->settings;
+	if (doc_validate(a->doc, &why))
 		return fail_input("attach", "%s", why);
-	o->ifindex = (int)if_nametoindex(o->ifname);
-	if (!o->ifindex)
-		return fail_input("attach", "unknown interface '%s'", o->ifname);
+	if (!if_nametoindex(a->ifname))
+		return fail_input("attach", "unknown interface '%s'", a->ifname);
 	return -1;
 }
 
@@ -206,57 +135,59 @@ static int attach_staged(struct sluice *skel, const struct attach_opts *o, const
 	return err;
 }
 
-int cmd_attach(int argc, char **argv)
+static int attach_run(struct cli_args *a, struct state *unused)
 {
-	struct attach_opts o = {};
+	struct attach_opts o = { .ifname = a->ifname, .doc = *a->doc,
+				 .max_sources = a->max_sources, .xdp_flags = a->xdp_flags };
 	struct sluice *skel = NULL;
 	char staging[IF_NAMESIZE + 16];
-	int ret, err, lock_fd = -1;
+	int ret, err;
 
-	ret = attach_parse(argc, argv, &o);
-	if (ret >= 0)
-		return ret;
-	ret = require_root("attach");
-	if (ret)
-		return ret;
-
+	(void)unused;
+	o.ifindex = (int)if_nametoindex(o.ifname);
+	if (!o.ifindex)
+		return fail_input("attach", "unknown interface '%s'", o.ifname);
 	err = bpffs_ensure();
 	if (err == -EPERM)
 		return state_fail_cmd("attach", err, NULL);
 	if (err)
 		return fail_runtime("attach", err, "cannot prepare %s", SLUICE_PIN_ROOT);
-	lock_fd = state_lock_cmd("attach");
-	if (lock_fd < 0)
-		return EXIT_FAILURE_RUNTIME;
 	/* Under the lock, a staged state is what a killed attach left: drop it. */
 	err = state_remove_staged(o.ifname);
 	if (!err)
 		err = state_staging_name(o.ifname, staging, sizeof(staging));
-	if (err) {
-		ret = fail_runtime("attach", err, "cannot clear an interrupted attach of %s",
-				   o.ifname);
-		goto out;
-	}
+	if (err)
+		return fail_runtime("attach", err, "cannot clear an interrupted attach of %s",
+				    o.ifname);
 	ret = check_free(&o);
 	if (ret >= 0)
-		goto out;
-
+		return ret;
 	ret = EXIT_FAILURE_RUNTIME;
 	err = attach_load(&skel, &o);
-	if (err) {
+	if (err)
 		fail_runtime("attach", err, "cannot load the XDP program");
-		goto out;
-	}
-	err = attach_staged(skel, &o, staging);
-	if (err) {
+	else if ((err = attach_staged(skel, &o, staging)))
 		fail_runtime("attach", err, "cannot attach to %s", o.ifname);
-		goto out;
-	}
-	attach_report(&o);
-	ret = EXIT_OK;
-out:
+	else
+		ret = EXIT_OK;
+	if (!ret)
+		attach_report(&o);
 	sluice__destroy(skel);
-	state_unlock(lock_fd);
-	doc_free(&o.doc);
 	return ret;
 }
+
+const struct command cmd_attach = {
+	.id = CMD_ATTACH,
+	.name = "attach",
+	.summary = "start limiting every source on an interface",
+	.synopsis = "IFACE --rate RATE [OPTIONS]",
+	.description =
+		"Limit every source address on IFACE to RATE: packets (500/s, 30/m, 2/h, 10k/s)\n"
+		"or bandwidth (10mbit/s, 1gbit/s, 500kB/s). These settings are the default\n"
+		"policy; 'sluice rule' adds rules for source CIDRs and traffic classes.",
+	.iface = IFACE_REQUIRED,
+	.root = true,
+	.state = USE_LOCK,
+	.check = attach_check,
+	.run = attach_run,
+};

@@ -1,20 +1,64 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* One function per command, each in user/cmd_<name>.c; argv[0] is the command. */
-#ifndef SLUICE_COMMANDS_H
-#define SLUICE_COMMANDS_H
+/*
+ * The command table: for each command its words, what it needs (root, the
+ * lock, an opened interface) and its functions. main.c parses, checks,
+ * takes what a command needs and calls it once; each command lives in
+ * user/commands/<name>.c.
+ */
+#ifndef SLUICE_COMMANDS_COMMANDS_H
+#define SLUICE_COMMANDS_COMMANDS_H
 
-int cmd_attach(int argc, char **argv);
-int cmd_set(int argc, char **argv);
-int cmd_detach(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
-int cmd_rule(int argc, char **argv);
-int cmd_allow(int argc, char **argv);
-int cmd_deny(int argc, char **argv);
-int cmd_apply(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_upgrade(int argc, char **argv);
-int cmd_top(int argc, char **argv);
-int cmd_exporter(int argc, char **argv);
+#include <stdbool.h>
+#include <stdio.h>
+#include "pins/state.h"
+#include "text/options.h"
 
-#endif /* SLUICE_COMMANDS_H */
+/* What a command needs before it runs, taken (and released) by the dispatch. */
+enum state_use {
+	USE_NONE,   /* nothing pinned, or it finds what it reads itself */
+	USE_LOCK,   /* the command lock only: it creates or removes state */
+	USE_READ,   /* IFACE's state, opened */
+	USE_CHANGE, /* the command lock, then IFACE's state opened */
+};
+
+enum iface_arg { IFACE_NONE, IFACE_REQUIRED, IFACE_OPTIONAL };
+
+struct verb {
+	const char *name;
+	const char *aliases; /* space-separated other spellings: "delete rm" */
+	enum state_use state;
+};
+
+struct command {
+	enum command_id id;
+	const char *name;
+	const char *summary;	 /* one line, for 'sluice --help' */
+	const char *synopsis;	 /* usage lines, each after "sluice NAME " */
+	const char *description; /* for --help and the man page */
+	const struct verb *verbs; /* ends with a NULL name; NULL: no verb */
+	enum iface_arg iface;	  /* the positional after the verb */
+	bool root;
+	enum state_use state; /* when there are no verbs */
+	/* Checks that need no privilege; -1 to go on, else the exit status. */
+	int (*check)(struct cli_args *a);
+	/* st: opened by the dispatch for USE_READ and USE_CHANGE, else NULL. */
+	int (*run)(struct cli_args *a, struct state *st);
+	/* More --help text after the options (such as the counters of stats). */
+	void (*help_more)(FILE *out);
+};
+
+extern const struct command cmd_attach, cmd_set, cmd_detach, cmd_status, cmd_stats, cmd_rule,
+	cmd_allow, cmd_deny, cmd_apply, cmd_show, cmd_upgrade, cmd_top, cmd_exporter, cmd_help;
+
+/* Every command, in the order 'sluice --help' lists them; ends with NULL. */
+extern const struct command *const command_table[];
+
+const struct command *command_find(const char *name);
+/* --help of one command. */
+void command_help(FILE *out, const struct command *c);
+/* 'sluice --help'. */
+void commands_usage(FILE *out);
+/* A verb's canonical name for word (or an alias), or NULL. */
+const struct verb *verb_find(const struct command *c, const char *word);
+
+#endif /* SLUICE_COMMANDS_COMMANDS_H */

@@ -39,16 +39,6 @@
 #include "pins/state.h"
 #include "maps/policy_maps.h"
 
-#define EXPORTER_DEFAULT_LISTEN "127.0.0.1:9723"
-
-static const char exporter_usage[] =
-	"Usage: sluice exporter [--listen ADDR:PORT]\n"
-	"\n"
-	"Serve the counters of every attached interface at http://ADDR:PORT/metrics in\n"
-	"the Prometheus text format, until SIGINT or SIGTERM.\n"
-	"  --listen ADDR:PORT  a numeric address: 192.0.2.1:9723, [::1]:9723; [::]:9723 and\n"
-	"                      0.0.0.0:9723 are every address ([::] IPv4 too); port 0\n"
-	"                      picks a free port (default " EXPORTER_DEFAULT_LISTEN ")\n";
 
 #define EXPORTER_THREADS	 4   /* scrapes served at once */
 #define EXPORTER_CONNECTIONS	 256 /* open connections in all; more are refused */
@@ -58,13 +48,7 @@ static const char exporter_usage[] =
 #define EXPORTER_WALK_REUSE_NS	 NSEC_PER_SEC /* how long one table walk's count serves */
 #define EXPORTER_MAX_IFACES	 256
 
-enum { OPT_LISTEN = 256 };
 
-static const struct option exporter_options[] = {
-	{ "listen", required_argument, NULL, OPT_LISTEN },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
 
 struct scraped {
 	char ifname[IF_NAMESIZE];
@@ -384,43 +368,20 @@ static struct MHD_Daemon *daemon_start(int fd)
 				on_connection, NULL, MHD_OPTION_END);
 }
 
-/* Returns -1 to go on, or the exit status. */
-static int exporter_parse(int argc, char **argv, struct sockaddr_storage *ss)
+static int exporter_check(struct cli_args *a)
 {
-	const char *listen_addr = EXPORTER_DEFAULT_LISTEN, *why;
-	int opt;
-
-	while ((opt = cli_next_option("exporter", argc, argv, exporter_options)) != -1) {
-		if (opt == 'h') {
-			fputs(exporter_usage, stdout);
-			return EXIT_OK;
-		}
-		if (opt != OPT_LISTEN)
-			return EXIT_BAD_INPUT;
-		listen_addr = optarg;
-	}
-	if (optind < argc)
-		return fail_input("exporter", "unexpected argument '%s'", argv[optind]);
-	if (parse_listen(listen_addr, ss, &why))
-		return fail_input("exporter", "bad value '%s' for --listen: %s", listen_addr, why);
-	return -1;
+	return a->nargs ? fail_input("exporter", "unexpected argument '%s'", a->args[0]) : -1;
 }
 
-int cmd_exporter(int argc, char **argv)
+static int exporter_run(struct cli_args *a, struct state *unused)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = a->listen;
 	struct MHD_Daemon *d;
 	char where[INET6_ADDRSTRLEN + 16];
 	sigset_t stop_signals;
-	int ret, fd;
+	int fd;
 
-	ret = exporter_parse(argc, argv, &ss);
-	if (ret >= 0)
-		return ret;
-	ret = require_root("exporter");
-	if (ret)
-		return ret;
-
+	(void)unused;
 	format_addr(&ss, where, sizeof(where));
 	fd = listen_on(&ss);
 	if (fd < 0)
@@ -445,3 +406,16 @@ int cmd_exporter(int argc, char **argv)
 	MHD_stop_daemon(d);
 	return EXIT_OK;
 }
+
+const struct command cmd_exporter = {
+	.id = CMD_EXPORTER,
+	.name = "exporter",
+	.summary = "serve Prometheus metrics for every interface",
+	.synopsis = "[--listen ADDR:PORT]",
+	.description =
+		"Serve the counters of every attached interface at http://ADDR:PORT/metrics in\n"
+		"the Prometheus text format, until SIGINT or SIGTERM.",
+	.root = true,
+	.check = exporter_check,
+	.run = exporter_run,
+};

@@ -1,131 +1,51 @@
 // SPDX-License-Identifier: GPL-2.0
-/* sluice rule add|del|list: limits for source CIDRs and traffic classes. */
-#include <errno.h>
-#include <stdio.h>
+/* sluice rule add|del|list|flush: limits for source CIDRs and traffic classes. */
 #include <string.h>
-#include "values/rate.h"
-#include "values/cidr.h"
-#include "values/words.h"
-#include "text/cli.h"
-#include "commands/commands.h"
-#include "text/conf.h"
 #include "base/errors.h"
 #include "base/json.h"
-#include "policy/policy.h"
-#include "pins/state.h"
+#include "commands/commands.h"
 #include "maps/policy_maps.h"
+#include "text/conf.h"
+#include "values/words.h"
 
-static const char rule_usage[] =
-	"Usage: sluice rule add IFACE CIDR --rate RATE [--burst N] [--action drop|mark|dry-run]\n"
-	"                       [--dscp N] [--ecn] [--ipv4-prefix N | --ipv6-prefix N]\n"
-	"                       [--new-sources RATE] [--overflow-rate RATE] [--initial-burst N]\n"
-	"                       [--on-full drop|pass] [--aggregate [ipv4|ipv6]/LEN=RATE[,burst=N]]...\n"
-	"                       [--proto tcp|udp|icmp|icmpv6] [--dport N[-M]] [--syn]\n"
-	"       sluice rule del IFACE CIDR [--proto P] [--dport N[-M]] [--syn]\n"
-	"       sluice rule list IFACE [--json]\n"
-	"\n"
-	"A rule limits the sources in CIDR (IPv4 or IPv6), optionally only for one\n"
-	"class of traffic: a protocol, a destination port or range, and for TCP only\n"
-	"connection attempts (--syn: SYN without ACK). The most specific rule for a\n"
-	"packet wins: the longest CIDR, then the narrowest class; otherwise the\n"
-	"default policy set by attach. Each rule has its own buckets. Fragments after\n"
-	"the first carry no ports: only rules without a class apply to them.\n"
-	"--aggregate also limits each wider prefix of the rule's sources as a whole\n"
-	"(/24=5000/s: every /24 together at most 5000/s), up to 4 per rule.\n";
-
-enum { OPT_JSON = 256, OPT_OPTION };
-
-static const struct option rule_options[] = {
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "rate", required_argument, NULL, OPT_OPTION },
-	{ "burst", required_argument, NULL, OPT_OPTION + 1 },
-	{ "action", required_argument, NULL, OPT_OPTION + 2 },
-	{ "dscp", required_argument, NULL, OPT_OPTION + 3 },
-	{ "ecn", no_argument, NULL, OPT_OPTION + 4 },
-	{ "ipv4-prefix", required_argument, NULL, OPT_OPTION + 5 },
-	{ "ipv6-prefix", required_argument, NULL, OPT_OPTION + 6 },
-	{ "new-sources", required_argument, NULL, OPT_OPTION + 7 },
-	{ "overflow-rate", required_argument, NULL, OPT_OPTION + 8 },
-	{ "initial-burst", required_argument, NULL, OPT_OPTION + 9 },
-	{ "on-full", required_argument, NULL, OPT_OPTION + 10 },
-	{ "aggregate", required_argument, NULL, OPT_OPTION + 11 },
-	{ "proto", required_argument, NULL, OPT_OPTION + 12 },
-	{ "dport", required_argument, NULL, OPT_OPTION + 13 },
-	{ "syn", no_argument, NULL, OPT_OPTION + 14 },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const struct verb rule_verbs[] = {
+	{ "add", NULL, USE_CHANGE },
+	{ "del", "delete rm", USE_CHANGE },
+	{ "list", "ls", USE_READ },
+	{ "flush", NULL, USE_CHANGE },
+	{ NULL, NULL, USE_NONE },
 };
-
-/* Options 0-11 shape the limiter; 12-14 the match. */
-#define FIRST_MATCH_OPTION 12
-
-struct rule_opts {
-	const char *verb;
-	const char *ifname;
-	const char *cidr;
-	struct rule rule;
-	bool json;
-	bool has_rate;
-	bool has_limiter;
-};
-
-static int rule_parse(int argc, char **argv, struct rule_opts *o)
-{
-	const char *why, *name;
-	int opt;
-
-	settings_default(&o->rule.settings);
-	while ((opt = cli_next_option("rule", argc, argv, rule_options)) != -1) {
-		if (opt == 'h') {
-			fputs(rule_usage, stdout);
-			return EXIT_OK;
-		}
-		if (opt == '?')
-			return EXIT_BAD_INPUT;
-		if (opt == OPT_JSON) {
-			o->json = true;
-			continue;
-		}
-		name = cli_option_name(rule_options, opt);
-		o->has_rate |= !strcmp(name, "rate");
-		o->has_limiter |= opt - OPT_OPTION < FIRST_MATCH_OPTION;
-		if (option_apply(&o->rule.settings, &o->rule.match, name, optarg, &why))
-			return fail_input("rule", "bad value '%s' for --%s: %s", optarg ?: "", name,
-					  why);
-	}
-	if (optind >= argc)
-		return fail_input("rule", "missing add, del or list (see 'sluice rule --help')");
-	o->verb = argv[optind++];
-	if (optind >= argc)
-		return fail_input("rule", "missing interface name");
-	o->ifname = argv[optind++];
-	if (cli_ifname("rule", o->ifname))
-		return EXIT_BAD_INPUT;
-	if (strcmp(o->verb, "list")) {
-		if (optind >= argc)
-			return fail_input("rule", "missing CIDR");
-		o->cidr = argv[optind++];
-	}
-	if (optind < argc)
-		return fail_input("rule", "unexpected argument '%s'", argv[optind]);
-	return -1;
-}
 
 /* Checks what a verb takes; returns -1 to go on, or the exit status. */
-static int rule_check(struct rule_opts *o)
+static int rule_check(struct cli_args *a)
 {
+	bool add = !strcmp(a->verb, "add"), del = !strcmp(a->verb, "del");
 	const char *why;
+	int i;
 
-	if (strcmp(o->verb, "add") && strcmp(o->verb, "del") && strcmp(o->verb, "list"))
-		return fail_input("rule", "unknown verb '%s' (expected add, del or list)", o->verb);
-	if (!strcmp(o->verb, "add") && !o->has_rate)
+	for (i = 0; i < OPT_MAX && !add; i++)
+		if (a->given[i] && option_table[i].scope == SCOPE_LIMITER)
+			return fail_input("rule", "%s takes no limiter options (--%s)", a->verb,
+					  option_table[i].name);
+	for (i = 0; i < OPT_MAX && !add && !del; i++)
+		if (a->given[i] && option_table[i].scope == SCOPE_MATCH)
+			return fail_input("rule", "%s takes no match options (--%s)", a->verb,
+					  option_table[i].name);
+	if (add && !a->given[OPT_RATE])
 		return fail_input("rule", "add needs --rate (for example --rate 100/s)");
-	if (strcmp(o->verb, "add") && o->has_limiter)
-		return fail_input("rule", "%s takes no limiter options", o->verb);
-	if (strcmp(o->verb, "list") && o->json)
+	if (a->json && strcmp(a->verb, "list"))
 		return fail_input("rule", "--json goes with list");
-	if (o->cidr && cidr_arg("rule", o->cidr, &o->rule.match.cidr, &why))
-		return fail_input("rule", "bad CIDR '%s': %s", o->cidr, why);
+	if (!add && !del) {
+		if (a->nargs)
+			return fail_input("rule", "unexpected argument '%s'", a->args[0]);
+		return -1;
+	}
+	if (!a->nargs)
+		return fail_input("rule", "missing CIDR");
+	if (a->nargs > 1)
+		return fail_input("rule", "unexpected argument '%s'", a->args[1]);
+	if (cidr_arg("rule", a->args[0], &a->match.cidr, &why))
+		return fail_input("rule", "bad CIDR '%s': %s", a->args[0], why);
 	return -1;
 }
 
@@ -211,47 +131,54 @@ static void rule_list_human(const struct policy_doc *doc)
 	printf("%-20s %-24s %s\n", "default", "(any traffic)", opts);
 }
 
-static int rule_run(struct rule_opts *o)
+static int rule_run(struct cli_args *a, struct state *st)
 {
+	struct rule r = { .match = a->match, .settings = a->settings };
 	struct policy_doc doc;
-	bool list = !strcmp(o->verb, "list");
-	struct state st;
-	int ret, lock_fd = -1;
+	int ret;
 
-	ret = list ? state_open_cmd("rule", o->ifname, &st)
-		   : state_open_locked("rule", o->ifname, &st, &lock_fd);
+	ret = policy_load_cmd("rule", st, &doc, false);
 	if (ret)
 		return ret;
-	ret = policy_load_cmd("rule", &st, &doc, false);
-	if (ret)
-		goto out;
-	if (list) {
-		if (o->json)
+	if (!strcmp(a->verb, "list")) {
+		if (a->json)
 			rule_list_json(&doc);
 		else
 			rule_list_human(&doc);
 		goto out;
 	}
-	ret = !strcmp(o->verb, "add") ? rule_add(&doc, &o->rule) : rule_del(&doc, &o->rule);
+	if (!strcmp(a->verb, "flush"))
+		doc.n_rules = 0;
+	else
+		ret = !strcmp(a->verb, "add") ? rule_add(&doc, &r) : rule_del(&doc, &r);
 	if (!ret)
-		ret = policy_store_cmd("rule", &st, &doc, false);
+		ret = policy_store_cmd("rule", st, &doc, false);
 out:
 	doc_free(&doc);
-	state_close(&st);
-	state_unlock(lock_fd);
 	return ret;
 }
 
-int cmd_rule(int argc, char **argv)
-{
-	struct rule_opts o = {};
-	int ret;
-
-	ret = rule_parse(argc, argv, &o);
-	if (ret < 0)
-		ret = rule_check(&o);
-	if (ret >= 0)
-		return ret;
-	ret = require_root("rule");
-	return ret ? ret : rule_run(&o);
-}
+const struct command cmd_rule = {
+	.id = CMD_RULE,
+	.name = "rule",
+	.summary = "add, delete or list rules for source CIDRs and classes",
+	.synopsis = "add IFACE CIDR --rate RATE [OPTIONS] [--proto PROTO] [--dport PORT[-PORT]] [--syn]\n"
+		    "del IFACE CIDR [--proto PROTO] [--dport PORT[-PORT]] [--syn]\n"
+		    "list IFACE [--json]\n"
+		    "flush IFACE",
+	.description =
+		"A rule limits the sources in CIDR (IPv4 or IPv6), optionally only for one\n"
+		"class of traffic: a protocol, a destination port or range, and for TCP only\n"
+		"connection attempts (--syn: SYN without ACK). The most specific rule for a\n"
+		"packet wins: the longest CIDR, then the narrowest class; otherwise the\n"
+		"default policy set by attach. Each rule has its own buckets. Fragments after\n"
+		"the first carry no ports: only rules without a class apply to them.\n"
+		"--aggregate also limits each wider prefix of the rule's sources as a whole\n"
+		"(/24=5000/s: every /24 together at most 5000/s), up to 4 per rule.\n"
+		"del is also spelled delete or rm, list ls; flush deletes every rule.",
+	.verbs = rule_verbs,
+	.iface = IFACE_REQUIRED,
+	.root = true,
+	.check = rule_check,
+	.run = rule_run,
+};

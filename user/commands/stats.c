@@ -23,34 +23,6 @@
 #include "pins/state.h"
 #include "maps/policy_maps.h"
 
-static const char stats_usage[] =
-	"Usage: sluice stats IFACE [--json | --prometheus] [--watch [SECONDS] [--count N]]\n"
-	"\n"
-	"Print packets and bytes per outcome summed over all CPUs, per rule, and the\n"
-	"state of the bucket table.\n"
-	"  --json          one JSON document (with --watch: one per line, per interval)\n"
-	"  --prometheus    the Prometheus text exposition format\n"
-	"  --watch [S]     redraw every S seconds (default 1, 0.1 to 3600) with per-second\n"
-	"                  rates: packets (pps) and bits (bits/s); Ctrl-C stops\n"
-	"  --count N       with --watch: stop after N intervals\n"
-	"\n"
-	"Counters:\n";
-
-#define WATCH_DEFAULT_NS NSEC_PER_SEC
-#define WATCH_MIN_NS	 (NSEC_PER_SEC / 10)
-#define WATCH_MAX_NS	 (3600 * NSEC_PER_SEC)
-
-enum { OPT_JSON = 256, OPT_PROMETHEUS, OPT_WATCH, OPT_COUNT };
-
-static const struct option stats_options[] = {
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "prometheus", no_argument, NULL, OPT_PROMETHEUS },
-	{ "watch", optional_argument, NULL, OPT_WATCH },
-	{ "count", required_argument, NULL, OPT_COUNT },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 enum stats_format { FORMAT_TABLE, FORMAT_JSON, FORMAT_PROMETHEUS };
 
 struct stats_opts {
@@ -68,13 +40,13 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void usage(void)
+static void stats_help_more(FILE *out)
 {
 	int i;
 
-	fputs(stats_usage, stdout);
+	fprintf(out, "\nCounters:\n");
 	for (i = 0; i < SLUICE_CNT_MAX; i++)
-		printf("  %-14s %s\n", counter_info[i].name, counter_info[i].help);
+		fprintf(out, "  %-14s %s\n", counter_info[i].name, counter_info[i].help);
 }
 
 /* Rates of one counter pair between two samples dt_ns apart. */
@@ -346,94 +318,48 @@ static int stats_once(const struct stats_opts *o, const struct state *st)
 	return EXIT_OK;
 }
 
-/*
- * --watch takes its seconds as --watch=S or as the next word when that
- * starts with a digit, so that `stats eth0 --watch 2` reads naturally
- * while `stats --watch eth0` still finds the interface.
- */
-static const char *watch_value(int argc, char **argv)
+static int stats_check(struct cli_args *a)
 {
-	if (optarg)
-		return optarg;
-	if (optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
-		return argv[optind++];
-	return NULL;
-}
-
-static int stats_option(struct stats_opts *o, int opt, int argc, char **argv)
-{
-	const char *why, *val;
-
-	switch (opt) {
-	case OPT_JSON:
-	case OPT_PROMETHEUS:
-		if (o->format != FORMAT_TABLE)
-			return fail_input("stats", "--json and --prometheus exclude each other");
-		o->format = opt == OPT_JSON ? FORMAT_JSON : FORMAT_PROMETHEUS;
-		return -1;
-	case OPT_WATCH:
-		val = watch_value(argc, argv);
-		o->watch_ns = WATCH_DEFAULT_NS;
-		if (val && parse_seconds(val, WATCH_MIN_NS, WATCH_MAX_NS, &o->watch_ns, &why))
-			return fail_input("stats", "bad value '%s' for --watch: %s", val, why);
-		return -1;
-	case OPT_COUNT:
-		if (parse_count(optarg, 1, UINT32_MAX, &o->count, &why))
-			return fail_input("stats", "bad value '%s' for --count: %s", optarg, why);
-		return -1;
-	}
-	return EXIT_BAD_INPUT;
-}
-
-/* Returns -1 to go on, or the exit status. */
-static int stats_parse(int argc, char **argv, struct stats_opts *o)
-{
-	int opt, ret;
-
-	while ((opt = cli_next_option("stats", argc, argv, stats_options)) != -1) {
-		if (opt == 'h') {
-			usage();
-			return EXIT_OK;
-		}
-		ret = stats_option(o, opt, argc, argv);
-		if (ret >= 0)
-			return ret;
-	}
-	if (cli_one_ifname("stats", argc, argv, &o->ifname))
-		return EXIT_BAD_INPUT;
-	if (o->count && !o->watch_ns)
+	if (a->nargs)
+		return fail_input("stats", "unexpected argument '%s'", a->args[0]);
+	if (a->json && a->prometheus)
+		return fail_input("stats", "--json and --prometheus exclude each other");
+	if (a->given[OPT_COUNT] && !a->watch_ns)
 		return fail_input("stats", "--count needs --watch");
-	if (o->watch_ns && o->format == FORMAT_PROMETHEUS)
+	if (a->watch_ns && a->prometheus)
 		return fail_input("stats", "--prometheus prints once; scrape 'sluice exporter' "
 					   "for a series");
 	return -1;
 }
 
-int cmd_stats(int argc, char **argv)
+static int stats_run(struct cli_args *a, struct state *st)
 {
-	struct stats_opts o = {};
+	struct stats_opts o = { .ifname = a->ifname, .watch_ns = a->watch_ns, .count = a->count };
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct state st;
-	int ret;
 
-	ret = stats_parse(argc, argv, &o);
-	if (ret >= 0)
-		return ret;
-	ret = require_root("stats");
-	if (ret)
-		return ret;
-
-	ret = state_open_cmd("stats", o.ifname, &st);
-	if (ret)
-		return ret;
-	if (o.watch_ns) {
-		/* No SA_RESTART: Ctrl-C must end the sleep, not resume it. */
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		ret = stats_watch(&o, &st);
-	} else {
-		ret = stats_once(&o, &st);
-	}
-	state_close(&st);
-	return ret;
+	o.format = a->json ? FORMAT_JSON : a->prometheus ? FORMAT_PROMETHEUS : FORMAT_TABLE;
+	if (!o.watch_ns)
+		return stats_once(&o, st);
+	/* No SA_RESTART: Ctrl-C must end the sleep, not resume it. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	return stats_watch(&o, st);
 }
+
+const struct command cmd_stats = {
+	.id = CMD_STATS,
+	.name = "stats",
+	.summary = "print the counters of an interface, once or live",
+	.synopsis = "IFACE [--json | --prometheus] [--watch [SECONDS] [--count N]]",
+	.description =
+		"Print packets and bytes per outcome summed over all CPUs, per rule, and the\n"
+		"state of the bucket table. With --watch, redraw every interval with\n"
+		"per-second rates: packets (pps) and bits (bits/s); with --json, one JSON\n"
+		"document per line, per interval.",
+	.iface = IFACE_REQUIRED,
+	.root = true,
+	.state = USE_READ,
+	.check = stats_check,
+	.run = stats_run,
+	.help_more = stats_help_more,
+};

@@ -16,21 +16,6 @@
 #include "pins/state.h"
 #include "maps/policy_maps.h"
 
-static const char status_usage[] =
-	"Usage: sluice status [IFACE] [--json]\n"
-	"\n"
-	"List the interfaces sluice is attached to, with mode and settings. State\n"
-	"left by an interface that was deleted, or by an attach or detach that was\n"
-	"interrupted, is shown as stale; 'sluice detach' removes it.\n";
-
-enum { OPT_JSON = 256 };
-
-static const struct option status_options[] = {
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 #define MAX_ATTACHED 256
 
 struct iface_status {
@@ -183,43 +168,47 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 	return ret;
 }
 
-int cmd_status(int argc, char **argv)
+static int status_check(struct cli_args *a)
+{
+	return a->nargs ? fail_input("status", "unexpected argument '%s'", a->args[0]) : -1;
+}
+
+static int status_run(struct cli_args *a, struct state *unused)
 {
 	static char names[MAX_ATTACHED][IF_NAMESIZE];
-	bool json = false;
-	int opt, n, ret;
+	int n, ret;
 
-	while ((opt = cli_next_option("status", argc, argv, status_options)) != -1) {
-		if (opt == 'h') {
-			fputs(status_usage, stdout);
-			return EXIT_OK;
-		}
-		if (opt != OPT_JSON)
-			return EXIT_BAD_INPUT;
-		json = true;
-	}
-	if (optind + 1 < argc)
-		return fail_input("status", "unexpected argument '%s'", argv[optind + 1]);
-	if (optind < argc && cli_ifname("status", argv[optind]))
-		return EXIT_BAD_INPUT;
-	ret = require_root("status");
-	if (!ret)
-		ret = state_root_cmd("status");
+	(void)unused;
+	ret = state_root_cmd("status");
 	if (ret)
 		return ret;
-
-	if (optind < argc) {
-		ret = state_exists(argv[optind]);
+	if (a->ifname) {
+		ret = state_exists(a->ifname);
 		if (ret < 0)
-			return state_fail_cmd("status", ret, argv[optind]);
+			return state_fail_cmd("status", ret, a->ifname);
 		if (!ret)
-			return fail_input("status", "%s is not attached", argv[optind]);
-		snprintf(names[0], IF_NAMESIZE, "%s", argv[optind]);
+			return fail_input("status", "%s is not attached", a->ifname);
+		snprintf(names[0], IF_NAMESIZE, "%s", a->ifname);
 		n = 1;
 	} else {
 		n = state_list(names, MAX_ATTACHED);
 		if (n < 0)
 			return fail_runtime("status", n, "cannot list %s", SLUICE_PIN_ROOT);
 	}
-	return status_print(names, n, json);
+	return status_print(names, n, a->json);
 }
+
+const struct command cmd_status = {
+	.id = CMD_STATUS,
+	.name = "status",
+	.summary = "list attached interfaces and their settings",
+	.synopsis = "[IFACE] [--json]",
+	.description =
+		"List the interfaces sluice is attached to, with mode and settings. State\n"
+		"left by an interface that was deleted, or by an attach or detach that was\n"
+		"interrupted, is shown as stale; 'sluice detach' removes it.",
+	.iface = IFACE_OPTIONAL,
+	.root = true,
+	.check = status_check,
+	.run = status_run,
+};

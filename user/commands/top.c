@@ -26,37 +26,13 @@
 #include "pins/state.h"
 #include "maps/policy_maps.h"
 
-static const char top_usage[] =
-	"Usage: sluice top IFACE [-n N] [--sort drops|passed|rate] [--json]\n"
-	"\n"
-	"List the busiest sources (prefixes) with their rule, packets passed and over\n"
-	"the limit (dropped, or would-drop in dry run), and whether they are limited\n"
-	"now, with the time until their next packet would pass.\n"
-	"  -n, --limit N   sources to show (default 20)\n"
-	"  --sort KEY      drops (default), passed, or rate: packets per second over\n"
-	"                  a one-second window (top then takes a second)\n"
-	"  --json          JSON instead of a table\n";
-
-#define TOP_DEFAULT	20
 #define RATE_WINDOW_NS	NSEC_PER_SEC
 #define PREFIX_TEXT_MAX 64
-
-enum top_sort { SORT_DROPS, SORT_PASSED, SORT_RATE };
 
 static const char *const sort_names[] = {
 	[SORT_DROPS] = "drops",
 	[SORT_PASSED] = "passed",
 	[SORT_RATE] = "rate",
-};
-
-enum { OPT_JSON = 256, OPT_SORT };
-
-static const struct option top_options[] = {
-	{ "limit", required_argument, NULL, 'n' },
-	{ "sort", required_argument, NULL, OPT_SORT },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
 };
 
 struct top_opts {
@@ -328,73 +304,21 @@ static int top_collect(const struct top_opts *o, const struct state *st, struct 
 	return err;
 }
 
-static int top_option(struct top_opts *o, int opt)
+static int top_check(struct cli_args *a)
 {
-	const char *why;
-	size_t i;
-
-	switch (opt) {
-	case 'n':
-		if (parse_count(optarg, 1, MAX_SOURCES_MAX, &o->limit, &why))
-			return fail_input("top", "bad value '%s' for -n: %s", optarg, why);
-		return -1;
-	case OPT_SORT:
-		for (i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
-			if (!strcmp(optarg, sort_names[i])) {
-				o->sort = (enum top_sort)i;
-				return -1;
-			}
-		return fail_input("top", "bad value '%s' for --sort: use drops, passed or rate",
-				  optarg);
-	case OPT_JSON:
-		o->json = true;
-		return -1;
-	}
-	return EXIT_BAD_INPUT;
+	return a->nargs ? fail_input("top", "unexpected argument '%s'", a->args[0]) : -1;
 }
 
-/* Returns -1 to go on, or the exit status. */
-static int top_parse(int argc, char **argv, struct top_opts *o)
+static int top_run(struct cli_args *a, struct state *st)
 {
-	int opt, ret;
-
-	o->limit = TOP_DEFAULT;
-	o->sort = SORT_DROPS;
-	while ((opt = cli_next_option("top", argc, argv, top_options)) != -1) {
-		if (opt == 'h') {
-			fputs(top_usage, stdout);
-			return EXIT_OK;
-		}
-		ret = top_option(o, opt);
-		if (ret >= 0)
-			return ret;
-	}
-	if (cli_one_ifname("top", argc, argv, &o->ifname))
-		return EXIT_BAD_INPUT;
-	return -1;
-}
-
-int cmd_top(int argc, char **argv)
-{
+	struct top_opts o = { .ifname = a->ifname, .limit = a->limit, .sort = a->sort,
+			      .json = a->json };
 	struct source_table table = {};
 	struct top_view view = {};
-	struct top_opts o = {};
-	struct state st;
 	size_t shown;
 	int ret, err;
 
-	ret = top_parse(argc, argv, &o);
-	if (ret >= 0)
-		return ret;
-	ret = require_root("top");
-	if (ret)
-		return ret;
-
-	ret = state_open_cmd("top", o.ifname, &st);
-	if (ret)
-		return ret;
-	err = top_collect(&o, &st, &view, &table);
-	state_close(&st);
+	err = top_collect(&o, st, &view, &table);
 	if (err) {
 		ret = fail_state("top", err, o.ifname, "read the sources");
 		goto out;
@@ -411,3 +335,19 @@ out:
 	sources_free(&table);
 	return ret;
 }
+
+const struct command cmd_top = {
+	.id = CMD_TOP,
+	.name = "top",
+	.summary = "list the busiest sources of an interface",
+	.synopsis = "IFACE [-n N] [--sort drops|passed|rate] [--json]",
+	.description =
+		"List the busiest sources (prefixes) with their rule, packets passed and over\n"
+		"the limit (dropped, or would-drop in dry run), and whether they are limited\n"
+		"now, with the time until their next packet would pass.",
+	.iface = IFACE_REQUIRED,
+	.root = true,
+	.state = USE_READ,
+	.check = top_check,
+	.run = top_run,
+};

@@ -16,19 +16,6 @@
 #include "pins/state.h"
 #include "maps/policy_maps.h"
 
-static const char upgrade_usage[] =
-	"Usage: sluice upgrade IFACE\n"
-	"\n"
-	"Replace the XDP program on IFACE with the one built into this sluice, in one\n"
-	"step (the pinned link is updated atomically). The new program reuses the\n"
-	"pinned maps: no bucket resets, no setting changes, and no packet goes\n"
-	"unfiltered. State pinned by a sluice with another layout is refused.\n";
-
-static const struct option upgrade_options[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 /* The pinned state must have this build's layout; say what to do if not. */
 static int check_layout(struct state *st)
 {
@@ -80,30 +67,30 @@ static int upgrade_swap(struct state *st)
 	return EXIT_OK;
 }
 
-int cmd_upgrade(int argc, char **argv)
+static int upgrade_check(struct cli_args *a)
 {
-	const char *ifname;
-	struct state st;
-	int opt, ret, lock_fd;
-
-	while ((opt = cli_next_option("upgrade", argc, argv, upgrade_options)) != -1) {
-		if (opt == 'h') {
-			fputs(upgrade_usage, stdout);
-			return EXIT_OK;
-		}
-		return EXIT_BAD_INPUT;
-	}
-	if (cli_one_ifname("upgrade", argc, argv, &ifname))
-		return EXIT_BAD_INPUT;
-	ret = require_root("upgrade");
-	if (!ret)
-		ret = state_open_locked("upgrade", ifname, &st, &lock_fd);
-	if (ret)
-		return ret;
-	ret = check_layout(&st);
-	if (!ret)
-		ret = upgrade_swap(&st);
-	state_close(&st);
-	state_unlock(lock_fd);
-	return ret;
+	return a->nargs ? fail_input("upgrade", "unexpected argument '%s'", a->args[0]) : -1;
 }
+
+static int upgrade_run(struct cli_args *a, struct state *st)
+{
+	(void)a;
+	return check_layout(st) ?: upgrade_swap(st);
+}
+
+const struct command cmd_upgrade = {
+	.id = CMD_UPGRADE,
+	.name = "upgrade",
+	.summary = "swap in this build's program, keeping all state",
+	.synopsis = "IFACE",
+	.description =
+		"Replace the XDP program on IFACE with the one built into this sluice, in one\n"
+		"step (the pinned link is updated atomically). The new program reuses the\n"
+		"pinned maps: no bucket resets, no setting changes, and no packet goes\n"
+		"unfiltered. State pinned by a sluice with another layout is refused.",
+	.iface = IFACE_REQUIRED,
+	.root = true,
+	.state = USE_CHANGE,
+	.check = upgrade_check,
+	.run = upgrade_run,
+};

@@ -7,182 +7,11 @@
 #include <string.h>
 #include <netinet/in.h>
 #include "text/conf.h"
+#include "text/options.h"
 #include "values/words.h"
 
 #define LINE_MAX_CHARS 4095 /* the longest line, not counting its newline */
 #define MAX_TOKENS     64
-
-bool option_is_flag(const char *name)
-{
-	return !strcmp(name, "ecn") || !strcmp(name, "syn");
-}
-
-static int apply_prefix(unsigned int *out, const char *value, unsigned int max, const char **why)
-{
-	return parse_prefix(value, max, out, why);
-}
-
-static int parse_on_full(const char *value, bool *pass, const char **why)
-{
-	if (!strcmp(value, "drop") || !strcmp(value, "pass")) {
-		*pass = !strcmp(value, "pass");
-		return 0;
-	}
-	*why = "expected drop or pass";
-	return -EINVAL;
-}
-
-static int apply_dscp(struct settings *s, const char *value, const char **why)
-{
-	uint64_t v;
-	int err = parse_count(value, 0, 63, &v, why);
-
-	if (!err) {
-		s->dscp = (uint8_t)v;
-		s->mark_dscp = true;
-	}
-	return err;
-}
-
-/* Each --aggregate adds one; "none" clears them. */
-static int apply_aggregate(struct settings *s, const char *value, const char **why)
-{
-	int err;
-
-	if (!strcmp(value, "none")) {
-		s->n_aggregates = 0;
-		return 0;
-	}
-	if (s->n_aggregates == SLUICE_MAX_AGGREGATES) {
-		*why = "at most 4 aggregates per rule";
-		return -E2BIG;
-	}
-	err = parse_aggregate(value, &s->aggregates[s->n_aggregates], why);
-	if (!err)
-		s->n_aggregates++;
-	return err;
-}
-
-static int apply_match(struct match *m, const char *name, const char *value, const char **why)
-{
-	if (!strcmp(name, "proto"))
-		return parse_proto(value, &m->proto, why);
-	if (!strcmp(name, "dport"))
-		return parse_port_range(value, &m->dport_lo, &m->dport_hi, why);
-	m->syn = true; /* "syn" */
-	return 0;
-}
-
-int option_apply(struct settings *s, struct match *m, const char *name, const char *value,
-		 const char **why)
-{
-	if (!strcmp(name, "rate"))
-		return parse_rate(value, &s->rate, why);
-	if (!strcmp(name, "burst"))
-		return parse_burst(value, &s->burst, why);
-	if (!strcmp(name, "action"))
-		return parse_action(value, &s->action, why);
-	if (!strcmp(name, "dscp"))
-		return apply_dscp(s, value, why);
-	if (!strcmp(name, "ecn")) {
-		s->mark_ecn = true;
-		return 0;
-	}
-	if (!strcmp(name, "new-sources"))
-		return parse_rate(value, &s->new_sources, why);
-	if (!strcmp(name, "overflow-rate"))
-		return parse_rate(value, &s->overflow, why);
-	if (!strcmp(name, "initial-burst"))
-		return parse_burst(value, &s->initial, why);
-	if (!strcmp(name, "on-full"))
-		return parse_on_full(value, &s->on_full_pass, why);
-	if (!strcmp(name, "aggregate"))
-		return apply_aggregate(s, value, why);
-	if (!strcmp(name, "ipv4-prefix")) {
-		s->ipv4_prefix_given = true;
-		return apply_prefix(&s->ipv4_prefix, value, 32, why);
-	}
-	if (!strcmp(name, "ipv6-prefix")) {
-		s->ipv6_prefix_given = true;
-		return apply_prefix(&s->ipv6_prefix, value, 128, why);
-	}
-	if (m && (!strcmp(name, "proto") || !strcmp(name, "dport") || !strcmp(name, "syn")))
-		return apply_match(m, name, value, why);
-	*why = "unknown option";
-	return -ENOENT;
-}
-
-/* Appends a word (printf-style) to buf, space-separated, keeping it terminated. */
-static void append(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strlen(buf);
-	va_list ap;
-
-	if (used && used + 1 < len) {
-		buf[used++] = ' ';
-		buf[used] = '\0';
-	}
-	if (used >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
-void format_settings(char *buf, size_t len, const struct settings *s)
-{
-	unsigned int i;
-	char v[96];
-
-	buf[0] = '\0';
-	format_rate(v, sizeof(v), &s->rate);
-	append(buf, len, "rate %s", v);
-	if (s->burst.value) {
-		format_burst(v, sizeof(v), &s->burst);
-		append(buf, len, "burst %s", v);
-	}
-	if (s->action != SLUICE_ACTION_DROP)
-		append(buf, len, "action %s", action_name(s->action));
-	if (s->mark_dscp)
-		append(buf, len, "dscp %u", s->dscp);
-	if (s->mark_ecn)
-		append(buf, len, "ecn");
-	if (s->ipv4_prefix != SLUICE_DEFAULT_IPV4_PREFIX)
-		append(buf, len, "ipv4-prefix %u", s->ipv4_prefix);
-	if (s->ipv6_prefix != SLUICE_DEFAULT_IPV6_PREFIX)
-		append(buf, len, "ipv6-prefix %u", s->ipv6_prefix);
-	if (s->new_sources.amount) {
-		format_rate(v, sizeof(v), &s->new_sources);
-		append(buf, len, "new-sources %s", v);
-	}
-	if (s->overflow.amount) {
-		format_rate(v, sizeof(v), &s->overflow);
-		append(buf, len, "overflow-rate %s", v);
-	}
-	if (s->initial.value) {
-		format_burst(v, sizeof(v), &s->initial);
-		append(buf, len, "initial-burst %s", v);
-	}
-	if (s->on_full_pass)
-		append(buf, len, "on-full pass");
-	for (i = 0; i < s->n_aggregates && i < SLUICE_MAX_AGGREGATES; i++) {
-		format_aggregate(v, sizeof(v), &s->aggregates[i]);
-		append(buf, len, "aggregate %s", v);
-	}
-}
-
-void format_match(char *buf, size_t len, const struct match *m)
-{
-	buf[0] = '\0';
-	if (m->proto)
-		append(buf, len, "proto %s", proto_name(m->proto));
-	if (m->dport_hi && m->dport_lo == m->dport_hi)
-		append(buf, len, "dport %u", m->dport_lo);
-	else if (m->dport_hi)
-		append(buf, len, "dport %u-%u", m->dport_lo, m->dport_hi);
-	if (m->syn)
-		append(buf, len, "syn");
-}
 
 /* One line split into words, remembering each word's column (1-based). */
 struct tokens {
@@ -243,35 +72,50 @@ static int fail_at(struct parse_ctx *pc, int col, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* OPTION [VALUE] pairs from word `first` on, into s (and m for rules). */
+/* "rate, burst, ...": the options a statement takes, for messages. */
+static void statement_options(unsigned int stmt, char *buf, size_t len)
+{
+	size_t used = 0;
+	int i, n;
+
+	buf[0] = '\0';
+	for (i = 0; i < OPT_MAX && used < len; i++) {
+		if (!option_takes(-1, stmt, i))
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", option_table[i].name);
+		if (n > 0)
+			used += (size_t)n;
+	}
+}
+
+/* OPTION [VALUE] pairs from word `first` on, into a (options of statement stmt). */
 static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first,
-			 struct settings *s, struct match *m)
+			 unsigned int stmt, struct cli_args *a)
 {
 	const char *why, *value;
-	bool have_rate = false;
-	int i, err;
+	char names[256];
+	int i, id;
 
 	for (i = first; i < t->n; i++) {
 		const char *name = t->word[i];
+		int at = i;
 
+		id = option_find(name);
+		if (id < 0 || !option_takes(-1, stmt, id)) {
+			statement_options(stmt, names, sizeof(names));
+			return fail_at(pc, t->col[at], "unknown option '%s' (expected %s)", name,
+				       names);
+		}
 		value = NULL;
-		if (!option_is_flag(name)) {
+		if (option_table[id].metavar) {
 			if (i + 1 >= t->n)
 				return fail_at(pc, t->col[i], "expected a value after '%s'", name);
 			value = t->word[++i];
 		}
-		err = option_apply(s, m, name, value, &why);
-		if (err == -ENOENT)
-			return fail_at(pc, t->col[i - (value ? 1 : 0)],
-				       "unknown option '%s' (expected rate, burst, action, dscp, "
-				       "ecn, ipv4-prefix, ipv6-prefix, new-sources, overflow-rate, "
-				       "initial-burst, on-full, aggregate%s)",
-				       name, m ? ", proto, dport, syn" : "");
-		if (err)
+		if (option_apply(a, id, value, &why))
 			return fail_at(pc, t->col[i], "bad %s '%s': %s", name, value, why);
-		have_rate |= !strcmp(name, "rate");
 	}
-	if (!have_rate)
+	if (!a->given[OPT_RATE])
 		return fail_at(pc, t->n ? t->col[0] : 1, "expected 'rate RATE' in this statement");
 	return 0;
 }
@@ -294,18 +138,21 @@ static int parse_cidr_word(struct parse_ctx *pc, const struct tokens *t, int i, 
 static int parse_rule(struct parse_ctx *pc, const struct tokens *t, struct policy_doc *doc)
 {
 	struct rule r = { 0 };
+	struct cli_args a;
 	const char *why;
 	int err;
 
 	if (doc->n_rules == SLUICE_MAX_POLICIES - 1)
 		return fail_at(pc, t->col[0], "too many rules (at most %d)",
 			       SLUICE_MAX_POLICIES - 1);
-	settings_default(&r.settings);
-	err = parse_cidr_word(pc, t, 1, &r.match.cidr);
+	cli_args_init(&a);
+	err = parse_cidr_word(pc, t, 1, &a.match.cidr);
 	if (!err)
-		err = parse_options(pc, t, 2, &r.settings, &r.match);
+		err = parse_options(pc, t, 2, STMT_RULE, &a);
 	if (err)
 		return err;
+	r.settings = a.settings;
+	r.match = a.match;
 	if (doc_find_rule(doc, &r.match) >= 0)
 		return fail_at(pc, t->col[1], "a rule for this CIDR and class already exists");
 	if (policy_build(&(struct sluice_policy){ 0 }, &r.settings, &r.match, 1, &why))
@@ -316,15 +163,17 @@ static int parse_rule(struct parse_ctx *pc, const struct tokens *t, struct polic
 
 static int parse_default(struct parse_ctx *pc, const struct tokens *t, struct policy_doc *doc)
 {
+	struct cli_args a;
 	const char *why;
 	int err;
 
 	if (pc->have_default)
 		return fail_at(pc, t->col[0], "a second 'default' statement");
-	settings_default(&doc->dflt);
-	err = parse_options(pc, t, 1, &doc->dflt, NULL);
+	cli_args_init(&a);
+	err = parse_options(pc, t, 1, STMT_DEFAULT, &a);
 	if (err)
 		return err;
+	doc->dflt = a.settings;
 	if (policy_build(&(struct sluice_policy){ 0 }, &doc->dflt, NULL, 0, &why))
 		return fail_at(pc, t->col[0], "%s", why);
 	pc->have_default = true;

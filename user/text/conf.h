@@ -18,20 +18,7 @@
 
 #include <stdio.h>
 #include "policy/policy.h"
-
-/* Does this option stand alone (a flag) rather than take a value? */
-bool option_is_flag(const char *name);
-/*
- * Applies option `name` (value NULL for flags) to s, or to m for match
- * options (m NULL: they are refused). -ENOENT for an unknown name.
- */
-int option_apply(struct settings *s, struct match *m, const char *name, const char *value,
-		 const char **why);
-
-/* "rate 500/s burst 1000 action mark dscp 8": only what differs from defaults. */
-void format_settings(char *buf, size_t len, const struct settings *s);
-/* "proto tcp dport 22 syn", or "" for no L4 class. */
-void format_match(char *buf, size_t len, const struct match *m);
+#include "text/options.h"
 
 /*
  * Parses a whole config file into doc. On error, fills err with

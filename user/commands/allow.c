@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sluice allow: add, delete or list sources never limited. */
+#include "commands/list.h"
+
+const struct command cmd_allow = {
+	.id = CMD_ALLOW,
+	.name = "allow",
+	.summary = "add, delete or list sources never limited",
+	.synopsis = LIST_SYNOPSIS,
+	.description = "Sources on the allow list are never limited and never get a bucket.\n" LIST_DESCRIPTION,
+	.verbs = list_verbs,
+	.iface = IFACE_REQUIRED,
+	.root = true,
+	.check = list_check,
+	.run = list_run,
+};

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The command table, and the help read from it and from the option table. */
+#include <string.h>
+#include "commands/commands.h"
+
+const struct command *const command_table[] = {
+	&cmd_attach, &cmd_set,	   &cmd_detach, &cmd_status, &cmd_stats,    &cmd_rule, &cmd_allow,
+	&cmd_deny,   &cmd_apply,   &cmd_show,	&cmd_upgrade, &cmd_top,	    &cmd_exporter,
+	&cmd_help,   NULL,
+};
+
+const struct command *command_find(const char *name)
+{
+	const struct command *const *c;
+
+	for (c = command_table; *c; c++)
+		if (!strcmp((*c)->name, name))
+			return *c;
+	return NULL;
+}
+
+/* Is word one of the space-separated words of list? */
+static bool word_in(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	while (list && *list) {
+		if (!strncmp(list, word, n) && (list[n] == ' ' || !list[n]))
+			return true;
+		list = strchr(list, ' ');
+		if (list)
+			list++;
+	}
+	return false;
+}
+
+const struct verb *verb_find(const struct command *c, const char *word)
+{
+	const struct verb *v;
+
+	for (v = c->verbs; v && v->name; v++)
+		if (!strcmp(v->name, word) || word_in(v->aliases, word))
+			return v;
+	return NULL;
+}
+
+/* Each synopsis line after "Usage: sluice NAME " or its indent. */
+static void synopsis_print(FILE *out, const struct command *c)
+{
+	const char *line = c->synopsis;
+	bool first = true;
+
+	do {
+		size_t n = strcspn(line, "\n");
+
+		fprintf(out, "%s sluice %s %.*s\n", first ? "Usage:" : "      ", c->name, (int)n,
+			line);
+		first = false;
+		line += n;
+	} while (*line++);
+}
+
+void command_help(FILE *out, const struct command *c)
+{
+	synopsis_print(out, c);
+	fprintf(out, "\n%s\n", c->description);
+	fprintf(out, "\nOptions:\n");
+	options_help(out, c->id);
+	if (c->help_more)
+		c->help_more(out);
+}
+
+void commands_usage(FILE *out)
+{
+	const struct command *const *c;
+
+	fprintf(out, "Usage: sluice [-j|--json] [-p|--pretty] [--wait SECONDS] COMMAND [ARGS]\n"
+		     "       sluice help COMMAND, or sluice COMMAND --help, for its options\n\n"
+		     "A per-source packet rate limiter in XDP.\n\nCommands:\n");
+	for (c = command_table; *c; c++)
+		fprintf(out, "  %-9s %s\n", (*c)->name, (*c)->summary);
+	fprintf(out, "\nOptions for every command:\n");
+	options_help(out, CMD_HELP);
+	fprintf(out, "\nExit status: 0 success, 1 system failure, 2 bad input.\n");
+}

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sluice show: the running policy in the file format apply reads. */
+#include <stdio.h>
+#include "base/errors.h"
+#include "commands/commands.h"
+#include "maps/policy_maps.h"
+#include "text/conf.h"
+
+static int show_check(struct cli_args *a)
+{
+	return a->nargs ? fail_input("show", "unexpected argument '%s'", a->args[0]) : -1;
+}
+
+static int show_run(struct cli_args *a, struct state *st)
+{
+	struct policy_doc doc;
+	int ret;
+
+	(void)a;
+	ret = policy_load_cmd("show", st, &doc, true);
+	if (!ret)
+		conf_write(stdout, &doc);
+	doc_free(&doc);
+	return ret;
+}
+
+const struct command cmd_show = {
+	.id = CMD_SHOW,
+	.name = "show",
+	.summary = "print the running policy in the file format",
+	.synopsis = "IFACE",
+	.description = "Print the running policy of IFACE in the format 'sluice apply' reads.",
+	.iface = IFACE_REQUIRED,
+	.root = true,
+	.state = USE_READ,
+	.check = show_check,
+	.run = show_run,
+};
