@@ -129,7 +129,7 @@ $(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 # The man pages and the bash completion, from the option and command tables.
 $(OUTPUT)/sluice-docgen: $(OUTPUT)/user/docgen.o $(CMD_TABLE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lmicrohttpd -o $@
 
 $(OUTPUT)/%.scd: docs/%.scd.in $(OUTPUT)/sluice-docgen
 	$(call msg,GEN,$@)

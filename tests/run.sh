@@ -21,6 +21,7 @@ SUITES=(
 	tests/e2e/test_observability.sh
 	tests/e2e/test_generator.sh
 	tests/e2e/test_control.sh
+	tests/e2e/test_vocabulary.sh
 )
 
 total_passed=0

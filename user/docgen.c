@@ -238,7 +238,7 @@ static int completion(void)
 	printf("' -- \"$cur\"))\n"
 	       "\telif [ -n \"$verbs\" ] && [ $positional = 0 ]; then\n"
 	       "\t\tCOMPREPLY=($(compgen -W \"$verbs\" -- \"$cur\"))\n"
-	       "\telif [ \"$ifaces\" != none ] && [ $positional = \"${verbs:+1}${verbs:-0}\" ]; then\n"
+	       "\telif [ \"$ifaces\" != none ] && [ $positional = $((${#verbs} > 0)) ]; then\n"
 	       "\t\tCOMPREPLY=($(compgen -W \"$(_sluice_ifaces $ifaces)\" -- \"$cur\"))\n"
 	       "\tfi\n"
 	       "\treturn 0\n}\n\n"

@@ -75,6 +75,19 @@ static int unknown_command(const char *word)
 	return fail_input(NULL, "unknown command '%s' (see 'sluice --help')", word);
 }
 
+static int unknown_verb(const struct command *c, const char *word)
+{
+	const char *names[16], *near;
+	size_t n;
+
+	for (n = 0; c->verbs[n].name && n < 16; n++)
+		names[n] = c->verbs[n].name;
+	near = nearest_name(word, names, n);
+	if (near)
+		return fail_input(c->name, "unknown verb '%s' (did you mean '%s'?)", word, near);
+	return fail_input(c->name, "unknown verb '%s' (see 'sluice %s --help')", word, c->name);
+}
+
 /* The verb, then the interface name, off the front of the positionals. */
 static int take_positionals(const struct command *c, struct cli_args *a)
 {
@@ -85,8 +98,7 @@ static int take_positionals(const struct command *c, struct cli_args *a)
 			return fail_input(c->name, "missing a verb (see 'sluice %s --help')", c->name);
 		v = verb_find(c, a->args[0]);
 		if (!v)
-			return fail_input(c->name, "unknown verb '%s' (see 'sluice %s --help')",
-					  a->args[0], c->name);
+			return unknown_verb(c, a->args[0]);
 		a->verb = v->name;
 		a->args++, a->nargs--;
 	}

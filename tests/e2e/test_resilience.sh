@@ -57,7 +57,7 @@ test_foreign_layout() {
 	rc=$?
 	CHECK_DETAIL="exit $rc: $out"
 	check "upgrade refuses state of another layout, saying what to do" \
-		test "$rc" = 1 -a -n "$(grep -o 'another layout.*detach, attach and apply' <<<"$out")"
+		test "$rc" = 1 -a -n "$(grep -o 'another layout version.*detach.*then attach and apply' <<<"$out")"
 	out=$("$SLUICE" show "$LAB_HOST" 2>&1)
 	CHECK_DETAIL=$out
 	check "other commands refuse it too, and do not reset it" \

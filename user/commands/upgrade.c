@@ -23,11 +23,7 @@ static int check_layout(struct state *st)
 	int err = config_read(st->maps.config, &cfg);
 
 	if (err == -EPROTO || (!err && cfg.layout_version != SLUICE_LAYOUT_VERSION))
-		return fail_runtime("upgrade", -EPROTO,
-				    "%s holds state of another layout than this sluice's (%d); it "
-				    "cannot be reused. Save it with 'sluice show %s', then detach, "
-				    "attach and apply (buckets start afresh)",
-				    st->ifname, SLUICE_LAYOUT_VERSION, st->ifname);
+		return fail_state("upgrade", -EPROTO, st->ifname, NULL);
 	if (err)
 		return fail_runtime("upgrade", err, "cannot read the configuration of %s",
 				    st->ifname);

@@ -833,13 +833,16 @@ int state_inspect(const char *ifname, const char **health)
 	state_close(&st);
 	return strcmp(*health, STATE_OK) ? 1 : 0;
 }
+
 int fail_state(const char *cmd, int err, const char *ifname, const char *doing)
 {
+	/* The one wording of another layout, for every command. */
 	if (err == -EPROTO)
 		return fail_runtime(cmd, 0,
-				    "the pinned state of %s has another layout (another version of "
-				    "sluice attached it): run 'sluice detach %s' and attach again",
-				    ifname, ifname);
+				    "the pinned state of %s has another layout version than this "
+				    "sluice's (%d), from another version of sluice: run 'sluice "
+				    "detach %s', then attach and apply again (buckets start afresh)",
+				    ifname, SLUICE_LAYOUT_VERSION, ifname);
 	return fail_runtime(cmd, err, "cannot %s of %s", doing, ifname);
 }
 

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# One vocabulary: every option a command's --help lists is in the man page
+# and in bash completion for that command; the man pages render without a
+# warning; completion offers commands, verbs, option values, every
+# interface for attach and only attached ones for the rest; long options
+# are never abbreviated; unknown names get the nearest one.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/e2e/lab.sh
+
+COMPLETION=build/sluice.bash
+
+# comp WORD...: what completion offers for the last word, space-separated.
+comp() {
+	bash -c '
+		source /usr/share/bash-completion/bash_completion 2>/dev/null
+		source "$0"
+		COMP_WORDS=("$@")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		COMPREPLY=()
+		_sluice
+		echo "${COMPREPLY[*]}"' "$COMPLETION" sluice "$@"
+}
+
+# has LIST WORD...: every WORD is a word of LIST.
+has() {
+	local list=" $1 " w
+	shift
+	for w in "$@"; do
+		[[ $list == *" $w "* ]] || { CHECK_DETAIL="'$w' not in: $1"; return 1; }
+	done
+}
+
+lacks() {
+	[[ " $1 " != *" $2 "* ]] || { CHECK_DETAIL="'$2' in: $1"; return 1; }
+}
+
+commands=$("$SLUICE" --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { print $1 }')
+check "sluice --help lists 14 commands" test "$(wc -w <<<"$commands")" = 14
+
+man_text=$(MANWIDTH=80 man -l build/sluice.8 2>/dev/null)
+for f in build/sluice.8 build/sluice.conf.5; do
+	warnings=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null)
+	CHECK_DETAIL=$warnings
+	check "$f renders without warnings" test -z "$warnings"
+done
+
+# Each command's options, as its --help lists them.
+for c in $commands; do
+	opts=$("$SLUICE" "$c" --help | grep -oE '^  (-[a-z], )?--[a-z0-9-]+' | grep -oE -- '--[a-z0-9-]+' | tr '\n' ' ')
+	check "$c --help lists options" test -n "$opts"
+	missing=""
+	for o in $opts; do
+		grep -qE -- "^ +(-[a-z], )?$o\b" <<<"$man_text" || missing+=" $o"
+	done
+	CHECK_DETAIL=$missing
+	check "sluice.8 describes every option of $c" test -z "$missing"
+	check "completion offers every option of $c" has "$(comp "$c" --)" $opts
+done
+conf_text=$(MANWIDTH=80 man -l build/sluice.conf.5 2>/dev/null)
+for o in rate burst action dscp ecn ipv4-prefix ipv6-prefix new-sources overflow-rate \
+	initial-burst on-full aggregate proto dport syn; do
+	check "sluice.conf.5 describes $o" grep -qE "^ +$o\b" <<<"$conf_text"
+done
+
+check "completion: commands" has "$(comp '')" $commands
+check "completion: st -> status stats" test "$(comp st)" = "status stats"
+check "completion: rule verbs" has "$(comp rule '')" add del delete rm list ls flush
+check "completion: allow verbs" has "$(comp allow '')" add del list flush
+check "completion: --action values" test "$(comp attach x --action '')" = "drop mark dry-run"
+check "completion: --mode values" has "$(comp attach x --mode '')" native generic skb
+check "completion: --sort values" has "$(comp top x --sort '')" drops passed rate
+check "completion: --proto values" has "$(comp rule add x 10.0.0.0/8 --rate 1/s --proto '')" tcp udp
+check "completion: help COMMAND" has "$(comp help '')" $commands
+check "completion: -j before the command" test "$(comp -j st)" = "status stats"
+check "completion: set offers no attach-only option" lacks "$(comp set x --)" --mode
+
+lab_up
+check "completion: attach offers every interface" has "$(comp attach '')" lo "$LAB_HOST"
+check "completion: detach offers no unattached interface" lacks "$(comp detach '')" "$LAB_HOST"
+check "attach the lab interface" "$SLUICE" attach "$LAB_HOST" --rate 100/s
+for c in detach set stats top show upgrade; do
+	check "completion: $c offers the attached interface" has "$(comp "$c" '')" "$LAB_HOST"
+	check "completion: $c offers no unattached interface" lacks "$(comp "$c" '')" lo
+done
+check "completion: rule add offers the attached interface" has "$(comp rule add '')" "$LAB_HOST"
+check "completion: after the interface, nothing" test -z "$(comp stats "$LAB_HOST" '')"
+
+# Long options are matched whole, and a near miss is named.
+out=$("$SLUICE" set "$LAB_HOST" --rat 5/s 2>&1)
+check "--rat is refused with exit 2" test $? = 2
+check "--rat: did you mean --rate" grep -q "did you mean '--rate'" <<<"$out"
+check "--rat changed nothing" grep -q 'rate 100/s' <<<"$("$SLUICE" show "$LAB_HOST")"
+out=$("$SLUICE" stast "$LAB_HOST" 2>&1)
+check "stast: did you mean stats" grep -q "did you mean 'stats'" <<<"$out"
+out=$("$SLUICE" set "$LAB_HOST" --mode native 2>&1)
+check "an option of another command is named as such" grep -q 'not an option of set' <<<"$out"
+check "help set = set --help" test "$("$SLUICE" help set)" = "$("$SLUICE" set --help)"
+check "-j anywhere: errors as JSON" jq -e .error <<<"$("$SLUICE" stats nosuch0 -j 2>/dev/null)"
+check "-j before the command" jq -e 'type == "array"' <<<"$("$SLUICE" -j status)"
+check "-p: indented JSON" test "$("$SLUICE" -p status "$LAB_HOST" | wc -l)" -gt 3
+check "-p output is the same JSON" test "$("$SLUICE" -p status "$LAB_HOST" | jq -c 'del(.[].uptime_s?)')" = "$("$SLUICE" -j status "$LAB_HOST" | jq -c 'del(.[].uptime_s?)')"
+check "rule ls = rule list" test "$("$SLUICE" rule ls "$LAB_HOST")" = "$("$SLUICE" rule list "$LAB_HOST")"
+check "rule add" "$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 5/s
+check "rule add" "$SLUICE" rule add "$LAB_HOST" 10.1.0.0/16 --rate 5/s --proto udp
+check "rule rm" "$SLUICE" rule rm "$LAB_HOST" 10.1.0.0/16 --proto udp
+check "rule flush" "$SLUICE" rule flush "$LAB_HOST"
+check "no rule left" test "$("$SLUICE" rule list "$LAB_HOST" -j | jq length)" = 0
+check "deny add" "$SLUICE" deny add "$LAB_HOST" 192.0.2.0/24 198.51.100.7
+check "deny delete" "$SLUICE" deny delete "$LAB_HOST" 198.51.100.7
+check "deny flush" "$SLUICE" deny flush "$LAB_HOST"
+check "deny list empty" test -z "$("$SLUICE" deny ls "$LAB_HOST")"
+check "detach" "$SLUICE" detach "$LAB_HOST"
+check "--mode skb" "$SLUICE" attach "$LAB_HOST" --rate 100/s --mode skb
+check "skb is generic" grep -q generic <<<"$("$SLUICE" status "$LAB_HOST")"
+lab_finish
