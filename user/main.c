@@ -15,7 +15,6 @@
 #include "base/json.h"
 #include "base/version.h"
 #include "commands/commands.h"
-#include "pins/state.h"
 #include "text/cli.h"
 
 /* libbpf's warnings, unless SLUICE_DEBUG asks for everything. */
@@ -102,13 +101,17 @@ static int take_positionals(const struct command *c, struct cli_args *a)
 		a->verb = v->name;
 		a->args++, a->nargs--;
 	}
-	if (c->iface == IFACE_NONE || (c->iface == IFACE_OPTIONAL && !a->nargs))
-		return -1;
-	if (!a->nargs)
+	if (c->iface == IFACE_REQUIRED && !a->nargs)
 		return fail_input(c->name, "missing interface name");
-	a->ifname = a->args[0];
-	a->args++, a->nargs--;
-	return cli_ifname(c->name, a->ifname) ?: -1;
+	if (c->iface != IFACE_NONE && a->nargs) {
+		a->ifname = a->args[0];
+		a->args++, a->nargs--;
+		if (cli_ifname(c->name, a->ifname))
+			return EXIT_BAD_INPUT;
+	}
+	if (a->nargs && !c->more_args)
+		return fail_input(c->name, "unexpected argument '%s'", a->args[0]);
+	return -1;
 }
 
 static enum state_use state_use(const struct command *c, const struct cli_args *a)

@@ -552,5 +552,6 @@ int main(void)
 	test_policy_build();
 	test_rounding();
 	suite_output();
+	suite_options();
 	return harness_finish();
 }

@@ -4,5 +4,6 @@
 #define SLUICE_TEST_UNIT_H
 
 void suite_output(void);
+void suite_options(void);
 
 #endif /* SLUICE_TEST_UNIT_H */

@@ -12,8 +12,6 @@ static int apply_check(struct cli_args *a)
 {
 	char err_line[512];
 
-	if (a->nargs)
-		return fail_input("apply", "unexpected argument '%s'", a->args[0]);
 	if (!a->file)
 		return fail_input("apply", "missing -f FILE");
 	a->doc = calloc(1, sizeof(*a->doc));

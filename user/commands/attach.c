@@ -11,16 +11,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sluice.skel.h"
-#include "values/rate.h"
-#include "values/cidr.h"
-#include "values/words.h"
-#include "text/cli.h"
-#include "commands/commands.h"
-#include "text/conf.h"
 #include "base/errors.h"
-#include "base/json.h"
-#include "policy/policy.h"
-#include "pins/state.h"
+#include "commands/commands.h"
 #include "maps/policy_maps.h"
 
 struct attach_opts {
@@ -36,8 +28,6 @@ static int attach_check(struct cli_args *a)
 {
 	const char *why;
 
-	if (a->nargs)
-		return fail_input("attach", "unexpected argument '%s'", a->args[0]);
 	if (!a->given[OPT_RATE])
 		return fail_input("attach", "missing --rate (for example --rate 500/s)");
 	a->doc = calloc(1, sizeof(*a->doc));

@@ -37,6 +37,7 @@ struct command {
 	const char *description; /* for --help and the man page */
 	const struct verb *verbs; /* ends with a NULL name; NULL: no verb */
 	enum iface_arg iface;	  /* the positional after the verb */
+	bool more_args;		  /* more positionals, which check() reads; else refused */
 	bool root;
 	enum state_use state; /* when there are no verbs */
 	/* Checks that need no privilege; -1 to go on, else the exit status. */

@@ -9,6 +9,7 @@ const struct command cmd_deny = {
 	.synopsis = LIST_SYNOPSIS,
 	.description = "Sources on the deny list are always dropped.\n" LIST_DESCRIPTION,
 	.verbs = list_verbs,
+	.more_args = true,
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.check = list_check,

@@ -2,20 +2,8 @@
 /* sluice detach: remove the program and every pin, even for a vanished interface. */
 #include <errno.h>
 #include <stdio.h>
-#include "values/rate.h"
-#include "values/cidr.h"
-#include "values/words.h"
-#include "text/cli.h"
-#include "commands/commands.h"
 #include "base/errors.h"
-#include "base/json.h"
-#include "pins/state.h"
-#include "maps/policy_maps.h"
-
-static int detach_check(struct cli_args *a)
-{
-	return a->nargs ? fail_input("detach", "unexpected argument '%s'", a->args[0]) : -1;
-}
+#include "commands/commands.h"
 
 static int detach_run(struct cli_args *a, struct state *unused)
 {
@@ -53,6 +41,5 @@ const struct command cmd_detach = {
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.state = USE_LOCK,
-	.check = detach_check,
 	.run = detach_run,
 };

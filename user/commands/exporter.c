@@ -24,20 +24,10 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include <bpf/bpf.h>
-#include "values/listen.h"
-#include "base/clock.h"
-#include "values/rate.h"
-#include "values/cidr.h"
-#include "values/words.h"
-#include "text/cli.h"
-#include "commands/commands.h"
-#include "reads/counters.h"
 #include "base/errors.h"
-#include "base/json.h"
+#include "commands/commands.h"
 #include "outputs/prom.h"
 #include "reads/sources.h"
-#include "pins/state.h"
-#include "maps/policy_maps.h"
 
 
 #define EXPORTER_THREADS	 4   /* scrapes served at once */
@@ -368,11 +358,6 @@ static struct MHD_Daemon *daemon_start(int fd)
 				on_connection, NULL, MHD_OPTION_END);
 }
 
-static int exporter_check(struct cli_args *a)
-{
-	return a->nargs ? fail_input("exporter", "unexpected argument '%s'", a->args[0]) : -1;
-}
-
 static int exporter_run(struct cli_args *a, struct state *unused)
 {
 	struct sockaddr_storage ss = a->listen;
@@ -416,6 +401,5 @@ const struct command cmd_exporter = {
 		"Serve the counters of every attached interface at http://ADDR:PORT/metrics in\n"
 		"the Prometheus text format, until SIGINT or SIGTERM.",
 	.root = true,
-	.check = exporter_check,
 	.run = exporter_run,
 };

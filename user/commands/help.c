@@ -30,6 +30,7 @@ const struct command cmd_help = {
 	.synopsis = "[COMMAND]",
 	.description = "Show what COMMAND does and its options, as 'sluice COMMAND --help'\n"
 		       "does; without COMMAND, list the commands.",
+	.more_args = true,
 	.check = help_check,
 	.run = help_run,
 };

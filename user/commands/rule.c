@@ -177,6 +177,7 @@ const struct command cmd_rule = {
 		"(/24=5000/s: every /24 together at most 5000/s), up to 4 per rule.\n"
 		"del is also spelled delete or rm, list ls; flush deletes every rule.",
 	.verbs = rule_verbs,
+	.more_args = true,
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.check = rule_check,

@@ -9,8 +9,6 @@ static int set_check(struct cli_args *a)
 {
 	int i;
 
-	if (a->nargs)
-		return fail_input("set", "unexpected argument '%s'", a->args[0]);
 	for (i = 0; i < OPT_MAX; i++)
 		if (a->given[i] && option_table[i].scope == SCOPE_LIMITER)
 			return -1;

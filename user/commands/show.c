@@ -1,15 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* sluice show: the running policy in the file format apply reads. */
 #include <stdio.h>
-#include "base/errors.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
 #include "text/conf.h"
-
-static int show_check(struct cli_args *a)
-{
-	return a->nargs ? fail_input("show", "unexpected argument '%s'", a->args[0]) : -1;
-}
 
 static int show_run(struct cli_args *a, struct state *st)
 {
@@ -33,6 +27,5 @@ const struct command cmd_show = {
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.state = USE_READ,
-	.check = show_check,
 	.run = show_run,
 };

@@ -5,16 +5,11 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "table_hash.h"
-#include "values/rate.h"
-#include "values/cidr.h"
-#include "values/words.h"
-#include "text/cli.h"
-#include "commands/commands.h"
-#include "text/conf.h"
 #include "base/errors.h"
 #include "base/json.h"
-#include "pins/state.h"
+#include "commands/commands.h"
 #include "maps/policy_maps.h"
+#include "values/words.h"
 
 #define MAX_ATTACHED 256
 
@@ -168,11 +163,6 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 	return ret;
 }
 
-static int status_check(struct cli_args *a)
-{
-	return a->nargs ? fail_input("status", "unexpected argument '%s'", a->args[0]) : -1;
-}
-
 static int status_run(struct cli_args *a, struct state *unused)
 {
 	static char names[MAX_ATTACHED][IF_NAMESIZE];
@@ -209,6 +199,5 @@ const struct command cmd_status = {
 		"interrupted, is shown as stale; 'sluice detach' removes it.",
 	.iface = IFACE_OPTIONAL,
 	.root = true,
-	.check = status_check,
 	.run = status_run,
 };

@@ -12,19 +12,13 @@
 #include <string.h>
 #include <time.h>
 #include "gcra.h"
-#include "text/conf.h"
-#include "base/clock.h"
-#include "values/rate.h"
-#include "values/cidr.h"
-#include "values/words.h"
-#include "text/cli.h"
-#include "commands/commands.h"
-#include "reads/counters.h"
 #include "base/errors.h"
 #include "base/json.h"
-#include "reads/sources.h"
-#include "pins/state.h"
+#include "commands/commands.h"
 #include "maps/policy_maps.h"
+#include "reads/counters.h"
+#include "reads/sources.h"
+#include "text/conf.h"
 
 #define RATE_WINDOW_NS	NSEC_PER_SEC
 #define PREFIX_TEXT_MAX 64
@@ -304,11 +298,6 @@ static int top_collect(const struct top_opts *o, const struct state *st, struct 
 	return err;
 }
 
-static int top_check(struct cli_args *a)
-{
-	return a->nargs ? fail_input("top", "unexpected argument '%s'", a->args[0]) : -1;
-}
-
 static int top_run(struct cli_args *a, struct state *st)
 {
 	struct top_opts o = { .ifname = a->ifname, .limit = a->limit, .sort = a->sort,
@@ -348,6 +337,5 @@ const struct command cmd_top = {
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.state = USE_READ,
-	.check = top_check,
 	.run = top_run,
 };

@@ -5,15 +5,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sluice.skel.h"
-#include "values/rate.h"
-#include "values/cidr.h"
-#include "values/words.h"
-#include "text/cli.h"
-#include "commands/commands.h"
 #include "base/errors.h"
-#include "base/json.h"
-#include "policy/policy.h"
-#include "pins/state.h"
+#include "commands/commands.h"
 #include "maps/policy_maps.h"
 
 /* The pinned state must have this build's layout; say what to do if not. */
@@ -63,11 +56,6 @@ static int upgrade_swap(struct state *st)
 	return EXIT_OK;
 }
 
-static int upgrade_check(struct cli_args *a)
-{
-	return a->nargs ? fail_input("upgrade", "unexpected argument '%s'", a->args[0]) : -1;
-}
-
 static int upgrade_run(struct cli_args *a, struct state *st)
 {
 	(void)a;
@@ -87,6 +75,5 @@ const struct command cmd_upgrade = {
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.state = USE_CHANGE,
-	.check = upgrade_check,
 	.run = upgrade_run,
 };

@@ -13,13 +13,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "policy/policy.h"
-#include "base/clock.h"
 #include "base/errors.h"
 #include "maps/percpu.h"
 #include "maps/policy_maps.h"
 #include "maps/table.h"
-#include "pins/state.h"
 
 /* Either trie key, seen as bytes: prefixlen and set lead both. */
 union lpm_key {

@@ -21,7 +21,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "table_hash.h"
-#include "base/clock.h"
 #include "base/errors.h"
 #include "pins/state.h"
 #include "values/iface.h"

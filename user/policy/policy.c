@@ -7,7 +7,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include "gcra.h"
-#include "base/clock.h"
 #include "policy/policy.h"
 
 /* TATs stay below 2^62 so max(TAT, now) + cost can never wrap. */

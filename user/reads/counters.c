@@ -6,7 +6,6 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include "table_hash.h"
-#include "base/clock.h"
 #include "maps/percpu.h"
 #include "maps/policy_maps.h"
 #include "maps/table.h"

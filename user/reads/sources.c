@@ -8,7 +8,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/clock.h"
-#include "maps/table.h"
 #include "reads/sources.h"
 
 static int keep_one(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,

@@ -7,8 +7,6 @@
 #include <string.h>
 #include <netinet/in.h>
 #include "text/conf.h"
-#include "text/options.h"
-#include "values/words.h"
 
 #define LINE_MAX_CHARS 4095 /* the longest line, not counting its newline */
 #define MAX_TOKENS     64

@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "base/clock.h"
 #include "text/options.h"
 #include "values/listen.h"
 #include "values/words.h"

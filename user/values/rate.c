@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "base/clock.h"
 #include "values/number.h"
 #include "values/rate.h"
 

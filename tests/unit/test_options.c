@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The option table and the command line parsed from it: whole-word long
+ * options, short clusters, optional values, which command takes what, and
+ * show's spelling parsing back to the same settings for every option.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "harness.h"
+#include "unit.h"
+#include "text/cli.h"
+#include "text/options.h"
+
+/* Parses argv (NULL-terminated, after the command word) for cmd; -1 when accepted. */
+static int parse(enum command_id cmd, struct cli_args *a, char *const *words)
+{
+	char *argv[32] = { "test" };
+	int argc = 1, ret, saved = dup(2);
+
+	while (*words && argc < 31)
+		argv[argc++] = *words++;
+	cli_args_init(a);
+	/* Errors are the point of half of these cases: keep stderr quiet. */
+	freopen("/dev/null", "w", stderr);
+	ret = cli_parse("test", cmd, argc, argv, a);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	return ret;
+}
+
+static void test_long_options(void)
+{
+	struct cli_args a;
+	int ret;
+
+	ret = parse(CMD_SET, &a, (char *[]){ "--rate", "5/s", "eth0", NULL });
+	check(ret == -1 && a.given[OPT_RATE] && a.nargs == 1 && !strcmp(a.args[0], "eth0"),
+	      "--rate VALUE, then a positional", "nargs %d", a.nargs);
+	cli_args_free(&a);
+	check(parse(CMD_SET, &a, (char *[]){ "--rate=5/s", NULL }) == -1 && a.given[OPT_RATE],
+	      "--rate=VALUE", " ");
+	cli_args_free(&a);
+	check(parse(CMD_SET, &a, (char *[]){ "--rat", "5/s", NULL }) == 2,
+	      "a prefix of a long option is refused", " ");
+	cli_args_free(&a);
+	check(parse(CMD_SET, &a, (char *[]){ "--mode", "native", NULL }) == 2,
+	      "another command's option is refused", " ");
+	cli_args_free(&a);
+	check(parse(CMD_ATTACH, &a, (char *[]){ "--mode", "skb", NULL }) == -1 &&
+		      a.given[OPT_MODE],
+	      "attach takes --mode", " ");
+	cli_args_free(&a);
+	check(parse(CMD_SET, &a, (char *[]){ "--ecn=1", NULL }) == 2, "a flag takes no value",
+	      " ");
+	cli_args_free(&a);
+	check(parse(CMD_SET, &a, (char *[]){ "--rate", NULL }) == 2, "a missing value", " ");
+	cli_args_free(&a);
+	check(parse(CMD_SET, &a, (char *[]){ "--rate", "fast", NULL }) == 2, "a bad value", " ");
+	cli_args_free(&a);
+	check(parse(CMD_SET, &a, (char *[]){ "--", "--rate", NULL }) == -1 && a.nargs == 1 &&
+		      !a.given[OPT_RATE],
+	      "-- ends the options", " ");
+	cli_args_free(&a);
+}
+
+static void test_short_and_optional(void)
+{
+	struct cli_args a;
+	int ret;
+
+	ret = parse(CMD_TOP, &a, (char *[]){ "-n5", "eth0", NULL });
+	check(ret == -1 && a.limit == 5 && a.nargs == 1, "-n5", "limit %llu",
+	      (unsigned long long)a.limit);
+	cli_args_free(&a);
+	check(parse(CMD_TOP, &a, (char *[]){ "-jp", "-n", "7", NULL }) == -1 && a.json &&
+		      a.pretty && a.limit == 7,
+	      "-jp -n 7", " ");
+	cli_args_free(&a);
+	check(parse(CMD_TOP, &a, (char *[]){ "-x", NULL }) == 2, "an unknown short option", " ");
+	cli_args_free(&a);
+	check(parse(CMD_STATS, &a, (char *[]){ "--watch", "2", "eth0", NULL }) == -1 &&
+		      a.watch_ns == 2000000000ULL && a.nargs == 1,
+	      "--watch 2 takes the number", " ");
+	cli_args_free(&a);
+	check(parse(CMD_STATS, &a, (char *[]){ "--watch", "eth0", NULL }) == -1 &&
+		      a.watch_ns == 1000000000ULL && a.nargs == 1,
+	      "--watch eth0 leaves the interface", " ");
+	cli_args_free(&a);
+	check(parse(CMD_STATS, &a, (char *[]){ "--watch=0.5", NULL }) == -1 &&
+		      a.watch_ns == 500000000ULL,
+	      "--watch=0.5", " ");
+	cli_args_free(&a);
+	check(parse(CMD_RULE, &a,
+		    (char *[]){ "--aggregate", "/24=5/s", "--aggregate", "/16=50/s", NULL }) == -1 &&
+		      a.settings.n_aggregates == 2,
+	      "--aggregate repeats", " ");
+	cli_args_free(&a);
+}
+
+/* A sample value for every limiter and match option, to round-trip through show. */
+static const char *const samples[OPT_MAX] = {
+	[OPT_RATE] = "1.5k/s",	      [OPT_BURST] = "300",	       [OPT_ACTION] = "mark",
+	[OPT_DSCP] = "10",	      [OPT_IPV4_PREFIX] = "24",	       [OPT_IPV6_PREFIX] = "56",
+	[OPT_NEW_SOURCES] = "20k/s",  [OPT_OVERFLOW_RATE] = "100/s", [OPT_INITIAL_BURST] = "20",
+	[OPT_ON_FULL] = "pass",	      [OPT_AGGREGATE] = "/24=5000/s", [OPT_PROTO] = "udp",
+	[OPT_DPORT] = "53-54",
+};
+
+static void test_show_round_trip(void)
+{
+	char shown[640], name[96];
+	struct cli_args a, b;
+	const char *why;
+	int i, err = 0;
+
+	cli_args_init(&a);
+	for (i = 0; i < OPT_MAX; i++) {
+		const struct option_def *o = &option_table[i];
+
+		if (o->scope != SCOPE_LIMITER && o->scope != SCOPE_MATCH)
+			continue;
+		check(o->statements && o->format, o->name, "no statement or format");
+		err |= option_apply(&a, i, o->metavar ? samples[i] : NULL, &why);
+		snprintf(name, sizeof(name), "show prints --%s when set", o->name);
+		format_settings(shown, sizeof(shown), &a.settings);
+		if (o->scope == SCOPE_MATCH)
+			format_match(shown, sizeof(shown), &a.match);
+		check(strstr(shown, o->name) != NULL, name, "got '%s'", shown);
+	}
+	check(!err, "every sample value parses", " ");
+	/* What show prints, parsed back word by word through the same table. */
+	format_settings(shown, sizeof(shown), &a.settings);
+	cli_args_init(&b);
+	for (char *w = strtok(shown, " "); w; w = strtok(NULL, " ")) {
+		int id = option_find(w);
+
+		if (id < 0 || option_apply(&b, id, option_table[id].metavar ? strtok(NULL, " ") : NULL,
+					   &why)) {
+			err = 1;
+			break;
+		}
+	}
+	check(!err && settings_equal(&a.settings, &b.settings), "show parses back to the same settings",
+	      " ");
+}
+
+static void test_takers(void)
+{
+	check(option_takes(CMD_SET, 0, OPT_RATE) && !option_takes(CMD_SET, 0, OPT_MODE) &&
+		      !option_takes(CMD_SET, 0, OPT_IPV4_PREFIX),
+	      "set takes --rate, not --mode or --ipv4-prefix", " ");
+	check(option_takes(-1, STMT_RULE, OPT_PROTO) && !option_takes(-1, STMT_DEFAULT, OPT_PROTO),
+	      "proto is a rule statement's option only", " ");
+	check(!option_takes(-1, STMT_DEFAULT, OPT_MODE), "mode is no config option (yet)", " ");
+	check(option_takes(CMD_DETACH, 0, OPT_WAIT) && option_takes(CMD_EXPORTER, 0, OPT_HELP),
+	      "--wait and --help go with every command", " ");
+	check(option_find("rat") < 0 && option_find("rate") == OPT_RATE, "option_find is exact",
+	      " ");
+}
+
+static void test_nearest(void)
+{
+	static const char *const names[] = { "status", "stats", "show", "set" };
+	const char *n;
+
+	n = nearest_name("stast", names, 4);
+	check(n && !strcmp(n, "stats"), "nearest of stast is stats", "got %s", n ? n : "none");
+	n = nearest_name("sho", names, 4);
+	check(n && !strcmp(n, "show"), "nearest of sho is show", "got %s", n ? n : "none");
+	check(!nearest_name("frobnicate", names, 4), "nothing near frobnicate", " ");
+}
+
+void suite_options(void)
+{
+	test_long_options();
+	test_short_and_optional();
+	test_show_round_trip();
+	test_takers();
+	test_nearest();
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SLUICE_OUTPUTS_COUNTERS_H
+#define SLUICE_OUTPUTS_COUNTERS_H
+
+#include "reads/counters.h"
+
+/*
+ * The counters of one interface on stdout: per outcome, per rule and the
+ * table's state. With prev (an earlier sample), per-second rates too.
+ */
+void counters_json(const char *ifname, const struct sample *s, const struct sample *prev);
+void counters_table(const char *ifname, const struct sample *s, const struct sample *prev);
+
+#endif /* SLUICE_OUTPUTS_COUNTERS_H */
