@@ -10,6 +10,7 @@
 #include "values/cidr.h"
 #include "values/words.h"
 #include "text/cli.h"
+#include "text/conf.h"
 #include "gcra.h"
 #include "harness.h"
 #include "policy/policy.h"
@@ -667,6 +668,144 @@ static void test_policy_build(void)
 }
 
 /*
+ * Settings from "name value name flag ..." as a config file or the command
+ * line gives them; then policy_build's message for them, or "" when built.
+ */
+static int build_message(const char *cidr, const char *options, char *msg, size_t len)
+{
+	char words[256], *word, *save = NULL;
+	const char *why = "", *value;
+	struct settings s;
+	struct match m;
+	bool host_bits;
+	int err = 0;
+
+	settings_default(&s);
+	memset(&m, 0, sizeof(m));
+	snprintf(words, sizeof(words), "%s", options);
+	for (word = strtok_r(words, " ", &save); word && !err; word = strtok_r(NULL, " ", &save)) {
+		value = option_is_flag(word) ? NULL : strtok_r(NULL, " ", &save);
+		err = option_apply(&s, &m, word, value, &why);
+	}
+	if (!err && cidr)
+		err = parse_cidr(cidr, &m.cidr, &host_bits, &why);
+	if (err) {
+		snprintf(msg, len, "options refused: %s", why);
+		return -1;
+	}
+	err = policy_build(&(struct sluice_policy){ 0 }, &s, cidr ? &m : NULL, 1, &why);
+	snprintf(msg, len, "%s", err ? why : "");
+	return err;
+}
+
+/* Refusals name the options as the CLI spells them, with the values in conflict. */
+static const struct {
+	const char *cidr, *options, *says;
+} policy_messages[] = {
+	{ NULL, "rate 100/s action mark", "--action mark needs --dscp or --ecn" },
+	{ NULL, "rate 100/s dscp 10", "--dscp 10 goes with --action mark, not --action drop" },
+	{ NULL, "rate 100/s ecn", "--ecn goes with --action mark, not --action drop" },
+	{ NULL, "rate 100/s action dry-run dscp 10 ecn",
+	  "--dscp 10 and --ecn go with --action mark, not --action dry-run" },
+	{ NULL, "rate 100/s burst 10 initial-burst 20",
+	  "--initial-burst 20 is more than --burst 10" },
+	{ NULL, "rate 1k/s initial-burst 2k",
+	  "--initial-burst 2k is more than the default burst, 1k (for --rate 1k/s)" },
+	{ NULL, "rate 100/s initial-burst 5kB",
+	  "--initial-burst 5kB is in bytes, the burst (100) in packets" },
+	{ NULL, "rate 100/s burst 64kB",
+	  "--burst 64kB in bytes needs a byte rate (such as 10mbit/s), not --rate 100/s" },
+	{ NULL, "rate 10mbit/s burst 100",
+	  "--rate 10mbit/s needs a burst in bytes (such as 64kB), not --burst 100" },
+	{ NULL, "rate 17M/s", "--rate 17M/s is too high to meter within 0.1% (at most 16M/s)" },
+	{ NULL, "rate 7700mbit/s burst 64kB",
+	  "--rate 7700mbit/s is too high to meter within 0.1% (at most 7680mbit/s, 960MB/s)" },
+	{ NULL, "rate 476bit/s", "--rate 476bit/s is too low to meter (at least 477bit/s)" },
+	{ NULL, "rate 477bit/s", "" },
+	{ NULL, "rate 59B/s", "--rate 59B/s is too low to meter (at least 477bit/s)" },
+	{ NULL, "rate 60B/s", "" },
+	{ NULL, "rate 1/h burst 1000000000",
+	  "--burst 1000M is too large for --rate 1/h (at most 80063)" },
+	{ NULL, "rate 1/h burst 80063", "" },
+	{ NULL, "rate 1kbit/s burst 100GB",
+	  "--burst 100GB is too large for --rate 1kbit/s (at most 36028797018B)" },
+	{ NULL, "rate 1kbit/s burst 36028797018B", "" },
+	{ NULL, "rate 100/s new-sources 10mbit/s",
+	  "--new-sources 10mbit/s is a bandwidth: it takes a rate of sources (such as 10k/s)" },
+	{ NULL, "rate 100/s new-sources 1000M/s", "" },
+	{ NULL, "rate 100/s overflow-rate 10mbit/s",
+	  "--overflow-rate 10mbit/s must count what --rate 100/s counts (packets or bandwidth)" },
+	{ NULL, "rate 100/s overflow-rate 17M/s",
+	  "--overflow-rate 17M/s is too high to meter within 0.1% (at most 16M/s)" },
+	{ "10.0.0.0/8", "rate 1/s aggregate ipv6/48=5/s",
+	  "--aggregate ipv6/48=5/s is IPv6: an aggregate must be of the rule's address family "
+	  "(10.0.0.0/8 is IPv4)" },
+	{ NULL, "rate 1/s aggregate /0=5/s",
+	  "--aggregate /0=5/s: the prefix length must be at least 1" },
+	{ "10.0.0.0/8", "rate 1/s aggregate /40=5/s",
+	  "--aggregate /40=5/s: the prefix length is too long for IPv4 (at most 32)" },
+	{ NULL, "rate 1/s ipv4-prefix 24 aggregate /24=5/s",
+	  "--aggregate /24=5/s must be wider than the source prefix, --ipv4-prefix 24" },
+	{ NULL, "rate 1/s aggregate /24=5/s aggregate /24=9/s",
+	  "--aggregate /24=5/s and --aggregate /24=9/s are on the same prefix length" },
+	{ NULL, "rate 1/s aggregate /24=17M/s",
+	  "--aggregate /24=17M/s: rate 17M/s is too high to meter within 0.1% (at most 16M/s)" },
+	{ NULL, "rate 1/s aggregate /24=5/s,burst=1kB",
+	  "--aggregate /24=5/s,burst=1kB: burst 1kB in bytes needs a byte rate (such as "
+	  "10mbit/s), not rate 5/s" },
+	{ "10.0.0.0/8", "rate 1/s syn", "--syn needs --proto tcp" },
+	{ "10.0.0.0/8", "rate 1/s proto udp syn", "--syn needs --proto tcp, not --proto udp" },
+	{ "10.0.0.0/8", "rate 1/s proto icmp dport 1000-2000",
+	  "--dport 1000-2000 needs --proto tcp or udp, not --proto icmp" },
+	{ "10.0.0.0/8", "rate 1/s proto icmpv6",
+	  "--proto icmpv6 never matches an IPv4 rule, 10.0.0.0/8 (use --proto icmp)" },
+	{ "2001:db8::/32", "rate 1/s proto icmp",
+	  "--proto icmp never matches an IPv6 rule, 2001:db8::/32 (use --proto icmpv6)" },
+};
+
+static void test_policy_messages(void)
+{
+	struct policy_doc doc;
+	struct settings s;
+	char msg[320], name[160];
+	const char *why = "";
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(policy_messages) / sizeof(policy_messages[0]); i++) {
+		build_message(policy_messages[i].cidr, policy_messages[i].options, msg,
+			      sizeof(msg));
+		snprintf(name, sizeof(name), "'%s': %s", policy_messages[i].options,
+			 *policy_messages[i].says ? policy_messages[i].says : "built");
+		check(!strcmp(msg, policy_messages[i].says), name, "got '%s'", msg);
+	}
+	settings_default(&s);
+	parse_rate("1/s", &s.rate, &why);
+	s.n_aggregates = SLUICE_MAX_AGGREGATES + 1;
+	err = policy_build(&(struct sluice_policy){ 0 }, &s, NULL, 0, &why);
+	check(err == -E2BIG && !strcmp(why, "at most 4 --aggregate per rule, not 5"),
+	      "five aggregates: at most 4 --aggregate per rule", "got %d '%s'", err, why);
+
+	/* Seventeen classes of one CIDR: one source would have 17 candidates. */
+	doc_init(&doc);
+	parse_rate("1/s", &doc.dflt.rate, &why);
+	for (i = 0; i <= SLUICE_MAX_CANDIDATES; i++) {
+		struct rule *r = &doc.rules[doc.n_rules++];
+
+		settings_default(&r->settings);
+		r->settings.rate = doc.dflt.rate;
+		parse_cidr("10.0.0.0/8", &r->match.cidr, &(bool){ false }, &why);
+		r->match.proto = IPPROTO_TCP;
+		r->match.dport_lo = r->match.dport_hi = (uint16_t)(i + 1);
+	}
+	why = "";
+	err = doc_validate(&doc, &why);
+	check(err == -E2BIG && !strcmp(why, "more than 16 rules cover the sources of 10.0.0.0/8"),
+	      "17 rules over one source: refused, naming the CIDR", "got %d '%s'", err, why);
+	doc_free(&doc);
+}
+
+/*
  * Long-run admitted rate over configured, for a frame of len bytes (0: a
  * packet rate): exact cost over the cost the datapath charges.
  */
@@ -812,6 +951,7 @@ int main(void)
 	test_cidrs();
 	test_ports_and_protos();
 	test_policy_build();
+	test_policy_messages();
 	test_rounding();
 	suite_output();
 	return harness_finish();
