@@ -22,6 +22,7 @@
 #include "reads/counters.h"
 #include "base/errors.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "outputs/prom.h"
 #include "unit.h"
 
@@ -232,6 +233,168 @@ static void test_json(void)
 	      "got %s", out);
 }
 
+/* The strings of an object written with json_string and json_name, as text. */
+static int json_text(char **text, void (*fn)(struct json *, const void *), const void *arg)
+{
+	struct json j;
+	size_t len;
+	FILE *out;
+	int err;
+
+	*text = NULL;
+	out = open_memstream(text, &len);
+	if (!out)
+		return -ENOMEM;
+	json_init(&j, out);
+	fn(&j, arg);
+	err = json_finish(&j);
+	fclose(out);
+	return err;
+}
+
+static void write_one_string(struct json *j, const void *arg)
+{
+	json_array_begin(j, NULL);
+	json_string(j, NULL, arg);
+	json_array_end(j);
+}
+
+#define FFFD "\xef\xbf\xbd"
+
+/* clang-format off: input bytes, then the JSON array holding them */
+static const struct {
+	const char *in, *out;
+} utf8_cases[] = {
+	{ "caf\xc3\xa9", "[\"caf\xc3\xa9\"]\n" },
+	{ "\xe2\x82\xac \xf0\x9f\x98\x80", "[\"\xe2\x82\xac \xf0\x9f\x98\x80\"]\n" },
+	{ "\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf",
+	  "[\"\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf\"]\n" },
+	{ "\x01\xc3\xa9\"", "[\"\\u0001\xc3\xa9\\\"\"]\n" },
+	{ "\xc0\xaf", "[\"" FFFD FFFD "\"]\n" },		   /* overlong '/' */
+	{ "\xe0\x80\xaf", "[\"" FFFD FFFD FFFD "\"]\n" },	   /* overlong, 3 bytes */
+	{ "\xf0\x80\x80\xaf", "[\"" FFFD FFFD FFFD FFFD "\"]\n" }, /* overlong, 4 bytes */
+	{ "\xed\xa0\x80", "[\"" FFFD FFFD FFFD "\"]\n" },	   /* surrogate U+D800 */
+	{ "\xf4\x90\x80\x80", "[\"" FFFD FFFD FFFD FFFD "\"]\n" }, /* U+110000 */
+	{ "\xf5\x80", "[\"" FFFD FFFD "\"]\n" },
+	{ "\xff", "[\"" FFFD "\"]\n" },
+	{ "\x80", "[\"" FFFD "\"]\n" },
+	{ "a\xc3", "[\"a" FFFD "\"]\n" }, /* cut short at the end */
+	{ "\xe2\x82"
+	  "a",
+	  "[\"" FFFD "a\"]\n" }, /* one U+FFFD for the cut sequence */
+	{ "\xf0\x9f\x98"
+	  "x\xc3\xa9",
+	  "[\"" FFFD "x\xc3\xa9\"]\n" },
+	{ "\xe2\x82\xe2\x82\xac", "[\"" FFFD "\xe2\x82\xac\"]\n" },
+};
+/* clang-format on */
+
+static void test_json_utf8(void)
+{
+	char name[64], *text;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(utf8_cases) / sizeof(utf8_cases[0]); i++) {
+		err = json_text(&text, write_one_string, utf8_cases[i].in);
+		snprintf(name, sizeof(name), "JSON string #%zu: %s", i,
+			 utf8_valid(utf8_cases[i].in) ? "UTF-8 passes unchanged"
+						      : "U+FFFD for each bad sequence");
+		check(!err && text && !strcmp(text, utf8_cases[i].out), name, "got %d %s", err,
+		      text ? text : "(null)");
+		free(text);
+	}
+	check(utf8_valid("") && utf8_valid("eth0") && utf8_valid("caf\xc3\xa9") &&
+		      !utf8_valid("et\xffh") && !utf8_valid("\xed\xa0\x80") &&
+		      !utf8_valid("\xc3") && !utf8_valid("\xf4\x90\x80\x80"),
+	      "utf8_valid: well-formed UTF-8 only", "unexpected result");
+}
+
+static void write_names(struct json *j, const void *arg)
+{
+	(void)arg;
+	json_object_begin(j, NULL);
+	json_name(j, "ifname", "eth0");
+	json_name(j, "peer", "caf\xc3\xa9");
+	json_name(j, "odd", "et\xff\x01h");
+	json_array_begin(j, "all");
+	json_name(j, NULL, "et\xffh");
+	json_array_end(j);
+	json_object_end(j);
+}
+
+static void test_json_name(void)
+{
+	const char *want = "{\"ifname\":\"eth0\",\"peer\":\"caf\xc3\xa9\",\"odd\":\"et" FFFD
+			   "\\u0001h\",\"odd_hex\":\"6574ff0168\",\"all\":[\"et" FFFD "h\"]}\n";
+	char *text;
+	int err;
+
+	err = json_text(&text, write_names, NULL);
+	check(!err && text && !strcmp(text, want),
+	      "json_name: KEY_hex with the raw bytes only when the name is not UTF-8", "got %d %s",
+	      err, text ? text : "(null)");
+	free(text);
+}
+
+static void write_nested(struct json *j, const void *arg)
+{
+	int i, levels = *(const int *)arg;
+
+	json_object_begin(j, NULL);
+	for (i = 1; i < levels; i++)
+		json_array_begin(j, i == 1 ? "a" : NULL);
+	json_u64(j, NULL, 1);
+	for (i = 1; i < levels; i++)
+		json_array_end(j);
+	json_u64(j, "after", 2);
+	json_object_end(j);
+}
+
+static void write_unbalanced(struct json *j, const void *arg)
+{
+	(void)arg;
+	json_array_begin(j, NULL);
+	json_array_end(j);
+	json_array_end(j);
+	json_u64(j, NULL, 7);
+}
+
+static void write_unclosed(struct json *j, const void *arg)
+{
+	(void)arg;
+	json_object_begin(j, NULL);
+	json_u64(j, "x", 1);
+}
+
+static void test_json_depth(void)
+{
+	int levels = JSON_MAX_DEPTH, err;
+	char *text;
+
+	err = json_text(&text, write_nested, &levels);
+	check(!err && text && !strcmp(text, "{\"a\":[[[[[[[1]]]]]]],\"after\":2}\n"),
+	      "JSON: nesting JSON_MAX_DEPTH deep is written", "got %d %s", err,
+	      text ? text : "(null)");
+	free(text);
+	levels = JSON_MAX_DEPTH + 1;
+	err = json_text(&text, write_nested, &levels);
+	check(err == -E2BIG && text && !strcmp(text, "{\"a\":[[[[[[["),
+	      "JSON: nesting past JSON_MAX_DEPTH is an error, and nothing more is written",
+	      "got %d %s", err, text ? text : "(null)");
+	free(text);
+	err = json_text(&text, write_unbalanced, NULL);
+	check(err == -EINVAL && text && !strcmp(text, "[]"),
+	      "JSON: an end with nothing open is an error, and stops the output", "got %d %s", err,
+	      text ? text : "(null)");
+	free(text);
+	err = json_text(&text, write_unclosed, NULL);
+	check(err == -EINVAL && text && !strcmp(text, "{\"x\":1"),
+	      "JSON: finishing with an object open is an error", "got %d %s", err,
+	      text ? text : "(null)");
+	free(text);
+}
+
 static void sample_fake(struct sample *s, struct rule_counts *rule)
 {
 	memset(s, 0, sizeof(*s));
@@ -309,5 +472,8 @@ void suite_output(void)
 	test_rates();
 	test_counter_table();
 	test_json();
+	test_json_utf8();
+	test_json_name();
+	test_json_depth();
 	test_prometheus();
 }
