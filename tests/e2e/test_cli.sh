@@ -208,9 +208,9 @@ test_messages() {
 		says "long.conf:1:4096: line longer than 4095 characters" \
 		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/long.conf"
 	check "an IPv4 rule with --proto icmpv6 is refused" \
-		says "icmpv6 never matches an IPv4 rule" \
+		says "--proto icmpv6 never matches an IPv4 rule, 10.0.0.0/8 (use --proto icmp)" \
 		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --proto icmpv6
-	check "a /0 aggregate is refused" says "at least 1" \
+	check "a /0 aggregate is refused" says "--aggregate /0=5/s: the prefix length must be at least 1" \
 		"$SLUICE" set "$LAB_HOST" --aggregate /0=5/s
 	# Options are checked before the interface: no attach can slip through.
 	check "attach refuses a /0 aggregate" says "at least 1" \

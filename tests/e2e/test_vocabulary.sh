@@ -77,6 +77,19 @@ check "completion: -j before the command" test "$(comp -j st)" = "status stats"
 check "completion: set offers no attach-only option" lacks "$(comp set x --)" --mode
 
 lab_up
+
+# Every check that needs no privilege comes before the privilege check.
+nobody() { runuser -u nobody -- "$SLUICE" "$@" >/dev/null 2>&1; echo $?; }
+printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s bogus 1\n' >"$LAB_TMP/bad.conf"
+chmod 755 "$LAB_TMP"
+chmod 644 "$LAB_TMP/bad.conf"
+check "unprivileged: a bad rate is bad input (2)" test "$(nobody attach lo --rate fast)" = 2
+check "unprivileged: a good line needs root (1)" test "$(nobody attach lo --rate 5/s)" = 1
+check "unprivileged: a bad config file is bad input (2)" test "$(nobody apply lo -f "$LAB_TMP/bad.conf")" = 2
+check "unprivileged: rule add without --rate is bad input (2)" test "$(nobody rule add lo 10.0.0.0/8)" = 2
+check "unprivileged: an unknown interface is bad input (2)" test "$(nobody attach nosuch0 --rate 5/s)" = 2
+check "unprivileged: help works" test "$(nobody help stats)" = 0
+
 check "completion: attach offers every interface" has "$(comp attach '')" lo "$LAB_HOST"
 check "completion: detach offers no unattached interface" lacks "$(comp detach '')" "$LAB_HOST"
 check "attach the lab interface" "$SLUICE" attach "$LAB_HOST" --rate 100/s

@@ -4,11 +4,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/if_link.h>
 #include "values/iface.h"
 #include "values/rate.h"
 #include "values/cidr.h"
 #include "values/words.h"
 #include "text/cli.h"
+#include "text/conf.h"
+#include "text/options.h"
 #include "gcra.h"
 #include "harness.h"
 #include "policy/policy.h"
@@ -39,9 +42,42 @@ static const struct rate_case rate_cases[] = {
 	{ "5/", -EINVAL },
 	{ "/s", -EINVAL },
 	{ "5/d", -EINVAL },
-	{ "5/sec", -EINVAL },
+	{ "5/sec", 0, 5, NSEC_PER_SEC },
+	{ "5/second", 0, 5, NSEC_PER_SEC },
+	{ "30/min", 0, 30, 60 * NSEC_PER_SEC },
+	{ "30/minute", 0, 30, 60 * NSEC_PER_SEC },
+	{ "2/hour", 0, 2, 3600 * NSEC_PER_SEC },
+	{ "5/secs", -EINVAL },
+	{ "5/S", -EINVAL },
+	{ "5/Min", -EINVAL },
+	{ "5/hours", -EINVAL },
 	{ "5x/s", -EINVAL },
-	{ "5K/s", -EINVAL },
+	{ "5K/s", 0, 5000, NSEC_PER_SEC },
+	{ "5kk/s", -EINVAL },
+	{ "5KK/s", -EINVAL },
+	{ "1.5k/s", 0, 1500, NSEC_PER_SEC },
+	{ "1.5K/s", 0, 1500, NSEC_PER_SEC },
+	{ "0.5M/s", 0, 500000, NSEC_PER_SEC },
+	{ "1.000001M/s", 0, 1000001, NSEC_PER_SEC },
+	{ "2.50k/m", 0, 2500, 60 * NSEC_PER_SEC },
+	{ "1.5/s", -EINVAL },
+	{ "1.0005k/s", -EINVAL },
+	{ "1.0000005M/s", -EINVAL },
+	{ "1.0000000000k/s", -EINVAL },
+	{ ".5k/s", -EINVAL },
+	{ "1.k/s", -EINVAL },
+	{ "1..5k/s", -EINVAL },
+	{ "1.5.0k/s", -EINVAL },
+	{ "1e3/s", -EINVAL },
+	{ "1.5e3/s", -EINVAL },
+	{ "-1.5k/s", -EINVAL },
+	{ "+1.5k/s", -EINVAL },
+	{ "1,5k/s", -EINVAL },
+	{ "0.0k/s", -EINVAL },
+	{ "0.0004k/s", -EINVAL },
+	{ "1000.000001M/s", -ERANGE },
+	{ "18446744073709551.616k/s", -ERANGE },
+	{ "18446744073709551615.5k/s", -ERANGE },
 	{ "5.5/s", -EINVAL },
 	{ " 5/s", -EINVAL },
 	{ "5 /s", -EINVAL },
@@ -53,6 +89,16 @@ static const struct rate_case rate_cases[] = {
 	{ "500kB/s", 0, 500000, NSEC_PER_SEC, SLUICE_UNIT_BYTES },
 	{ "64bit/m", 0, 64, 60 * NSEC_PER_SEC, SLUICE_UNIT_BITS },
 	{ "2MB/h", 0, 2000000, 3600 * NSEC_PER_SEC, SLUICE_UNIT_BYTES },
+	{ "2.5mbit/s", 0, 2500000, NSEC_PER_SEC, SLUICE_UNIT_BITS },
+	{ "0.000000001gbit/s", 0, 1, NSEC_PER_SEC, SLUICE_UNIT_BITS },
+	{ "5Kbit/s", 0, 5000, NSEC_PER_SEC, SLUICE_UNIT_BITS },
+	{ "2.5Mbit/s", 0, 2500000, NSEC_PER_SEC, SLUICE_UNIT_BITS },
+	{ "5KB/s", 0, 5000, NSEC_PER_SEC, SLUICE_UNIT_BYTES },
+	{ "1.5kB/min", 0, 1500, 60 * NSEC_PER_SEC, SLUICE_UNIT_BYTES },
+	{ "1.5bit/s", -EINVAL },
+	{ "0.0000000001gbit/s", -EINVAL },
+	{ "10KBit/s", -EINVAL },
+	{ "10Kb/s", -EINVAL },
 	{ "10Mb/s", -EINVAL },
 	{ "10kb/s", -EINVAL },
 	{ "10mB/s", -EINVAL },
@@ -61,6 +107,7 @@ static const struct rate_case rate_cases[] = {
 	{ "1001M/s", -ERANGE },
 	{ "99999999999999999999/s", -ERANGE },
 	{ "18446744073709551615M/s", -ERANGE },
+	{ "1000.5gbit/s", -ERANGE },
 };
 /* clang-format on */
 
@@ -73,12 +120,28 @@ struct count_case {
 
 /* clang-format off: one case per line */
 static const struct count_case count_cases[] = {
-	{ "1", 1, 100, 0, 1 },	       { "100", 1, 100, 0, 100 },
-	{ "2k", 1, 1000000, 0, 2000 }, { "1M", 1, 1000000, 0, 1000000 },
-	{ "0", 1, 100, -ERANGE },      { "101", 1, 100, -ERANGE },
-	{ "2M", 1, 1000000, -ERANGE }, { "-1", 1, 100, -EINVAL },
-	{ "1.5", 1, 100, -EINVAL },    { "abc", 1, 100, -EINVAL },
-	{ "", 1, 100, -EINVAL },       { "18446744073709551616", 1, UINT64_MAX, -ERANGE },
+	{ "1", 1, 100, 0, 1 },
+	{ "100", 1, 100, 0, 100 },
+	{ "2k", 1, 1000000, 0, 2000 },
+	{ "1M", 1, 1000000, 0, 1000000 },
+	{ "0", 1, 100, -ERANGE },
+	{ "101", 1, 100, -ERANGE },
+	{ "2M", 1, 1000000, -ERANGE },
+	{ "-1", 1, 100, -EINVAL },
+	{ "1.5", 1, 100, -EINVAL },
+	{ "abc", 1, 100, -EINVAL },
+	{ "", 1, 100, -EINVAL },
+	{ "18446744073709551616", 1, UINT64_MAX, -ERANGE },
+	{ "1.5k", 1, 1000000, 0, 1500 },
+	{ "2K", 1, 1000000, 0, 2000 },
+	{ "0.001M", 1, 1000000, 0, 1000 },
+	{ "2.5M", 1, 100000000, 0, 2500000 },
+	{ "1.0005k", 1, 1000000, -EINVAL },
+	{ "1.5kB", 1, 1000000, -EINVAL },
+	{ "1.0000000001k", 1, 1000000, -EINVAL },
+	{ ".5k", 1, 1000000, -EINVAL },
+	{ "1.5e3", 1, 1000000, -EINVAL },
+	{ "18446744073709551.616k", 1, UINT64_MAX, -ERANGE },
 };
 /* clang-format on */
 
@@ -119,6 +182,95 @@ static void test_rates(void)
 	}
 }
 
+/* Every accepted rate formats to a spelling that parses back to it. */
+static void test_rate_round_trips(void)
+{
+	struct rate r, back;
+	const char *why = "";
+	size_t i, bad = 0, tried = 0;
+	char text[64], name[160] = "";
+
+	for (i = 0; i < sizeof(rate_cases) / sizeof(rate_cases[0]); i++) {
+		if (rate_cases[i].err || parse_rate(rate_cases[i].in, &r, &why))
+			continue;
+		tried++;
+		format_rate(text, sizeof(text), &r);
+		memset(&back, 0xff, sizeof(back));
+		if (parse_rate(text, &back, &why) || back.amount != r.amount ||
+		    back.period_ns != r.period_ns || back.unit != r.unit) {
+			if (!bad++)
+				snprintf(name, sizeof(name), "'%s' formats as '%s'",
+					 rate_cases[i].in, text);
+		}
+	}
+	check(tried > 20 && !bad, "every accepted rate formats to a spelling that parses back",
+	      "%zu of %zu do not, first %s", bad, tried, name);
+}
+
+/* Familiar spellings in, the canonical one out. */
+static const struct {
+	const char *in, *out;
+} canonical_rates[] = {
+	{ "1.5k/s", "1500/s" },	     { "1.5K/s", "1500/s" },   { "5K/s", "5k/s" },
+	{ "0.5M/s", "500k/s" },	     { "30/minute", "30/m" },  { "2/hour", "2/h" },
+	{ "5/sec", "5/s" },	     { "5Kbit/s", "5kbit/s" }, { "2.5Mbit/s", "2500kbit/s" },
+	{ "1Gbit/s", "1gbit/s" },    { "5KB/s", "5kB/s" },     { "1.5kB/min", "1500B/m" },
+	{ "2.000k/second", "2k/s" },
+};
+
+static void test_rate_spellings(void)
+{
+	const char *why = "";
+	char name[96], text[64];
+	struct rate r;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(canonical_rates) / sizeof(canonical_rates[0]); i++) {
+		text[0] = '\0';
+		err = parse_rate(canonical_rates[i].in, &r, &why);
+		if (!err)
+			format_rate(text, sizeof(text), &r);
+		snprintf(name, sizeof(name), "rate '%s' shows as '%s'", canonical_rates[i].in,
+			 canonical_rates[i].out);
+		check(!err && !strcmp(text, canonical_rates[i].out), name, "got %d (%s) '%s'", err,
+		      err ? why : "", text);
+	}
+}
+
+/* Refusals say why, naming what was typed. */
+static const struct {
+	const char *in, *says;
+} rate_refusals[] = {
+	{ "1.5/s", "1.5 is not a whole number of packets" },
+	{ "1.0005k/s", "1.0005k is not a whole number of packets" },
+	{ "1.5bit/s", "1.5bit is not a whole number of bits" },
+	{ "0.0005kB/s", "0.0005kB is not a whole number of bytes" },
+	{ "1.0000000001k/s", "at most 9 digits after the point" },
+	{ ".5k/s", "0.5, not .5" },
+	{ "1.k/s", "a digit after the point" },
+	{ "2000M/s", "a limit meters at most 16M/s, --new-sources at most 1000M/s" },
+	{ "2000gbit/s", "a limit meters at most 7680mbit/s, 960MB/s" },
+	{ "5/d", "use s, m or h" },
+};
+
+static void test_rate_refusals(void)
+{
+	const char *why = "";
+	char name[96];
+	struct rate r;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(rate_refusals) / sizeof(rate_refusals[0]); i++) {
+		why = "";
+		err = parse_rate(rate_refusals[i].in, &r, &why);
+		snprintf(name, sizeof(name), "rate '%s' is refused: %s", rate_refusals[i].in,
+			 rate_refusals[i].says);
+		check(err && strstr(why, rate_refusals[i].says), name, "got %d (%s)", err, why);
+	}
+}
+
 static void test_counts(void)
 {
 	const char *why = NULL;
@@ -137,6 +289,10 @@ static void test_counts(void)
 		check(err == c->err && (err || v == c->value), name, "got %d %llu", err,
 		      (unsigned long long)v);
 	}
+	why = "";
+	check(parse_count("1.5", 1, 100, &v, &why) == -EINVAL &&
+		      !strcmp(why, "1.5 is not a whole number"),
+	      "count '1.5' is refused: not a whole number", "got '%s'", why);
 }
 
 static void test_prefixes(void)
@@ -174,6 +330,62 @@ static void test_words(void)
 	      "modes native and generic", "unexpected result");
 	check(parse_mode("offload", &v, &why) == -EINVAL, "mode offload is refused",
 	      "unexpected result");
+	v = 0;
+	check(!parse_mode("skb", &v, &why) && v == XDP_FLAGS_SKB_MODE,
+	      "mode skb is generic, as xdp-loader spells it", "flags %u", v);
+	why = "";
+	check(parse_mode("SKB", &v, &why) == -EINVAL && strstr(why, "native, generic or skb"),
+	      "a refused mode lists native, generic or skb", "got '%s'", why);
+}
+
+/* clang-format off: one case per line */
+static const struct {
+	const char *in;
+	int err;
+	uint8_t dscp;
+} dscp_cases[] = {
+	{ "0", 0, 0 },	      { "46", 0, 46 },	   { "63", 0, 63 },
+	{ "cs0", 0, 0 },      { "cs1", 0, 8 },	   { "CS7", 0, 56 },
+	{ "af11", 0, 10 },    { "af12", 0, 12 },   { "af13", 0, 14 },
+	{ "AF21", 0, 18 },    { "af32", 0, 28 },   { "Af43", 0, 38 },
+	{ "ef", 0, 46 },      { "EF", 0, 46 },	   { "064", -EINVAL },
+	{ "64", -EINVAL },    { "cs8", -EINVAL },  { "af14", -EINVAL },
+	{ "af10", -EINVAL },  { "af51", -EINVAL }, { "af1", -EINVAL },
+	{ "af111", -EINVAL }, { "e", -EINVAL },	   { "ef ", -EINVAL },
+	{ " 1", -EINVAL },    { "-1", -EINVAL },   { "0x2e", -EINVAL },
+	{ "", -EINVAL },      { "cs", -EINVAL },   { "99999999999999999999", -EINVAL },
+};
+/* clang-format on */
+
+static void test_dscp(void)
+{
+	size_t i, named = 0, bad = 0;
+	const char *why = "", *n;
+	char name[64];
+	uint8_t v, back;
+	int err;
+
+	for (i = 0; i < sizeof(dscp_cases) / sizeof(dscp_cases[0]); i++) {
+		v = 0xff;
+		why = "";
+		err = parse_dscp(dscp_cases[i].in, &v, &why);
+		snprintf(name, sizeof(name), "dscp '%s'", dscp_cases[i].in);
+		check(err == dscp_cases[i].err && (err ? !!*why : v == dscp_cases[i].dscp), name,
+		      "got %d (%s) %u", err, why, v);
+	}
+	/* Every named value parses back from its name; the rest have none. */
+	for (v = 0; v <= DSCP_MAX; v++) {
+		n = dscp_name(v);
+		if (!n)
+			continue;
+		named++;
+		bad += parse_dscp(n, &back, &why) || back != v;
+	}
+	check(named == 21 && !bad && !strcmp(dscp_name(46), "ef") &&
+		      !strcmp(dscp_name(26), "af31") && !strcmp(dscp_name(0), "cs0") &&
+		      !dscp_name(1) && !dscp_name(64),
+	      "dscp_name: 21 classes, each parsing back to its value", "%zu named, %zu bad", named,
+	      bad);
 }
 
 struct burst_case {
@@ -185,10 +397,30 @@ struct burst_case {
 
 /* clang-format off: one case per line */
 static const struct burst_case burst_cases[] = {
-	{ "1", 0, 1, false },	    { "2k", 0, 2000, false },	 { "64kB", 0, 64000, true },
-	{ "1500B", 0, 1500, true }, { "1MB", 0, 1000000, true }, { "0", -ERANGE },
-	{ "0kB", -ERANGE },	    { "8kbit", -EINVAL },	 { "64KB", -EINVAL },
-	{ "lots", -EINVAL },	    { "2000M", -ERANGE },
+	{ "1", 0, 1, false },
+	{ "2k", 0, 2000, false },
+	{ "64kB", 0, 64000, true },
+	{ "1500B", 0, 1500, true },
+	{ "1MB", 0, 1000000, true },
+	{ "0", -ERANGE },
+	{ "0kB", -ERANGE },
+	{ "8kbit", -EINVAL },
+	{ "64KB", 0, 64000, true },
+	{ "lots", -EINVAL },
+	{ "2000M", -ERANGE },
+	{ "1.5kB", 0, 1500, true },
+	{ "1.5k", 0, 1500, false },
+	{ "1.5K", 0, 1500, false },
+	{ "0.5MB", 0, 500000, true },
+	{ "1.5", -EINVAL },
+	{ "1.5B", -EINVAL },
+	{ "1.2345kB", -EINVAL },
+	{ "64kb", -EINVAL },
+	{ "1.5kbit", -EINVAL },
+	{ ".5kB", -EINVAL },
+	{ "0.0kB", -ERANGE },
+	{ "1099511627.776kB", 0, 1099511627776, true },
+	{ "1099511627.777kB", -ERANGE },
 };
 /* clang-format on */
 
@@ -209,6 +441,33 @@ static void test_bursts(void)
 		check(err == c->err && (err || (b.value == c->value && b.bytes == c->bytes)), name,
 		      "got %d %llu %d", err, (unsigned long long)b.value, b.bytes);
 	}
+}
+
+/* Every accepted burst formats to a spelling that parses back to it. */
+static void test_burst_round_trips(void)
+{
+	size_t i, bad = 0, tried = 0;
+	char text[64], name[160] = "";
+	const char *why = "";
+	struct burst b, back;
+
+	for (i = 0; i < sizeof(burst_cases) / sizeof(burst_cases[0]); i++) {
+		if (burst_cases[i].err || parse_burst(burst_cases[i].in, &b, &why))
+			continue;
+		tried++;
+		format_burst(text, sizeof(text), &b);
+		memset(&back, 0, sizeof(back));
+		if (parse_burst(text, &back, &why) || back.value != b.value ||
+		    back.bytes != b.bytes) {
+			if (!bad++)
+				snprintf(name, sizeof(name), "'%s' formats as '%s'",
+					 burst_cases[i].in, text);
+		}
+	}
+	format_burst(text, sizeof(text), &(struct burst){ 64000, true });
+	check(tried > 8 && !bad && !strcmp(text, "64kB"),
+	      "every accepted burst formats to a spelling that parses back; 64KB shows as 64kB",
+	      "%zu of %zu do not, first %s; 64000 bytes as '%s'", bad, tried, name, text);
 }
 
 struct aggregate_case {
@@ -410,6 +669,152 @@ static void test_policy_build(void)
 }
 
 /*
+ * Settings from "name value name flag ..." as a config file or the command
+ * line gives them; then policy_build's message for them, or "" when built.
+ */
+static int build_message(const char *cidr, const char *options, char *msg, size_t len)
+{
+	char words[256], *word, *save = NULL;
+	const char *why = "", *value;
+	struct cli_args a;
+	struct settings s;
+	struct match m;
+	bool host_bits;
+	int err = 0, id;
+
+	cli_args_init(&a);
+	snprintf(words, sizeof(words), "%s", options);
+	for (word = strtok_r(words, " ", &save); word && !err; word = strtok_r(NULL, " ", &save)) {
+		id = option_find(word);
+		if (id < 0) {
+			why = "unknown option";
+			err = -ENOENT;
+			break;
+		}
+		value = option_table[id].metavar ? strtok_r(NULL, " ", &save) : NULL;
+		err = option_apply(&a, (enum option_id)id, value, &why);
+	}
+	s = a.settings;
+	m = a.match;
+	if (!err && cidr)
+		err = parse_cidr(cidr, &m.cidr, &host_bits, &why);
+	if (err) {
+		snprintf(msg, len, "options refused: %s", why);
+		return -1;
+	}
+	err = policy_build(&(struct sluice_policy){ 0 }, &s, cidr ? &m : NULL, 1, &why);
+	snprintf(msg, len, "%s", err ? why : "");
+	return err;
+}
+
+/* Refusals name the options as the CLI spells them, with the values in conflict. */
+static const struct {
+	const char *cidr, *options, *says;
+} policy_messages[] = {
+	{ NULL, "rate 100/s action mark", "--action mark needs --dscp or --ecn" },
+	{ NULL, "rate 100/s dscp 10", "--dscp 10 goes with --action mark, not --action drop" },
+	{ NULL, "rate 100/s ecn", "--ecn goes with --action mark, not --action drop" },
+	{ NULL, "rate 100/s action dry-run dscp 10 ecn",
+	  "--dscp 10 and --ecn go with --action mark, not --action dry-run" },
+	{ NULL, "rate 100/s burst 10 initial-burst 20",
+	  "--initial-burst 20 is more than --burst 10" },
+	{ NULL, "rate 1k/s initial-burst 2k",
+	  "--initial-burst 2k is more than the default burst, 1k (for --rate 1k/s)" },
+	{ NULL, "rate 100/s initial-burst 5kB",
+	  "--initial-burst 5kB is in bytes, the burst (100) in packets" },
+	{ NULL, "rate 100/s burst 64kB",
+	  "--burst 64kB in bytes needs a byte rate (such as 10mbit/s), not --rate 100/s" },
+	{ NULL, "rate 10mbit/s burst 100",
+	  "--rate 10mbit/s needs a burst in bytes (such as 64kB), not --burst 100" },
+	{ NULL, "rate 17M/s", "--rate 17M/s is too high to meter within 0.1% (at most 16M/s)" },
+	{ NULL, "rate 7700mbit/s burst 64kB",
+	  "--rate 7700mbit/s is too high to meter within 0.1% (at most 7680mbit/s, 960MB/s)" },
+	{ NULL, "rate 476bit/s", "--rate 476bit/s is too low to meter (at least 477bit/s)" },
+	{ NULL, "rate 477bit/s", "" },
+	{ NULL, "rate 59B/s", "--rate 59B/s is too low to meter (at least 477bit/s)" },
+	{ NULL, "rate 60B/s", "" },
+	{ NULL, "rate 1/h burst 1000000000",
+	  "--burst 1000M is too large for --rate 1/h (at most 80063)" },
+	{ NULL, "rate 1/h burst 80063", "" },
+	{ NULL, "rate 1kbit/s burst 100GB",
+	  "--burst 100GB is too large for --rate 1kbit/s (at most 36028797018B)" },
+	{ NULL, "rate 1kbit/s burst 36028797018B", "" },
+	{ NULL, "rate 100/s new-sources 10mbit/s",
+	  "--new-sources 10mbit/s is a bandwidth: it takes a rate of sources (such as 10k/s)" },
+	{ NULL, "rate 100/s new-sources 1000M/s", "" },
+	{ NULL, "rate 100/s overflow-rate 10mbit/s",
+	  "--overflow-rate 10mbit/s must count what --rate 100/s counts (packets or bandwidth)" },
+	{ NULL, "rate 100/s overflow-rate 17M/s",
+	  "--overflow-rate 17M/s is too high to meter within 0.1% (at most 16M/s)" },
+	{ "10.0.0.0/8", "rate 1/s aggregate ipv6/48=5/s",
+	  "--aggregate ipv6/48=5/s is IPv6: an aggregate must be of the rule's address family "
+	  "(10.0.0.0/8 is IPv4)" },
+	{ NULL, "rate 1/s aggregate /0=5/s",
+	  "--aggregate /0=5/s: the prefix length must be at least 1" },
+	{ "10.0.0.0/8", "rate 1/s aggregate /40=5/s",
+	  "--aggregate /40=5/s: the prefix length is too long for IPv4 (at most 32)" },
+	{ NULL, "rate 1/s ipv4-prefix 24 aggregate /24=5/s",
+	  "--aggregate /24=5/s must be wider than the source prefix, --ipv4-prefix 24" },
+	{ NULL, "rate 1/s aggregate /24=5/s aggregate /24=9/s",
+	  "--aggregate /24=5/s and --aggregate /24=9/s are on the same prefix length" },
+	{ NULL, "rate 1/s aggregate /24=17M/s",
+	  "--aggregate /24=17M/s: rate 17M/s is too high to meter within 0.1% (at most 16M/s)" },
+	{ NULL, "rate 1/s aggregate /24=5/s,burst=1kB",
+	  "--aggregate /24=5/s,burst=1kB: burst 1kB in bytes needs a byte rate (such as "
+	  "10mbit/s), not rate 5/s" },
+	{ "10.0.0.0/8", "rate 1/s syn", "--syn needs --proto tcp" },
+	{ "10.0.0.0/8", "rate 1/s proto udp syn", "--syn needs --proto tcp, not --proto udp" },
+	{ "10.0.0.0/8", "rate 1/s proto icmp dport 1000-2000",
+	  "--dport 1000-2000 needs --proto tcp or udp, not --proto icmp" },
+	{ "10.0.0.0/8", "rate 1/s proto icmpv6",
+	  "--proto icmpv6 never matches an IPv4 rule, 10.0.0.0/8 (use --proto icmp)" },
+	{ "2001:db8::/32", "rate 1/s proto icmp",
+	  "--proto icmp never matches an IPv6 rule, 2001:db8::/32 (use --proto icmpv6)" },
+};
+
+static void test_policy_messages(void)
+{
+	struct policy_doc doc;
+	struct settings s;
+	char msg[320], name[160];
+	const char *why = "";
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(policy_messages) / sizeof(policy_messages[0]); i++) {
+		build_message(policy_messages[i].cidr, policy_messages[i].options, msg,
+			      sizeof(msg));
+		snprintf(name, sizeof(name), "'%s': %s", policy_messages[i].options,
+			 *policy_messages[i].says ? policy_messages[i].says : "built");
+		check(!strcmp(msg, policy_messages[i].says), name, "got '%s'", msg);
+	}
+	settings_default(&s);
+	parse_rate("1/s", &s.rate, &why);
+	s.n_aggregates = SLUICE_MAX_AGGREGATES + 1;
+	err = policy_build(&(struct sluice_policy){ 0 }, &s, NULL, 0, &why);
+	check(err == -E2BIG && !strcmp(why, "at most 4 --aggregate per rule, not 5"),
+	      "five aggregates: at most 4 --aggregate per rule", "got %d '%s'", err, why);
+
+	/* Seventeen classes of one CIDR: one source would have 17 candidates. */
+	doc_init(&doc);
+	parse_rate("1/s", &doc.dflt.rate, &why);
+	for (i = 0; i <= SLUICE_MAX_CANDIDATES; i++) {
+		struct rule *r = &doc.rules[doc.n_rules++];
+
+		settings_default(&r->settings);
+		r->settings.rate = doc.dflt.rate;
+		parse_cidr("10.0.0.0/8", &r->match.cidr, &(bool){ false }, &why);
+		r->match.proto = IPPROTO_TCP;
+		r->match.dport_lo = r->match.dport_hi = (uint16_t)(i + 1);
+	}
+	why = "";
+	err = doc_validate(&doc, &why);
+	check(err == -E2BIG && !strcmp(why, "more than 16 rules cover the sources of 10.0.0.0/8"),
+	      "17 rules over one source: refused, naming the CIDR", "got %d '%s'", err, why);
+	doc_free(&doc);
+}
+
+/*
  * Long-run admitted rate over configured, for a frame of len bytes (0: a
  * packet rate): exact cost over the cost the datapath charges.
  */
@@ -542,14 +947,20 @@ int main(void)
 {
 	test_ifnames();
 	test_rates();
+	test_rate_round_trips();
+	test_rate_spellings();
+	test_rate_refusals();
 	test_counts();
 	test_prefixes();
 	test_words();
+	test_dscp();
 	test_bursts();
+	test_burst_round_trips();
 	test_aggregates();
 	test_cidrs();
 	test_ports_and_protos();
 	test_policy_build();
+	test_policy_messages();
 	test_rounding();
 	suite_output();
 	suite_options();

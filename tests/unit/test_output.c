@@ -22,6 +22,8 @@
 #include "reads/counters.h"
 #include "base/errors.h"
 #include "base/json.h"
+#include "base/utf8.h"
+#include "base/version.h"
 #include "outputs/prom.h"
 #include "unit.h"
 
@@ -232,6 +234,168 @@ static void test_json(void)
 	      "got %s", out);
 }
 
+/* The strings of an object written with json_string and json_name, as text. */
+static int json_text(char **text, void (*fn)(struct json *, const void *), const void *arg)
+{
+	struct json j;
+	size_t len;
+	FILE *out;
+	int err;
+
+	*text = NULL;
+	out = open_memstream(text, &len);
+	if (!out)
+		return -ENOMEM;
+	json_init(&j, out);
+	fn(&j, arg);
+	err = json_finish(&j);
+	fclose(out);
+	return err;
+}
+
+static void write_one_string(struct json *j, const void *arg)
+{
+	json_array_begin(j, NULL);
+	json_string(j, NULL, arg);
+	json_array_end(j);
+}
+
+#define FFFD "\xef\xbf\xbd"
+
+/* clang-format off: input bytes, then the JSON array holding them */
+static const struct {
+	const char *in, *out;
+} utf8_cases[] = {
+	{ "caf\xc3\xa9", "[\"caf\xc3\xa9\"]\n" },
+	{ "\xe2\x82\xac \xf0\x9f\x98\x80", "[\"\xe2\x82\xac \xf0\x9f\x98\x80\"]\n" },
+	{ "\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf",
+	  "[\"\xed\x9f\xbf\xee\x80\x80\xf4\x8f\xbf\xbf\"]\n" },
+	{ "\x01\xc3\xa9\"", "[\"\\u0001\xc3\xa9\\\"\"]\n" },
+	{ "\xc0\xaf", "[\"" FFFD FFFD "\"]\n" },		   /* overlong '/' */
+	{ "\xe0\x80\xaf", "[\"" FFFD FFFD FFFD "\"]\n" },	   /* overlong, 3 bytes */
+	{ "\xf0\x80\x80\xaf", "[\"" FFFD FFFD FFFD FFFD "\"]\n" }, /* overlong, 4 bytes */
+	{ "\xed\xa0\x80", "[\"" FFFD FFFD FFFD "\"]\n" },	   /* surrogate U+D800 */
+	{ "\xf4\x90\x80\x80", "[\"" FFFD FFFD FFFD FFFD "\"]\n" }, /* U+110000 */
+	{ "\xf5\x80", "[\"" FFFD FFFD "\"]\n" },
+	{ "\xff", "[\"" FFFD "\"]\n" },
+	{ "\x80", "[\"" FFFD "\"]\n" },
+	{ "a\xc3", "[\"a" FFFD "\"]\n" }, /* cut short at the end */
+	{ "\xe2\x82"
+	  "a",
+	  "[\"" FFFD "a\"]\n" }, /* one U+FFFD for the cut sequence */
+	{ "\xf0\x9f\x98"
+	  "x\xc3\xa9",
+	  "[\"" FFFD "x\xc3\xa9\"]\n" },
+	{ "\xe2\x82\xe2\x82\xac", "[\"" FFFD "\xe2\x82\xac\"]\n" },
+};
+/* clang-format on */
+
+static void test_json_utf8(void)
+{
+	char name[64], *text;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(utf8_cases) / sizeof(utf8_cases[0]); i++) {
+		err = json_text(&text, write_one_string, utf8_cases[i].in);
+		snprintf(name, sizeof(name), "JSON string #%zu: %s", i,
+			 utf8_valid(utf8_cases[i].in) ? "UTF-8 passes unchanged"
+						      : "U+FFFD for each bad sequence");
+		check(!err && text && !strcmp(text, utf8_cases[i].out), name, "got %d %s", err,
+		      text ? text : "(null)");
+		free(text);
+	}
+	check(utf8_valid("") && utf8_valid("eth0") && utf8_valid("caf\xc3\xa9") &&
+		      !utf8_valid("et\xffh") && !utf8_valid("\xed\xa0\x80") &&
+		      !utf8_valid("\xc3") && !utf8_valid("\xf4\x90\x80\x80"),
+	      "utf8_valid: well-formed UTF-8 only", "unexpected result");
+}
+
+static void write_names(struct json *j, const void *arg)
+{
+	(void)arg;
+	json_object_begin(j, NULL);
+	json_name(j, "ifname", "eth0");
+	json_name(j, "peer", "caf\xc3\xa9");
+	json_name(j, "odd", "et\xff\x01h");
+	json_array_begin(j, "all");
+	json_name(j, NULL, "et\xffh");
+	json_array_end(j);
+	json_object_end(j);
+}
+
+static void test_json_name(void)
+{
+	const char *want = "{\"ifname\":\"eth0\",\"peer\":\"caf\xc3\xa9\",\"odd\":\"et" FFFD
+			   "\\u0001h\",\"odd_hex\":\"6574ff0168\",\"all\":[\"et" FFFD "h\"]}\n";
+	char *text;
+	int err;
+
+	err = json_text(&text, write_names, NULL);
+	check(!err && text && !strcmp(text, want),
+	      "json_name: KEY_hex with the raw bytes only when the name is not UTF-8", "got %d %s",
+	      err, text ? text : "(null)");
+	free(text);
+}
+
+static void write_nested(struct json *j, const void *arg)
+{
+	int i, levels = *(const int *)arg;
+
+	json_object_begin(j, NULL);
+	for (i = 1; i < levels; i++)
+		json_array_begin(j, i == 1 ? "a" : NULL);
+	json_u64(j, NULL, 1);
+	for (i = 1; i < levels; i++)
+		json_array_end(j);
+	json_u64(j, "after", 2);
+	json_object_end(j);
+}
+
+static void write_unbalanced(struct json *j, const void *arg)
+{
+	(void)arg;
+	json_array_begin(j, NULL);
+	json_array_end(j);
+	json_array_end(j);
+	json_u64(j, NULL, 7);
+}
+
+static void write_unclosed(struct json *j, const void *arg)
+{
+	(void)arg;
+	json_object_begin(j, NULL);
+	json_u64(j, "x", 1);
+}
+
+static void test_json_depth(void)
+{
+	int levels = JSON_MAX_DEPTH, err;
+	char *text;
+
+	err = json_text(&text, write_nested, &levels);
+	check(!err && text && !strcmp(text, "{\"a\":[[[[[[[1]]]]]]],\"after\":2}\n"),
+	      "JSON: nesting JSON_MAX_DEPTH deep is written", "got %d %s", err,
+	      text ? text : "(null)");
+	free(text);
+	levels = JSON_MAX_DEPTH + 1;
+	err = json_text(&text, write_nested, &levels);
+	check(err == -E2BIG && text && !strcmp(text, "{\"a\":[[[[[[["),
+	      "JSON: nesting past JSON_MAX_DEPTH is an error, and nothing more is written",
+	      "got %d %s", err, text ? text : "(null)");
+	free(text);
+	err = json_text(&text, write_unbalanced, NULL);
+	check(err == -EINVAL && text && !strcmp(text, "[]"),
+	      "JSON: an end with nothing open is an error, and stops the output", "got %d %s", err,
+	      text ? text : "(null)");
+	free(text);
+	err = json_text(&text, write_unclosed, NULL);
+	check(err == -EINVAL && text && !strcmp(text, "{\"x\":1"),
+	      "JSON: finishing with an object open is an error", "got %d %s", err,
+	      text ? text : "(null)");
+	free(text);
+}
+
 static void sample_fake(struct sample *s, struct rule_counts *rule)
 {
 	memset(s, 0, sizeof(*s));
@@ -258,27 +422,175 @@ static int occurrences(const char *text, const char *what)
 	return n;
 }
 
-static void test_prometheus(void)
+/* The label names of a series line, "interface,rule", into names; false when garbled. */
+static bool series_labels(const char *line, char *names, size_t len)
 {
-	struct prom_iface ifs[2];
-	struct rule_counts rules[2];
-	struct sample s[2];
+	const char *p = strchr(line, '{');
+	size_t used = 0;
+
+	names[0] = '\0';
+	if (!p)
+		return strchr(line, ' ') != NULL;
+	for (p++; *p && *p != '}';) {
+		const char *eq = strchr(p, '=');
+
+		if (!eq || eq[1] != '"' || used + (size_t)(eq - p) + 2 > len)
+			return false;
+		used += (size_t)snprintf(names + used, len - used, "%s%.*s", used ? "," : "",
+					 (int)(eq - p), p);
+		for (p = eq + 2; *p && *p != '"'; p++)
+			if (*p == '\\' && p[1])
+				p++;
+		if (*p != '"')
+			return false;
+		p++;
+		if (*p == ',')
+			p++;
+	}
+	return *p == '}';
+}
+
+/*
+ * Every series follows its family's TYPE line, and all series of a family
+ * carry the same label names. Returns the first offending line, or NULL.
+ */
+static const char *label_sets_differ(char *text, char *why, size_t len)
+{
+	char family[128] = "", first[128] = "", names[128];
+	bool seen = false;
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "# TYPE %127s", family) == 1) {
+			seen = false;
+			continue;
+		}
+		if (line[0] == '#')
+			continue;
+		if (strncmp(line, family, strlen(family)) ||
+		    (line[strlen(family)] != '{' && line[strlen(family)] != ' ')) {
+			snprintf(why, len, "a series outside its family %s", family);
+			return line;
+		}
+		if (!series_labels(line, names, sizeof(names))) {
+			snprintf(why, len, "garbled labels");
+			return line;
+		}
+		if (seen && strcmp(names, first)) {
+			snprintf(why, len, "labels %s, the family's first series %s", names, first);
+			return line;
+		}
+		snprintf(first, sizeof(first), "%s", names);
+		seen = true;
+	}
+	return NULL;
+}
+
+/* The text of the HELP line of family name, or "". */
+static const char *help_of(const char *text, const char *name, char *buf, size_t len)
+{
+	char head[160];
+	const char *p, *end;
+
+	snprintf(head, sizeof(head), "# HELP %s ", name);
+	p = strstr(text, head);
+	buf[0] = '\0';
+	if (!p)
+		return buf;
+	p += strlen(head);
+	end = strchr(p, '\n');
+	snprintf(buf, len, "%.*s", (int)(end ? end - p : (long)strlen(p)), p);
+	return buf;
+}
+
+/* Counters in one family are counted alike (all per rule or none) and told apart by reason. */
+static void test_counter_families(void)
+{
+	int i, k, bad = -1;
+
+	for (i = 0; i < SLUICE_CNT_MAX && bad < 0; i++)
+		for (k = i + 1; k < SLUICE_CNT_MAX && bad < 0; k++)
+			if (!strcmp(counter_info[i].metric, counter_info[k].metric) &&
+			    (counter_info[i].kind != counter_info[k].kind ||
+			     counter_info[i].per_rule != counter_info[k].per_rule ||
+			     !counter_info[i].reason || !counter_info[k].reason ||
+			     !strcmp(counter_info[i].reason, counter_info[k].reason)))
+				bad = i;
+	check(bad < 0,
+	      "counters sharing a metric share kind and rule label, each with its own reason",
+	      "counter %d and a later one of metric %s", bad,
+	      bad < 0 ? "" : counter_info[bad].metric);
+}
+
+static char *prom_text(const struct prom_iface *ifs, int n, const uint64_t *walks)
+{
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out;
 
+	out = open_memstream(&text, &len);
+	if (!out)
+		return NULL;
+	prom_write(out, ifs, n);
+	if (walks)
+		prom_write_walks(out, ifs, walks, n);
+	fclose(out);
+	return text;
+}
+
+/* promtool's own lint of the text: names, HELP, TYPE, duplicates, label sets. */
+static void check_promtool(const char *text)
+{
+	char path[] = "/tmp/sluice-test-prom.XXXXXX", cmd[160];
+	int fd = mkstemp(path), status = -1;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (access("/usr/bin/promtool", X_OK)) {
+		check(false, "Prometheus: promtool check metrics passes",
+		      "/usr/bin/promtool is missing (make deps installs prometheus)");
+		if (f)
+			fclose(f);
+		if (fd >= 0)
+			unlink(path);
+		return;
+	}
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+		snprintf(cmd, sizeof(cmd), "/usr/bin/promtool check metrics <%s >/dev/null 2>&1",
+			 path);
+		status = system(cmd);
+	}
+	check(status == 0, "Prometheus: promtool check metrics passes", "promtool status %d",
+	      status);
+	if (fd >= 0)
+		unlink(path);
+}
+
+static void test_prometheus(void)
+{
+	struct prom_iface ifs[4];
+	struct rule_counts rules[3];
+	struct sample s[3];
+	uint64_t walks[4] = { 5, 6, 0, 7 };
+	char why[160], help[1024], *text, *copy;
+	const char *bad;
+
 	sample_fake(&s[0], &rules[0]);
 	sample_fake(&s[1], &rules[1]);
+	sample_fake(&s[2], &rules[2]);
+	s[0].sum.c[SLUICE_CNT_DENIED].packets = 5;
+	s[0].sum.c[SLUICE_CNT_DENIED].bytes = 320;
 	s[1].sum.c[SLUICE_CNT_NEW_SOURCE].packets = 4;
 	ifs[0] = (struct prom_iface){ "eth0", &s[0], true };
 	ifs[1] = (struct prom_iface){ "we\"ird", &s[1], false };
-	out = open_memstream(&text, &len);
-	if (!out) {
+	ifs[2] = (struct prom_iface){ "gone0", NULL, false };
+	ifs[3] = (struct prom_iface){ "et\xffh", &s[2], true };
+	text = prom_text(ifs, 4, walks);
+	if (!text) {
 		check(false, "Prometheus writer", "open_memstream failed");
 		return;
 	}
-	prom_write(out, ifs, 2);
-	fclose(out);
 	check(strstr(text, "# HELP sluice_dropped_packets_total Packets over their source's "
 			   "limit, dropped.\n# TYPE sluice_dropped_packets_total counter\n"
 			   "sluice_dropped_packets_total{interface=\"eth0\",rule=\"default\","
@@ -288,17 +600,58 @@ static void test_prometheus(void)
 	check(strstr(text, "sluice_dropped_bytes_total{interface=\"eth0\",rule=\"default\","
 			   "reason=\"rate\"} 704\n") != NULL,
 	      "Prometheus: bytes as their own counter family", "%s", text);
+	check(strstr(text, "sluice_denied_packets_total{interface=\"eth0\"} 5\n") != NULL &&
+		      strstr(text, "sluice_denied_bytes_total{interface=\"eth0\"} 320\n") != NULL &&
+		      !strstr(text, "reason=\"deny\""),
+	      "Prometheus: deny-list drops are a family of their own, without a rule", "%s", text);
 	check(strstr(text, "sluice_new_sources_total{interface=\"we\\\"ird\"} 4\n") != NULL,
 	      "Prometheus: label values escaped; table events without bytes", "%s", text);
+	check(strstr(text, "sluice_sources{interface=\"et" FFFD "h\"} 3\n") != NULL,
+	      "Prometheus: a name that is not UTF-8 has U+FFFD in its label", "%s", text);
 	check(strstr(text, "sluice_attached{interface=\"eth0\"} 1\nsluice_attached{interface="
 			   "\"we\\\"ird\"} 0\n") != NULL &&
 		      strstr(text, "sluice_sources_capacity{interface=\"eth0\"} 1000\n") != NULL,
 	      "Prometheus: gauges for table size and attachment", "%s", text);
+	check(strstr(text, "sluice_up{interface=\"eth0\"} 1\nsluice_up{interface=\"we\\\"ird\"} "
+			   "0\nsluice_up{interface=\"gone0\"} 0\nsluice_up{interface=\"et" FFFD
+			   "h\"} 1\n") != NULL,
+	      "Prometheus: sluice_up 1 when read and running, 0 when stale or unreadable", "%s",
+	      text);
+	check(occurrences(text, "\"gone0\"") == 1,
+	      "Prometheus: an interface that could not be read has sluice_up 0 and nothing else",
+	      "%d series", occurrences(text, "\"gone0\""));
+	check(strstr(text,
+		     "# TYPE sluice_build_info gauge\nsluice_build_info{version=\"" SLUICE_VERSION
+		     "\",layout=\"6\"} 1\n") != NULL &&
+		      occurrences(text, "sluice_build_info{") == 1,
+	      "Prometheus: sluice_build_info with the version and state layout, once", "%s", text);
+	check(strstr(text,
+		     "sluice_exporter_table_walks_total{interface=\"eth0\"} 5\n"
+		     "sluice_exporter_table_walks_total{interface=\"we\\\"ird\"} 6\n"
+		     "sluice_exporter_table_walks_total{interface=\"et" FFFD "h\"} 7\n") != NULL,
+	      "Prometheus: table walks per interface read", "%s", text);
+	help_of(text, "sluice_insert_failed_total", help, sizeof(help));
+	check(strstr(help, "error: Buckets that could not be created (not for memory)") &&
+		      strstr(help,
+			     " nomem: Buckets that could not be created for lack of memory") &&
+		      strstr(help, " full: Buckets not created"),
+	      "Prometheus: a family of several reasons says what each counts", "HELP %s", help);
+	help_of(text, "sluice_overflow_total", help, sizeof(help));
+	check(strstr(help, "passed: Packets of refused sources the overflow bucket passed.") &&
+		      strstr(help, " dropped: Packets of refused sources the overflow bucket held"),
+	      "Prometheus: the overflow family's HELP names both reasons", "HELP %s", help);
 	check(occurrences(text, "# TYPE sluice_passed_packets_total ") == 1 &&
 		      occurrences(text, "# HELP ") == occurrences(text, "# TYPE ") &&
 		      strstr(text, "# TYPE sluice_passed_packets_total") <
 			      strstr(text, "sluice_passed_packets_total{"),
 	      "Prometheus: one HELP and TYPE per family, before its series", "%s", text);
+	check_promtool(text);
+	copy = strdup(text);
+	why[0] = '\0';
+	bad = copy ? label_sets_differ(copy, why, sizeof(why)) : "no memory";
+	check(!bad, "Prometheus: every series of a family carries the same label names", "%s: %s",
+	      why, bad);
+	free(copy);
 	free(text);
 }
 
@@ -308,6 +661,10 @@ void suite_output(void)
 	test_listen();
 	test_rates();
 	test_counter_table();
+	test_counter_families();
 	test_json();
+	test_json_utf8();
+	test_json_name();
+	test_json_depth();
 	test_prometheus();
 }

@@ -76,6 +76,11 @@ int fail_runtime(const char *cmd, int err, const char *fmt, ...)
 	return EXIT_FAILURE_RUNTIME;
 }
 
+int fail_json(const char *cmd, int err)
+{
+	return err ? fail_runtime(cmd, err, "cannot write the JSON document") : EXIT_OK;
+}
+
 int require_root(const char *cmd)
 {
 	if (geteuid() == 0)

@@ -29,6 +29,11 @@ int fail_input(const char *cmd, const char *fmt, ...) __attribute__((format(prin
 /* Prints "sluice CMD: MESSAGE: strerror(-err)" (no suffix for err 0); EXIT_FAILURE_RUNTIME. */
 int fail_runtime(const char *cmd, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * A document the JSON writer refused (json_finish's error: nesting too
+ * deep, unbalanced ends): one line, EXIT_FAILURE_RUNTIME; EXIT_OK for 0.
+ */
+int fail_json(const char *cmd, int err);
 /* Fails unless we run as root; returns 0 or an exit status. */
 int require_root(const char *cmd);
 

@@ -1,22 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The streaming JSON writer. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "base/json.h"
+#include "base/utf8.h"
 
 static void json_escaped(FILE *out, const char *s)
 {
+	size_t len;
+
 	fputc('"', out);
-	for (; *s; s++) {
+	for (; *s; s += len) {
 		unsigned char c = (unsigned char)*s;
 
-		if (c == '"' || c == '\\')
+		if (!utf8_next(s, &len))
+			fputs(UTF8_REPLACEMENT, out);
+		else if (c == '"' || c == '\\')
 			fprintf(out, "\\%c", c);
 		else if (c < 0x20)
 			fprintf(out, "\\u%04x", c);
 		else
-			fputc(c, out);
+			fwrite(s, 1, len, out);
 	}
 	fputc('"', out);
 }
@@ -35,9 +41,11 @@ static void json_newline(struct json *j, int depth)
 		fprintf(j->out, "\n%*s", 2 * depth, "");
 }
 
-/* Comma and key before any value. */
-static void json_prefix(struct json *j, const char *key)
+/* Comma and key before any value; false after a mistake, when nothing more is written. */
+static bool json_prefix(struct json *j, const char *key)
 {
+	if (j->err)
+		return false;
 	if (j->need_comma[j->depth])
 		fputc(',', j->out);
 	json_newline(j, j->depth);
@@ -46,6 +54,7 @@ static void json_prefix(struct json *j, const char *key)
 		json_escaped(j->out, key);
 		fputs(pretty ? ": " : ":", j->out);
 	}
+	return true;
 }
 
 void json_init(struct json *j, FILE *out)
@@ -56,10 +65,12 @@ void json_init(struct json *j, FILE *out)
 
 static void json_open(struct json *j, const char *key, char bracket)
 {
-	json_prefix(j, key);
+	if (!j->err && j->depth == JSON_MAX_DEPTH)
+		j->err = -E2BIG;
+	if (!json_prefix(j, key))
+		return;
 	fputc(bracket, j->out);
-	if (j->depth < JSON_MAX_DEPTH - 1)
-		j->depth++;
+	j->depth++;
 	j->need_comma[j->depth] = false;
 }
 
@@ -67,10 +78,13 @@ static void json_close(struct json *j, char bracket)
 {
 	bool empty = !j->need_comma[j->depth];
 
+	if (!j->err && !j->depth)
+		j->err = -EINVAL;
+	if (j->err)
+		return;
 	if (!empty)
 		json_newline(j, j->depth - 1);
-	if (j->depth > 0)
-		j->depth--;
+	j->depth--;
 	fputc(bracket, j->out);
 }
 
@@ -96,20 +110,37 @@ void json_array_end(struct json *j)
 
 void json_string(struct json *j, const char *key, const char *value)
 {
-	json_prefix(j, key);
-	json_escaped(j->out, value);
+	if (json_prefix(j, key))
+		json_escaped(j->out, value);
+}
+
+void json_name(struct json *j, const char *key, const char *name)
+{
+	char hex_key[128];
+	const char *p;
+
+	json_string(j, key, name);
+	if (!key || utf8_valid(name))
+		return;
+	snprintf(hex_key, sizeof(hex_key), "%s_hex", key);
+	if (!json_prefix(j, hex_key))
+		return;
+	fputc('"', j->out);
+	for (p = name; *p; p++)
+		fprintf(j->out, "%02x", (unsigned char)*p);
+	fputc('"', j->out);
 }
 
 void json_u64(struct json *j, const char *key, uint64_t value)
 {
-	json_prefix(j, key);
-	fprintf(j->out, "%llu", (unsigned long long)value);
+	if (json_prefix(j, key))
+		fprintf(j->out, "%llu", (unsigned long long)value);
 }
 
 void json_bool(struct json *j, const char *key, bool value)
 {
-	json_prefix(j, key);
-	fputs(value ? "true" : "false", j->out);
+	if (json_prefix(j, key))
+		fputs(value ? "true" : "false", j->out);
 }
 
 void json_double(struct json *j, const char *key, double value, int decimals)
@@ -119,18 +150,22 @@ void json_double(struct json *j, const char *key, double value, int decimals)
 		json_null(j, key);
 		return;
 	}
-	json_prefix(j, key);
-	fprintf(j->out, "%.*f", decimals, value);
+	if (json_prefix(j, key))
+		fprintf(j->out, "%.*f", decimals, value);
 }
 
 void json_null(struct json *j, const char *key)
 {
-	json_prefix(j, key);
-	fputs("null", j->out);
+	if (json_prefix(j, key))
+		fputs("null", j->out);
 }
 
-void json_finish(struct json *j)
+int json_finish(struct json *j)
 {
-	fputc('\n', j->out);
+	if (!j->err && j->depth)
+		j->err = -EINVAL;
+	if (!j->err)
+		fputc('\n', j->out);
 	fflush(j->out);
+	return j->err;
 }

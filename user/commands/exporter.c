@@ -105,7 +105,7 @@ static int sources_cached(const char *ifname, const struct state *st, uint64_t *
 	return err;
 }
 
-/* Reads one interface; an interface detached meanwhile is simply left out. */
+/* Reads one interface: -ENOENT when it was detached meanwhile. */
 static int scrape_one(const char *ifname, struct scraped *sc, struct prom_iface *pi)
 {
 	unsigned int prog_id;
@@ -148,10 +148,16 @@ static char *scrape(size_t *len)
 	n = names && sc && ifs ? state_list(names, EXPORTER_MAX_IFACES) : -ENOMEM;
 	for (i = 0; i < n; i++) {
 		err = scrape_one(names[i], &sc[k], &ifs[k]);
-		if (!err)
-			k++;
-		else if (err != -ENOENT && err != -ESTALE) /* detached meanwhile; status says */
-			fail_state("exporter", err, names[i], "read the counters");
+		if (err == -ENOENT) /* detached meanwhile */
+			continue;
+		if (err) {
+			/* Stale or unreadable: still a series, sluice_up 0. */
+			if (err != -ESTALE)
+				fail_state("exporter", err, names[i], "read the counters");
+			snprintf(sc[k].ifname, sizeof(sc[k].ifname), "%s", names[i]);
+			ifs[k] = (struct prom_iface){ .ifname = sc[k].ifname };
+		}
+		k++;
 	}
 	out = n >= 0 ? open_memstream(&body, len) : NULL;
 	if (out) {

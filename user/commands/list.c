@@ -60,7 +60,7 @@ int list_check(struct cli_args *a)
 	return change ? list_items(a) : -1;
 }
 
-static void list_print(const struct cli_args *a, const struct cidr_list *l)
+static int list_print(const struct cli_args *a, const struct cidr_list *l)
 {
 	char cidr[64];
 	struct json j;
@@ -77,10 +77,10 @@ static void list_print(const struct cli_args *a, const struct cidr_list *l)
 		else
 			puts(cidr);
 	}
-	if (a->json) {
-		json_array_end(&j);
-		json_finish(&j);
-	}
+	if (!a->json)
+		return EXIT_OK;
+	json_array_end(&j);
+	return fail_json(a->name, json_finish(&j));
 }
 
 /* items added or removed: all of them or, on any failure, nothing. */
@@ -115,7 +115,7 @@ static int list_whole(struct cli_args *a, struct state *st, bool flush)
 		return ret;
 	l = is_deny(a) ? &doc.deny : &doc.allow;
 	if (!flush)
-		list_print(a, l);
+		ret = list_print(a, l);
 	else if (l->count)
 		ret = list_change(a, st, false, l);
 	doc_free(&doc);

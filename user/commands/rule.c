@@ -84,7 +84,7 @@ static int rule_del(struct policy_doc *doc, const struct rule *r)
 	return EXIT_OK;
 }
 
-static void rule_list_json(const struct policy_doc *doc)
+static int rule_list_json(const struct policy_doc *doc)
 {
 	char buf[640];
 	struct json j;
@@ -111,7 +111,7 @@ static void rule_list_json(const struct policy_doc *doc)
 		json_object_end(&j);
 	}
 	json_array_end(&j);
-	json_finish(&j);
+	return fail_json("rule", json_finish(&j));
 }
 
 static void rule_list_human(const struct policy_doc *doc)
@@ -142,7 +142,7 @@ static int rule_run(struct cli_args *a, struct state *st)
 		return ret;
 	if (!strcmp(a->verb, "list")) {
 		if (a->json)
-			rule_list_json(&doc);
+			ret = rule_list_json(&doc);
 		else
 			rule_list_human(&doc);
 		goto out;

@@ -41,15 +41,16 @@ static void stats_help_more(FILE *out)
 		fprintf(out, "  %-14s %s\n", counter_info[i].name, counter_info[i].help);
 }
 
-static void stats_print(const struct stats_opts *o, const struct state *st, const struct sample *s,
-			const struct sample *prev)
+static int stats_print(const struct stats_opts *o, const struct state *st, const struct sample *s,
+		       const struct sample *prev)
 {
 	struct prom_iface pi = { o->ifname, s, false };
 	unsigned int prog_id;
+	int err = 0;
 
 	switch (o->format) {
 	case FORMAT_JSON:
-		counters_json(o->ifname, s, prev);
+		err = counters_json(o->ifname, s, prev);
 		break;
 	case FORMAT_PROMETHEUS:
 		pi.attached = !strcmp(state_health(st, &prog_id), STATE_OK);
@@ -60,6 +61,7 @@ static void stats_print(const struct stats_opts *o, const struct state *st, cons
 		break;
 	}
 	fflush(stdout);
+	return fail_json("stats", err);
 }
 
 static void sleep_until(struct timespec *next, uint64_t interval_ns)
@@ -91,7 +93,7 @@ static int stats_watch(const struct stats_opts *o, const struct state *st)
 	struct timespec next;
 	bool tty = isatty(STDOUT_FILENO);
 	uint64_t frame;
-	int err;
+	int err, ret = EXIT_OK;
 
 	err = sample_read(st, &prev);
 	if (err)
@@ -109,14 +111,16 @@ static int stats_watch(const struct stats_opts *o, const struct state *st)
 		if (err)
 			break;
 		frame_begin(o, tty, frame);
-		stats_print(o, st, &cur, &prev);
+		ret = stats_print(o, st, &cur, &prev);
 		sample_free(&prev);
 		prev = cur;
+		if (ret)
+			break;
 	}
 	sample_free(&prev);
 	if (err)
 		return fail_state("stats", err, o->ifname, "read the counters");
-	return EXIT_OK;
+	return ret;
 }
 
 static int stats_once(const struct stats_opts *o, const struct state *st)
@@ -127,9 +131,9 @@ static int stats_once(const struct stats_opts *o, const struct state *st)
 	err = sample_read(st, &s);
 	if (err)
 		return fail_state("stats", err, o->ifname, "read the counters");
-	stats_print(o, st, &s, NULL);
+	err = stats_print(o, st, &s, NULL);
 	sample_free(&s);
-	return EXIT_OK;
+	return err;
 }
 
 static int stats_check(struct cli_args *a)

@@ -71,7 +71,7 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	char opts[640];
 
 	json_object_begin(j, NULL);
-	json_string(j, "interface", is->ifname);
+	json_name(j, "interface", is->ifname);
 	json_string(j, "state", is->health);
 	json_string(j, "mode", is->mode);
 	json_u64(j, "prog_id", is->prog_id);
@@ -105,7 +105,7 @@ static void status_json_error(struct json *j, const char *ifname, int err)
 
 	snprintf(msg, sizeof(msg), "cannot read the state: %s", strerror(-err));
 	json_object_begin(j, NULL);
-	json_string(j, "interface", ifname);
+	json_name(j, "interface", ifname);
 	json_string(j, "error", msg);
 	json_object_end(j);
 }
@@ -158,7 +158,7 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 	}
 	if (json) {
 		json_array_end(&j);
-		json_finish(&j);
+		ret = fail_json("status", json_finish(&j)) ?: ret;
 	}
 	return ret;
 }

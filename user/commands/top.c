@@ -215,14 +215,14 @@ static void top_json_row(struct json *j, const struct top_view *v, const struct 
 	json_object_end(j);
 }
 
-static void top_json(const struct top_opts *o, const struct top_view *v, size_t shown)
+static int top_json(const struct top_opts *o, const struct top_view *v, size_t shown)
 {
 	struct json j;
 	size_t i;
 
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
-	json_string(&j, "interface", o->ifname);
+	json_name(&j, "interface", o->ifname);
 	json_u64(&j, "time_ns", v->time_ns);
 	json_string(&j, "sort", sort_names[o->sort]);
 	json_double(&j, "interval_s", v->window_s, 6);
@@ -232,7 +232,7 @@ static void top_json(const struct top_opts *o, const struct top_view *v, size_t 
 		top_json_row(&j, v, &v->rows[i]);
 	json_array_end(&j);
 	json_object_end(&j);
-	json_finish(&j);
+	return fail_json("top", json_finish(&j));
 }
 
 static void format_wait(char *buf, size_t len, const struct top_row *r)
@@ -313,11 +313,11 @@ static int top_run(struct cli_args *a, struct state *st)
 		goto out;
 	}
 	shown = view.n < o.limit ? view.n : (size_t)o.limit;
+	ret = EXIT_OK;
 	if (o.json)
-		top_json(&o, &view, shown);
+		ret = top_json(&o, &view, shown);
 	else
 		top_human(&o, &view, shown);
-	ret = EXIT_OK;
 out:
 	free(view.rows);
 	doc_free(&view.doc);

@@ -88,7 +88,7 @@ static void json_table(struct json *j, const struct sample *s, const struct samp
 }
 
 /* One document; prev is NULL for a single reading (rates are null). */
-void counters_json(const char *ifname, const struct sample *s, const struct sample *prev)
+int counters_json(const char *ifname, const struct sample *s, const struct sample *prev)
 {
 	uint64_t dt = prev ? s->time_ns - prev->time_ns : 0;
 	struct json j;
@@ -96,7 +96,7 @@ void counters_json(const char *ifname, const struct sample *s, const struct samp
 
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
-	json_string(&j, "interface", ifname);
+	json_name(&j, "interface", ifname);
 	json_u64(&j, "time_ns", s->time_ns);
 	if (prev)
 		json_double(&j, "interval_s", (double)dt / NSEC_PER_SEC, 6);
@@ -110,7 +110,7 @@ void counters_json(const char *ifname, const struct sample *s, const struct samp
 	json_rules(&j, s, prev, dt);
 	json_table(&j, s, prev, dt);
 	json_object_end(&j);
-	json_finish(&j);
+	return json_finish(&j);
 }
 
 static void human_row(const char *rule, const char *name, const struct sluice_counter_pair *now,

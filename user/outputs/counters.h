@@ -8,7 +8,8 @@
  * The counters of one interface on stdout: per outcome, per rule and the
  * table's state. With prev (an earlier sample), per-second rates too.
  */
-void counters_json(const char *ifname, const struct sample *s, const struct sample *prev);
+/* 0, or the JSON writer's error. */
+int counters_json(const char *ifname, const struct sample *s, const struct sample *prev);
 void counters_table(const char *ifname, const struct sample *s, const struct sample *prev);
 
 #endif /* SLUICE_OUTPUTS_COUNTERS_H */

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <string.h>
+#include "base/utf8.h"
+#include "base/version.h"
 #include "outputs/prom.h"
 
 #define METRIC_NAME_MAX 128
@@ -10,17 +12,24 @@ struct labels {
 	const char *reason; /* NULL: no reason label */
 };
 
-/* Label values escape backslash, double quote and newline. */
+/*
+ * Label values escape backslash, double quote and newline; the format is
+ * UTF-8, so bytes of a name that are not come out as U+FFFD.
+ */
 static void label_value(FILE *out, const char *name, const char *v)
 {
+	size_t len;
+
 	fprintf(out, "%s=\"", name);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
+	for (; *v; v += len) {
+		if (!utf8_next(v, &len))
+			fputs(UTF8_REPLACEMENT, out);
+		else if (*v == '\\' || *v == '"')
 			fprintf(out, "\\%c", *v);
 		else if (*v == '\n')
 			fputs("\\n", out);
 		else
-			fputc(*v, out);
+			fwrite(v, 1, len, out);
 	}
 	fputc('"', out);
 }
@@ -52,7 +61,7 @@ static bool same_family(int a, int b)
 	       !strcmp(counter_info[a].metric, counter_info[b].metric);
 }
 
-/* Counters that share a metric (say, drops for different reasons) form one family. */
+/* Counters that share a metric (say, failed inserts for different reasons) form one family. */
 static bool family_emitted(int i)
 {
 	int j;
@@ -61,6 +70,37 @@ static bool family_emitted(int i)
 		if (same_family(i, j))
 			return true;
 	return false;
+}
+
+static bool family_merged(int first)
+{
+	int i;
+
+	for (i = first + 1; i < SLUICE_CNT_MAX; i++)
+		if (same_family(first, i))
+			return true;
+	return false;
+}
+
+/* The HELP line of a counter family: of a merged one, what each reason counts. */
+static void counter_help(FILE *out, const char *name, int first, bool bytes)
+{
+	int i;
+
+	if (bytes) {
+		fprintf(out, "# HELP %s Bytes of the packets in sluice_%s_packets_total.\n", name,
+			counter_info[first].metric);
+		return;
+	}
+	if (!family_merged(first)) {
+		fprintf(out, "# HELP %s %s\n", name, counter_info[first].help);
+		return;
+	}
+	fprintf(out, "# HELP %s One series per reason.", name);
+	for (i = first; i < SLUICE_CNT_MAX; i++)
+		if (same_family(first, i))
+			fprintf(out, " %s: %s", counter_info[i].reason, counter_info[i].help);
+	fputc('\n', out);
 }
 
 static unsigned long long pair_value(const struct sluice_counter_pair *p, bool bytes)
@@ -89,79 +129,145 @@ static void counter_series(FILE *out, const char *name, int i, const struct prom
 static void counter_family(FILE *out, int first, bool bytes, const struct prom_iface *ifs, int n)
 {
 	const struct counter_info *ci = &counter_info[first];
-	char name[METRIC_NAME_MAX], help[256];
+	char name[METRIC_NAME_MAX];
 	int f, i;
 
-	if (ci->kind == COUNTER_TABLE) {
+	if (ci->kind == COUNTER_TABLE)
 		snprintf(name, sizeof(name), "sluice_%s_total", ci->metric);
-		snprintf(help, sizeof(help), "%s", ci->help);
-	} else if (!bytes) {
-		snprintf(name, sizeof(name), "sluice_%s_packets_total", ci->metric);
-		snprintf(help, sizeof(help), "%s", ci->help);
-	} else {
-		snprintf(name, sizeof(name), "sluice_%s_bytes_total", ci->metric);
-		snprintf(help, sizeof(help), "Bytes of the packets in sluice_%s_packets_total.",
-			 ci->metric);
-	}
-	family_head(out, name, help, "counter");
+	else
+		snprintf(name, sizeof(name), "sluice_%s_%s_total", ci->metric,
+			 bytes ? "bytes" : "packets");
+	counter_help(out, name, first, bytes);
+	fprintf(out, "# TYPE %s counter\n", name);
 	for (f = 0; f < n; f++)
-		for (i = first; i < SLUICE_CNT_MAX; i++)
+		for (i = first; ifs[f].s && i < SLUICE_CNT_MAX; i++)
 			if (same_family(first, i))
 				counter_series(out, name, i, &ifs[f], bytes);
 }
 
-static void gauges(FILE *out, const struct prom_iface *ifs, int n)
+/* A family with one series per interface, its value read from the interface (or index f). */
+struct iface_metric {
+	const char *name, *type, *help;
+	unsigned long long (*value)(const struct prom_iface *pi, int f, const void *arg);
+	bool unread_too; /* a series also for interfaces whose state could not be read */
+};
+
+static void iface_family(FILE *out, const struct iface_metric *m, const struct prom_iface *ifs,
+			 int n, const void *arg)
 {
-	struct labels l = {};
+	struct labels l = { 0 };
 	int f;
 
-	family_head(out, "sluice_sources", "Sources (buckets) tracked now.", "gauge");
+	family_head(out, m->name, m->help, m->type);
 	for (f = 0; f < n; f++) {
+		if (!ifs[f].s && !m->unread_too)
+			continue;
 		l.ifname = ifs[f].ifname;
-		series(out, "sluice_sources", &l, ifs[f].s->sources);
+		series(out, m->name, &l, m->value(&ifs[f], f, arg));
 	}
-	family_head(out, "sluice_sources_capacity",
-		    "Most sources tracked at once (buckets in the table); when both sets of a new "
-		    "source are full, an idle bucket is given to it.",
-		    "gauge");
-	for (f = 0; f < n; f++) {
-		l.ifname = ifs[f].ifname;
-		series(out, "sluice_sources_capacity", &l, ifs[f].s->capacity);
-	}
-	family_head(out, "sluice_max_sources",
-		    "The --max-sources the table was sized for (at 80% of its buckets).", "gauge");
-	for (f = 0; f < n; f++) {
-		l.ifname = ifs[f].ifname;
-		series(out, "sluice_max_sources", &l, ifs[f].s->max_sources);
-	}
-	family_head(out, "sluice_attached",
-		    "1 when the program runs on the interface, 0 when its pinned state is stale.",
-		    "gauge");
-	for (f = 0; f < n; f++) {
-		l.ifname = ifs[f].ifname;
-		series(out, "sluice_attached", &l, ifs[f].attached);
-	}
+}
+
+static unsigned long long sources_of(const struct prom_iface *pi, int f, const void *arg)
+{
+	(void)f, (void)arg;
+	return pi->s->sources;
+}
+
+static unsigned long long capacity_of(const struct prom_iface *pi, int f, const void *arg)
+{
+	(void)f, (void)arg;
+	return pi->s->capacity;
+}
+
+static unsigned long long max_sources_of(const struct prom_iface *pi, int f, const void *arg)
+{
+	(void)f, (void)arg;
+	return pi->s->max_sources;
+}
+
+static unsigned long long attached_of(const struct prom_iface *pi, int f, const void *arg)
+{
+	(void)f, (void)arg;
+	return pi->attached;
+}
+
+static unsigned long long up_of(const struct prom_iface *pi, int f, const void *arg)
+{
+	(void)f, (void)arg;
+	return pi->s && pi->attached;
+}
+
+static unsigned long long walks_of(const struct prom_iface *pi, int f, const void *arg)
+{
+	(void)pi;
+	return ((const uint64_t *)arg)[f];
+}
+
+static const struct iface_metric gauges[] = {
+	{
+		.name = "sluice_sources",
+		.type = "gauge",
+		.help = "Sources (buckets) tracked now.",
+		.value = sources_of,
+	},
+	{
+		.name = "sluice_sources_capacity",
+		.type = "gauge",
+		.help = "Buckets in the table, the most sources tracked at once. The table is "
+			"set-associative and never gives away a live bucket: a new source takes "
+			"the place of one idle long enough to have refilled.",
+		.value = capacity_of,
+	},
+	{
+		.name = "sluice_max_sources",
+		.type = "gauge",
+		.help = "The --max-sources the table was sized for (at 80% of its buckets).",
+		.value = max_sources_of,
+	},
+	{
+		.name = "sluice_attached",
+		.type = "gauge",
+		.help = "1 when the program runs on the interface, 0 when its pinned state is stale.",
+		.value = attached_of,
+	},
+	{
+		.name = "sluice_up",
+		.type = "gauge",
+		.help = "1 when the interface's state was read and its program runs; 0 when the "
+			"state is stale or could not be read.",
+		.value = up_of,
+		.unread_too = true,
+	},
+};
+
+static const struct iface_metric walks_metric = {
+	.name = "sluice_exporter_table_walks_total",
+	.type = "counter",
+	.help = "Walks of the source table to count sluice_sources; scrapes within a second "
+		"share one.",
+	.value = walks_of,
+};
+
+static void build_info(FILE *out)
+{
+	family_head(out, "sluice_build_info",
+		    "The sluice version, and the layout of its pinned state; always 1.", "gauge");
+	fputs("sluice_build_info{", out);
+	label_value(out, "version", SLUICE_VERSION);
+	fprintf(out, ",layout=\"%d\"} 1\n", SLUICE_LAYOUT_VERSION);
 }
 
 void prom_write_walks(FILE *out, const struct prom_iface *ifs, const uint64_t *walks, int n)
 {
-	struct labels l = {};
-	int f;
-
-	family_head(out, "sluice_exporter_table_walks_total",
-		    "Walks of the source table to count sluice_sources; scrapes within a second "
-		    "share one.",
-		    "counter");
-	for (f = 0; f < n; f++) {
-		l.ifname = ifs[f].ifname;
-		series(out, "sluice_exporter_table_walks_total", &l, walks[f]);
-	}
+	iface_family(out, &walks_metric, ifs, n, walks);
 }
 
 void prom_write(FILE *out, const struct prom_iface *ifs, int n)
 {
+	size_t g;
 	int i;
 
+	build_info(out);
 	for (i = 0; i < SLUICE_CNT_MAX; i++) {
 		if (family_emitted(i))
 			continue;
@@ -169,5 +275,6 @@ void prom_write(FILE *out, const struct prom_iface *ifs, int n)
 		if (counter_info[i].kind == COUNTER_TRAFFIC)
 			counter_family(out, i, true, ifs, n);
 	}
-	gauges(out, ifs, n);
+	for (g = 0; g < sizeof(gauges) / sizeof(gauges[0]); g++)
+		iface_family(out, &gauges[g], ifs, n, NULL);
 }

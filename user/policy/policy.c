@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A policy in memory: building fixed-point slots, comparing, validating. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include "gcra.h"
+#include "base/clock.h"
+#include "values/words.h"
 #include "policy/policy.h"
 
 /* TATs stay below 2^62 so max(TAT, now) + cost can never wrap. */
@@ -24,6 +28,66 @@
  */
 #define ROUNDING_PER_MILLE   1
 #define FRAME_BYTES_ACCURATE 60
+
+/*
+ * How messages name a limiter: by the options that set its rate and burst,
+ * as the CLI spells them (a config file says the same without the dashes).
+ * An aggregate is named whole first, "--aggregate /24=5/s: ".
+ */
+struct limiter_name {
+	const char *prefix;
+	const char *rate;
+	const char *burst;
+};
+
+static const struct limiter_name main_limiter = { "", "--rate", "--burst" };
+static const struct limiter_name overflow_limiter = { "", "--overflow-rate", "its burst" };
+
+/*
+ * Points *why at a message made like printf and returns err. The text lives
+ * until the thread's next refusal: callers print it straight away.
+ */
+__attribute__((format(printf, 3, 4))) static int refuse(int err, const char **why, const char *fmt,
+							...)
+{
+	static _Thread_local char msg[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	*why = msg;
+	return err;
+}
+
+/* A rate, burst, or CIDR as the operator would type it, for messages. */
+struct spelled {
+	char text[64];
+};
+
+static struct spelled rate_text(const struct rate *r)
+{
+	struct spelled out;
+
+	format_rate(out.text, sizeof(out.text), r);
+	return out;
+}
+
+static struct spelled burst_text(uint64_t value, bool bytes)
+{
+	struct spelled out;
+
+	format_burst(out.text, sizeof(out.text), &(struct burst){ value, bytes });
+	return out;
+}
+
+static struct spelled cidr_text(const struct cidr *c)
+{
+	struct spelled out;
+
+	format_cidr(out.text, sizeof(out.text), c);
+	return out;
+}
 
 void settings_default(struct settings *s)
 {
@@ -66,28 +130,41 @@ static uint64_t per_second(const struct rate *r)
 	return r->amount / (r->period_ns / NSEC_PER_SEC);
 }
 
-static int meter_packets(struct sluice_policy *p, const struct settings *s, const char **why)
+/* The burst is more than the bucket's limit can hold at this rate. */
+static int burst_too_large(const struct limiter_name *n, const struct settings *s, uint64_t max,
+			   const char **why)
+{
+	if (!s->burst.value)
+		return refuse(-ERANGE, why, "%s%s %s is too slow for its default burst", n->prefix,
+			      n->rate, rate_text(&s->rate).text);
+	return refuse(-ERANGE, why, "%s%s %s is too large for %s %s (at most %s)", n->prefix,
+		      n->burst, burst_text(s->burst.value, s->burst.bytes).text, n->rate,
+		      rate_text(&s->rate).text, burst_text(max, s->burst.bytes).text);
+}
+
+static int meter_packets(struct sluice_policy *p, const struct settings *s,
+			 const struct limiter_name *n, const char **why)
 {
 	uint64_t period = s->rate.period_ns << SLUICE_TIME_SHIFT;
 	uint64_t burst = s->burst.value;
 
-	if (s->burst.bytes) {
-		*why = "a burst in bytes needs a byte rate (such as 10mbit/s)";
-		return -EINVAL;
-	}
+	if (s->burst.bytes)
+		return refuse(-EINVAL, why,
+			      "%s%s %s in bytes needs a byte rate (such as 10mbit/s), not %s %s",
+			      n->prefix, n->burst, burst_text(burst, true).text, n->rate,
+			      rate_text(&s->rate).text);
 	if (!burst)
 		burst = per_second(&s->rate) ?: 1;
 	/* T >= 999 units: rounding T up loses at most 0.1% of the rate. */
-	if (period < (1000 / ROUNDING_PER_MILLE - 1) * s->rate.amount) {
-		*why = "rate is too high to meter within 0.1% (at most 16M/s)";
-		return -ERANGE;
-	}
+	if (period < (1000 / ROUNDING_PER_MILLE - 1) * s->rate.amount)
+		return refuse(-ERANGE, why,
+			      "%s%s %s is too high to meter within 0.1%% (at most %lluM/s)",
+			      n->prefix, n->rate, rate_text(&s->rate).text,
+			      (unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000));
 	/* Round T up: never admit faster than asked. */
 	p->interval = (period + s->rate.amount - 1) / s->rate.amount;
-	if (burst > LIMIT_MAX / p->interval) {
-		*why = "burst is too large for this rate";
-		return -ERANGE;
-	}
+	if (burst > LIMIT_MAX / p->interval)
+		return burst_too_large(n, s, LIMIT_MAX / p->interval, why);
 	p->limit = burst * p->interval;
 	p->burst = burst;
 	return 0;
@@ -109,37 +186,57 @@ static bool bytes_accurate(unsigned __int128 period, uint64_t amount, unsigned _
 	return excess * (1000 / ROUNDING_PER_MILLE - 1) <= len * period;
 }
 
-static int meter_bytes(struct sluice_policy *p, const struct settings *s, const char **why)
+/*
+ * The lowest bandwidth a limiter meters: a frame of FRAME_BYTES_MAX must
+ * cost no more than LIMIT_MAX, at most 2^44 units per byte, in bits per
+ * second (rounded up).
+ */
+static uint64_t bits_per_second_min(void)
+{
+	uint64_t unit_max = LIMIT_MAX / FRAME_BYTES_MAX;
+	unsigned __int128 scaled = (unsigned __int128)8 * NSEC_PER_SEC
+				   << (SLUICE_TIME_SHIFT + SLUICE_BYTE_SHIFT);
+
+	return (uint64_t)((scaled + unit_max - 1) / unit_max);
+}
+
+static int meter_bytes(struct sluice_policy *p, const struct settings *s,
+		       const struct limiter_name *n, const char **why)
 {
 	unsigned __int128 period = (unsigned __int128)s->rate.period_ns
 				   << (SLUICE_TIME_SHIFT + SLUICE_BYTE_SHIFT);
 	unsigned __int128 interval, limit;
 	uint64_t burst = s->burst.value, bytes_per_second;
 
-	if (burst && !s->burst.bytes) {
-		*why = "a byte rate needs a burst in bytes (such as 64kB)";
-		return -EINVAL;
-	}
+	if (burst && !s->burst.bytes)
+		return refuse(-EINVAL, why,
+			      "%s%s %s needs a burst in bytes (such as 64kB), not %s %s", n->prefix,
+			      n->rate, rate_text(&s->rate).text, n->burst,
+			      burst_text(burst, false).text);
 	if (s->rate.unit == SLUICE_UNIT_BITS)
 		period *= 8;
 	interval = (period + s->rate.amount - 1) / s->rate.amount;
-	if (interval * FRAME_BYTES_MAX > LIMIT_MAX) {
-		*why = "byte rate is too low";
-		return -ERANGE;
-	}
-	if (!bytes_accurate(period, s->rate.amount, interval)) {
-		*why = "bandwidth is too high to meter within 0.1% (at most 7680mbit/s, 960MB/s)";
-		return -ERANGE;
-	}
+	if (interval * FRAME_BYTES_MAX > LIMIT_MAX)
+		return refuse(-ERANGE, why, "%s%s %s is too low to meter (at least %llubit/s)",
+			      n->prefix, n->rate, rate_text(&s->rate).text,
+			      (unsigned long long)bits_per_second_min());
+	if (!bytes_accurate(period, s->rate.amount, interval))
+		return refuse(-ERANGE, why,
+			      "%s%s %s is too high to meter within 0.1%% (at most %llumbit/s, "
+			      "%lluMB/s)",
+			      n->prefix, n->rate, rate_text(&s->rate).text,
+			      (unsigned long long)(8 * BYTE_RATE_METERED_MAX_PER_SEC / 1000000),
+			      (unsigned long long)(BYTE_RATE_METERED_MAX_PER_SEC / 1000000));
 	bytes_per_second = per_second(&s->rate) / (s->rate.unit == SLUICE_UNIT_BITS ? 8 : 1);
 	if (!burst)
 		burst = bytes_per_second > BYTE_BURST_MIN ? bytes_per_second : BYTE_BURST_MIN;
 	/* Rounded up like a packet's cost: a frame of exactly the burst passes. */
 	limit = (interval * burst + (1U << SLUICE_BYTE_SHIFT) - 1) >> SLUICE_BYTE_SHIFT;
-	if (limit > LIMIT_MAX) {
-		*why = "burst is too large for this rate";
-		return -ERANGE;
-	}
+	if (limit > LIMIT_MAX)
+		return burst_too_large(
+			n, s,
+			(uint64_t)(((unsigned __int128)LIMIT_MAX << SLUICE_BYTE_SHIFT) / interval),
+			why);
 	p->interval = (uint64_t)interval;
 	p->limit = (uint64_t)limit;
 	p->burst = burst;
@@ -150,27 +247,41 @@ static int meter_bytes(struct sluice_policy *p, const struct settings *s, const 
 static int check_action(const struct settings *s, const char **why)
 {
 	bool marks = s->mark_dscp || s->mark_ecn;
+	char dscp[16] = "";
 
-	if (s->action == SLUICE_ACTION_MARK && !marks) {
-		*why = "action mark needs dscp N or ecn";
-		return -EINVAL;
-	}
-	if (s->action != SLUICE_ACTION_MARK && marks) {
-		*why = "dscp and ecn go with action mark";
-		return -EINVAL;
-	}
-	return 0;
+	if (s->action == SLUICE_ACTION_MARK && !marks)
+		return refuse(-EINVAL, why, "--action mark needs --dscp or --ecn");
+	if (s->action == SLUICE_ACTION_MARK || !marks)
+		return 0;
+	snprintf(dscp, sizeof(dscp), "--dscp %u", s->dscp);
+	return refuse(-EINVAL, why, "%s%s%s go%s with --action mark, not --action %s",
+		      s->mark_dscp ? dscp : "", s->mark_dscp && s->mark_ecn ? " and " : "",
+		      s->mark_ecn ? "--ecn" : "", s->mark_dscp && s->mark_ecn ? "" : "es",
+		      action_name(s->action));
+}
+
+/* ", not --proto udp", or nothing when no protocol was given. */
+static const char *proto_given(const struct match *m)
+{
+	static _Thread_local char text[32];
+
+	if (!m->proto)
+		return "";
+	snprintf(text, sizeof(text), ", not --proto %s", proto_name(m->proto));
+	return text;
 }
 
 static int check_match(const struct match *m, const char **why)
 {
-	if (m->syn && m->proto != IPPROTO_TCP) {
-		*why = "syn needs proto tcp";
-		return -EINVAL;
-	}
+	char ports[16];
+
+	if (m->syn && m->proto != IPPROTO_TCP)
+		return refuse(-EINVAL, why, "--syn needs --proto tcp%s", proto_given(m));
 	if (m->dport_hi && m->proto != IPPROTO_TCP && m->proto != IPPROTO_UDP) {
-		*why = "dport needs proto tcp or udp";
-		return -EINVAL;
+		snprintf(ports, sizeof(ports), m->dport_lo == m->dport_hi ? "%u" : "%u-%u",
+			 m->dport_lo, m->dport_hi);
+		return refuse(-EINVAL, why, "--dport %s needs --proto tcp or udp%s", ports,
+			      proto_given(m));
 	}
 	return 0;
 }
@@ -182,23 +293,26 @@ static int check_match(const struct match *m, const char **why)
 static int check_family(const struct settings *s, const struct match *m, const char **why)
 {
 	bool v4 = m->cidr.family == SLUICE_FAMILY_IPV4;
+	struct spelled cidr = cidr_text(&m->cidr);
 
-	if (v4 && m->proto == IPPROTO_ICMPV6) {
-		*why = "proto icmpv6 never matches an IPv4 rule (use icmp)";
-		return -EINVAL;
-	}
-	if (!v4 && m->proto == IPPROTO_ICMP) {
-		*why = "proto icmp never matches an IPv6 rule (use icmpv6)";
-		return -EINVAL;
-	}
-	if (v4 && (s->ipv6_prefix_given || s->ipv6_prefix != SLUICE_DEFAULT_IPV6_PREFIX)) {
-		*why = "ipv6-prefix does not apply to an IPv4 rule (use ipv4-prefix)";
-		return -EINVAL;
-	}
-	if (!v4 && (s->ipv4_prefix_given || s->ipv4_prefix != SLUICE_DEFAULT_IPV4_PREFIX)) {
-		*why = "ipv4-prefix does not apply to an IPv6 rule (use ipv6-prefix)";
-		return -EINVAL;
-	}
+	if (v4 && m->proto == IPPROTO_ICMPV6)
+		return refuse(-EINVAL, why,
+			      "--proto icmpv6 never matches an IPv4 rule, %s (use --proto icmp)",
+			      cidr.text);
+	if (!v4 && m->proto == IPPROTO_ICMP)
+		return refuse(-EINVAL, why,
+			      "--proto icmp never matches an IPv6 rule, %s (use --proto icmpv6)",
+			      cidr.text);
+	if (v4 && (s->ipv6_prefix_given || s->ipv6_prefix != SLUICE_DEFAULT_IPV6_PREFIX))
+		return refuse(-EINVAL, why,
+			      "--ipv6-prefix %u does not apply to an IPv4 rule, %s (use "
+			      "--ipv4-prefix)",
+			      s->ipv6_prefix, cidr.text);
+	if (!v4 && (s->ipv4_prefix_given || s->ipv4_prefix != SLUICE_DEFAULT_IPV4_PREFIX))
+		return refuse(-EINVAL, why,
+			      "--ipv4-prefix %u does not apply to an IPv6 rule, %s (use "
+			      "--ipv6-prefix)",
+			      s->ipv4_prefix, cidr.text);
 	return 0;
 }
 
@@ -210,6 +324,28 @@ static void packet_gcra(const struct rate *r, __u64 *interval, __u64 *limit)
 
 	*interval = (period + r->amount - 1) / r->amount;
 	*limit = burst * *interval;
+}
+
+/* --initial-burst is part of the burst: in its unit, and no more than all of it. */
+static int check_initial(const struct sluice_policy *p, const struct settings *s, const char **why)
+{
+	bool bytes = p->flags & SLUICE_POL_BYTES;
+	struct spelled burst = burst_text(p->burst, bytes);
+
+	if (s->initial.bytes != bytes)
+		return refuse(-EINVAL, why, "--initial-burst %s is in %s, the burst (%s) in %s",
+			      burst_text(s->initial.value, s->initial.bytes).text,
+			      s->initial.bytes ? "bytes" : "packets", burst.text,
+			      bytes ? "bytes" : "packets");
+	if (s->initial.value <= p->burst)
+		return 0;
+	if (s->burst.value)
+		return refuse(-EINVAL, why, "--initial-burst %s is more than --burst %s",
+			      burst_text(s->initial.value, bytes).text, burst.text);
+	return refuse(-EINVAL, why,
+		      "--initial-burst %s is more than the default burst, %s (for --rate %s)",
+		      burst_text(s->initial.value, bytes).text, burst.text,
+		      rate_text(&s->rate).text);
 }
 
 static int pressure_build(struct sluice_policy *p, const struct settings *s, const char **why)
@@ -224,26 +360,30 @@ static int pressure_build(struct sluice_policy *p, const struct settings *s, con
 		admit.period_ns = NSEC_PER_SEC;
 		admit.unit = SLUICE_UNIT_PACKETS;
 	}
-	if (admit.unit != SLUICE_UNIT_PACKETS) {
-		*why = "new-sources is a rate of sources (such as 10k/s), not a bandwidth";
-		return -EINVAL;
-	}
+	if (admit.unit != SLUICE_UNIT_PACKETS)
+		return refuse(
+			-EINVAL, why,
+			"--new-sources %s is a bandwidth: it takes a rate of sources (such as "
+			"10k/s)",
+			rate_text(&admit).text);
 	packet_gcra(&admit, &p->admit_interval, &p->admit_limit);
 
 	/* The overflow bucket meters like the rule itself, at its own rate. */
 	o = *s;
 	if (s->overflow.amount) {
 		if ((s->overflow.unit == SLUICE_UNIT_PACKETS) !=
-		    (s->rate.unit == SLUICE_UNIT_PACKETS)) {
-			*why = "overflow-rate must count what rate counts (packets or bandwidth)";
-			return -EINVAL;
-		}
+		    (s->rate.unit == SLUICE_UNIT_PACKETS))
+			return refuse(
+				-EINVAL, why,
+				"--overflow-rate %s must count what --rate %s counts (packets "
+				"or bandwidth)",
+				rate_text(&s->overflow).text, rate_text(&s->rate).text);
 		o.rate = s->overflow;
 		o.burst.value = 0;
 		o.burst.bytes = false;
 	}
-	err = o.rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(&over, &o, why)
-						 : meter_bytes(&over, &o, why);
+	err = o.rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(&over, &o, &overflow_limiter, why)
+						 : meter_bytes(&over, &o, &overflow_limiter, why);
 	if (err)
 		return err;
 	p->overflow_interval = over.interval;
@@ -251,11 +391,9 @@ static int pressure_build(struct sluice_policy *p, const struct settings *s, con
 
 	/* A new bucket holds `initial` of its burst: its TAT starts ahead. */
 	if (s->initial.value) {
-		if (s->initial.bytes != !!(p->flags & SLUICE_POL_BYTES) ||
-		    s->initial.value > p->burst) {
-			*why = "initial-burst must be in the burst's unit and at most the burst";
-			return -EINVAL;
-		}
+		err = check_initial(p, s, why);
+		if (err)
+			return err;
 		/* Rounded as the limit is: initial-burst = burst is the whole bucket. */
 		p->initial_offset =
 			p->limit - (p->flags & SLUICE_POL_BYTES ? (s->initial.value * p->interval +
@@ -283,58 +421,77 @@ static uint8_t aggregate_family(const struct aggregate *a, uint8_t rule_family)
 	return a->prefix_len <= 32 ? SLUICE_FAMILY_IPV4 : SLUICE_FAMILY_IPV6;
 }
 
-static int aggregate_check(const struct sluice_policy *p, const struct sluice_aggregate *out,
-			   uint8_t rule_family, int n, const char **why)
+static const char *family_name(uint8_t family)
 {
-	unsigned int source_prefix =
-		out->family == SLUICE_FAMILY_IPV4 ? p->ipv4_prefix : p->ipv6_prefix;
-	int i;
+	return family == SLUICE_FAMILY_IPV4 ? "IPv4" : "IPv6";
+}
 
-	if (rule_family != SLUICE_FAMILY_ANY && out->family != rule_family) {
-		*why = "an aggregate must be of the rule's address family";
-		return -EINVAL;
-	}
-	if (!out->prefix_len) {
-		*why = "an aggregate's prefix length must be at least 1";
-		return -EINVAL;
-	}
-	if (out->prefix_len > (out->family == SLUICE_FAMILY_IPV4 ? 32 : 128)) {
-		*why = "aggregate prefix length is too long for IPv4 (at most 32)";
-		return -ERANGE;
-	}
-	if (out->prefix_len >= source_prefix) {
-		*why = "an aggregate must be wider than the source prefix (ipv4-prefix, ipv6-prefix)";
-		return -EINVAL;
-	}
+/* s->aggregates[n], built into out, against the rule and the aggregates before it. */
+static int aggregate_check(const struct sluice_policy *p, const struct sluice_aggregate *out,
+			   const struct settings *s, const struct match *m, unsigned int n,
+			   const char **why)
+{
+	bool v4 = out->family == SLUICE_FAMILY_IPV4;
+	unsigned int source_prefix = v4 ? p->ipv4_prefix : p->ipv6_prefix;
+	char typed[96], other[96];
+	unsigned int i;
+
+	format_aggregate(typed, sizeof(typed), &s->aggregates[n]);
+	if (m && out->family != m->cidr.family)
+		return refuse(-EINVAL, why,
+			      "--aggregate %s is %s: an aggregate must be of the rule's address "
+			      "family (%s is %s)",
+			      typed, family_name(out->family), cidr_text(&m->cidr).text,
+			      family_name(m->cidr.family));
+	if (!out->prefix_len)
+		return refuse(-EINVAL, why, "--aggregate %s: the prefix length must be at least 1",
+			      typed);
+	if (out->prefix_len > (v4 ? 32 : 128))
+		return refuse(-ERANGE, why,
+			      "--aggregate %s: the prefix length is too long for IPv4 (at most 32)",
+			      typed);
+	if (out->prefix_len >= source_prefix)
+		return refuse(-EINVAL, why,
+			      "--aggregate %s must be wider than the source prefix, --%s-prefix %u",
+			      typed, v4 ? "ipv4" : "ipv6", source_prefix);
 	for (i = 0; i < n; i++) {
 		if (p->aggregates[i].family == out->family &&
 		    p->aggregates[i].prefix_len == out->prefix_len) {
-			*why = "two aggregates on the same prefix length";
-			return -EINVAL;
+			format_aggregate(other, sizeof(other), &s->aggregates[i]);
+			return refuse(-EINVAL, why,
+				      "--aggregate %s and --aggregate %s are on the same prefix "
+				      "length",
+				      other, typed);
 		}
 	}
 	return 0;
 }
 
 /* One aggregate, metered like a limiter of its own rate and burst. */
-static int aggregate_build(struct sluice_policy *p, const struct aggregate *a, uint8_t rule_family,
-			   int n, const char **why)
+static int aggregate_build(struct sluice_policy *p, const struct settings *rule,
+			   const struct match *m, unsigned int n, const char **why)
 {
+	const struct aggregate *a = &rule->aggregates[n];
 	struct sluice_aggregate *out = &p->aggregates[n];
+	struct limiter_name name = { NULL, "rate", "burst" };
 	struct sluice_policy meter = { 0 };
+	char prefix[112], typed[96];
 	struct settings s;
 	int err, i;
 
-	out->family = aggregate_family(a, rule_family);
+	out->family = aggregate_family(a, m ? m->cidr.family : SLUICE_FAMILY_ANY);
 	out->prefix_len = a->prefix_len;
-	err = aggregate_check(p, out, rule_family, n, why);
+	err = aggregate_check(p, out, rule, m, n, why);
 	if (err)
 		return err;
 	settings_default(&s);
 	s.rate = a->rate;
 	s.burst = a->burst;
-	err = a->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(&meter, &s, why)
-						  : meter_bytes(&meter, &s, why);
+	format_aggregate(typed, sizeof(typed), a);
+	snprintf(prefix, sizeof(prefix), "--aggregate %s: ", typed);
+	name.prefix = prefix;
+	err = a->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(&meter, &s, &name, why)
+						  : meter_bytes(&meter, &s, &name, why);
 	if (err)
 		return err;
 	out->interval = meter.interval;
@@ -352,18 +509,17 @@ static int aggregate_build(struct sluice_policy *p, const struct aggregate *a, u
 	return 0;
 }
 
-static int aggregates_build(struct sluice_policy *p, const struct settings *s, uint8_t rule_family,
-			    const char **why)
+static int aggregates_build(struct sluice_policy *p, const struct settings *s,
+			    const struct match *m, const char **why)
 {
 	unsigned int i;
 	int err;
 
-	if (s->n_aggregates > SLUICE_MAX_AGGREGATES) {
-		*why = "at most 4 aggregates per rule";
-		return -E2BIG;
-	}
+	if (s->n_aggregates > SLUICE_MAX_AGGREGATES)
+		return refuse(-E2BIG, why, "at most %d --aggregate per rule, not %u",
+			      SLUICE_MAX_AGGREGATES, s->n_aggregates);
 	for (i = 0; i < s->n_aggregates; i++) {
-		err = aggregate_build(p, &s->aggregates[i], rule_family, (int)i, why);
+		err = aggregate_build(p, s, m, i, why);
 		if (err)
 			return err;
 	}
@@ -420,18 +576,16 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 	int err;
 
 	memset(p, 0, sizeof(*p));
-	if (!s->rate.amount || !s->rate.period_ns) {
-		*why = "rate must be greater than zero";
-		return -EINVAL;
-	}
+	if (!s->rate.amount || !s->rate.period_ns)
+		return refuse(-EINVAL, why, "--rate must be greater than zero");
 	err = check_action(s, why);
 	if (!err && m)
 		err = check_match(m, why);
 	if (!err && m)
 		err = check_family(s, m, why);
 	if (!err)
-		err = s->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(p, s, why)
-							  : meter_bytes(p, s, why);
+		err = s->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(p, s, &main_limiter, why)
+							  : meter_bytes(p, s, &main_limiter, why);
 	if (!err)
 		err = pressure_build(p, s, why);
 	if (err)
@@ -449,7 +603,7 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 	p->ipv4_prefix = (uint8_t)s->ipv4_prefix;
 	p->ipv6_prefix = (uint8_t)s->ipv6_prefix;
 	masks_build(p);
-	err = aggregates_build(p, s, m ? m->cidr.family : SLUICE_FAMILY_ANY, why);
+	err = aggregates_build(p, s, m, why);
 	if (err)
 		return err;
 	if (m) {
@@ -690,10 +844,10 @@ int doc_validate(const struct policy_doc *doc, const char **why)
 		err = policy_build(&p, &doc->rules[i].settings, &doc->rules[i].match, 1, why);
 		if (err)
 			return err;
-		if (doc_group(doc, &doc->rules[i].match.cidr, members) < 0) {
-			*why = "more than 16 rules cover one source";
-			return -E2BIG;
-		}
+		if (doc_group(doc, &doc->rules[i].match.cidr, members) < 0)
+			return refuse(-E2BIG, why, "more than %d rules cover the sources of %s",
+				      SLUICE_MAX_CANDIDATES,
+				      cidr_text(&doc->rules[i].match.cidr).text);
 	}
 	return 0;
 }

@@ -50,10 +50,10 @@ const struct counter_info counter_info[SLUICE_CNT_MAX] = {
 		.help = "Packets from sources on the allow list, passed unmetered.",
 		.kind = COUNTER_TRAFFIC,
 	},
+	/* Not in the dropped family: that one is per rule, and the deny list comes before rules. */
 	[SLUICE_CNT_DENIED] = {
 		.name = "denied",
-		.metric = "dropped",
-		.reason = "deny",
+		.metric = "denied",
 		.help = "Packets from sources on the deny list, dropped.",
 		.kind = COUNTER_TRAFFIC,
 	},
@@ -113,13 +113,14 @@ const struct counter_info counter_info[SLUICE_CNT_MAX] = {
 		.name = "insert_full",
 		.metric = "insert_failed",
 		.reason = "full",
-		.help = "Buckets not created: every way of the set still held state; --on-full decided.",
+		.help = "Buckets not created: both of the source's sets were full of live buckets; "
+			"--on-full decided.",
 		.kind = COUNTER_TABLE,
 	},
 	[SLUICE_CNT_EVICTED] = {
 		.name = "evicted",
 		.metric = "evicted",
-		.help = "Idle buckets, refilled to their burst, given to new sources.",
+		.help = "Buckets idle long enough to have refilled, given to new sources.",
 		.kind = COUNTER_TABLE,
 	},
 	[SLUICE_CNT_CONTENDED] = {

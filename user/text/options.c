@@ -51,13 +51,10 @@ static int apply_action(struct cli_args *a, const char *v, const char **why)
 
 static int apply_dscp(struct cli_args *a, const char *v, const char **why)
 {
-	uint64_t dscp;
-	int err = parse_count(v, 0, 63, &dscp, why);
+	int err = parse_dscp(v, &a->settings.dscp, why);
 
-	if (!err) {
-		a->settings.dscp = (uint8_t)dscp;
+	if (!err)
 		a->settings.mark_dscp = true;
-	}
 	return err;
 }
 
@@ -385,7 +382,8 @@ const struct option_def option_table[OPT_MAX] = {
 			       "what happens over the limit: drop (default), mark (with --dscp "
 			       "and/or --ecn), or dry-run (pass, but count would-drops)"),
 	[OPT_DSCP] = LIMITER("dscp", "N", NULL, dscp,
-			     "mark: rewrite the DSCP of over-limit packets to N (0-63)"),
+			     "mark: rewrite the DSCP of over-limit packets to N: 0-63, or a class name (ef, "
+			     "af11-af43, cs0-cs7)"),
 	[OPT_ECN] = LIMITER("ecn", NULL, NULL, ecn,
 			    "mark: set ECN CE on over-limit packets; drop those not ECN-capable"),
 	/* Not on set: a bucket's key is its prefix, fixed while the rule lives. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Amounts with units: rates, bursts, counts and durations, parsed and formatted. */
-#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "values/number.h"
@@ -11,24 +11,46 @@ struct unit {
 	const char *name;
 	uint64_t value;
 	uint8_t kind; /* enum sluice_rate_unit */
+	bool alias;   /* parsed, never printed: format uses the first spelling */
 };
 
 /* Amount suffixes: packets, bits and bytes, SI multipliers, spelled apart. */
 static const struct unit amounts[] = {
-	{ "", 1, SLUICE_UNIT_PACKETS },		  { "k", 1000, SLUICE_UNIT_PACKETS },
-	{ "M", 1000000, SLUICE_UNIT_PACKETS },	  { "bit", 1, SLUICE_UNIT_BITS },
-	{ "kbit", 1000, SLUICE_UNIT_BITS },	  { "mbit", 1000000, SLUICE_UNIT_BITS },
-	{ "Mbit", 1000000, SLUICE_UNIT_BITS },	  { "gbit", 1000000000, SLUICE_UNIT_BITS },
-	{ "Gbit", 1000000000, SLUICE_UNIT_BITS }, { "B", 1, SLUICE_UNIT_BYTES },
-	{ "kB", 1000, SLUICE_UNIT_BYTES },	  { "MB", 1000000, SLUICE_UNIT_BYTES },
-	{ "GB", 1000000000, SLUICE_UNIT_BYTES },  { NULL, 0, 0 },
+	{ "", 1, SLUICE_UNIT_PACKETS, false },
+	{ "k", 1000, SLUICE_UNIT_PACKETS, false },
+	{ "K", 1000, SLUICE_UNIT_PACKETS, true },
+	{ "M", 1000000, SLUICE_UNIT_PACKETS, false },
+	{ "bit", 1, SLUICE_UNIT_BITS, false },
+	{ "kbit", 1000, SLUICE_UNIT_BITS, false },
+	{ "Kbit", 1000, SLUICE_UNIT_BITS, true },
+	{ "mbit", 1000000, SLUICE_UNIT_BITS, false },
+	{ "Mbit", 1000000, SLUICE_UNIT_BITS, true },
+	{ "gbit", 1000000000, SLUICE_UNIT_BITS, false },
+	{ "Gbit", 1000000000, SLUICE_UNIT_BITS, true },
+	{ "B", 1, SLUICE_UNIT_BYTES, false },
+	{ "kB", 1000, SLUICE_UNIT_BYTES, false },
+	{ "KB", 1000, SLUICE_UNIT_BYTES, true },
+	{ "MB", 1000000, SLUICE_UNIT_BYTES, false },
+	{ "GB", 1000000000, SLUICE_UNIT_BYTES, false },
+	{ NULL, 0, 0, false },
+};
+
+static const char *const kind_nouns[] = {
+	[SLUICE_UNIT_PACKETS] = "packets",
+	[SLUICE_UNIT_BITS] = "bits",
+	[SLUICE_UNIT_BYTES] = "bytes",
 };
 
 static const struct unit periods[] = {
-	{ "s", NSEC_PER_SEC, 0 },
-	{ "m", 60 * NSEC_PER_SEC, 0 },
-	{ "h", 3600 * NSEC_PER_SEC, 0 },
-	{ NULL, 0, 0 },
+	{ "s", NSEC_PER_SEC, 0, false },
+	{ "sec", NSEC_PER_SEC, 0, true },
+	{ "second", NSEC_PER_SEC, 0, true },
+	{ "m", 60 * NSEC_PER_SEC, 0, false },
+	{ "min", 60 * NSEC_PER_SEC, 0, true },
+	{ "minute", 60 * NSEC_PER_SEC, 0, true },
+	{ "h", 3600 * NSEC_PER_SEC, 0, false },
+	{ "hour", 3600 * NSEC_PER_SEC, 0, true },
+	{ NULL, 0, 0, false },
 };
 
 static const struct unit *unit_find(const struct unit *table, const char *s, size_t len)
@@ -39,50 +61,59 @@ static const struct unit *unit_find(const struct unit *table, const char *s, siz
 	return NULL;
 }
 
-/* NUMBER with a suffix from `amounts`, running up to `end`. */
-static int parse_amount(const char *s, const char *end, uint64_t *out, const struct unit **unit,
-			const char **why)
+/* "1.5 is not a whole number of packets": the amount as typed, and what it counts. */
+static int not_whole(const char *s, const char *end, const char *noun, const char **why)
 {
-	uint64_t v;
-	int err;
+	static char msg[96];
+	int len = end - s > 32 ? 32 : (int)(end - s);
 
-	err = parse_digits(&s, &v, why);
-	if (err)
-		return err;
-	*unit = unit_find(amounts, s, (size_t)(end - s));
-	if (!*unit) {
-		*why = "unknown unit (packets: k, M; bits: kbit, mbit, gbit; bytes: B, kB, MB, GB)";
-		return -EINVAL;
-	}
-	if (v > UINT64_MAX / (*unit)->value) {
-		*why = "number is too large";
-		return -ERANGE;
-	}
-	*out = v * (*unit)->value;
-	return 0;
+	snprintf(msg, sizeof(msg), "%.*s%s is not a whole number%s%s", len, s,
+		 len < end - s ? "..." : "", noun ? " of " : "", noun ?: "");
+	*why = msg;
+	return -EINVAL;
 }
 
-/* Counts take the packet multipliers k and M only. */
-static int parse_scaled(const char *s, const char *end, uint64_t *out, const char **why)
+/*
+ * A decimal with a suffix from `amounts`, running up to `end`, exact to the
+ * unit: 1.5k is 1500 packets, 1.0005k is refused. A count takes the packet
+ * multipliers only, and counts things other than packets.
+ */
+static int parse_amount(const char *s, const char *end, bool count, uint64_t *out,
+			const struct unit **unit, const char **why)
 {
-	const struct unit *unit;
+	const char *p = s;
+	struct decimal d;
 	int err;
 
-	err = parse_amount(s, end, out, &unit, why);
-	if (!err && unit->kind != SLUICE_UNIT_PACKETS) {
+	err = parse_decimal(&p, &d, why);
+	if (err)
+		return err;
+	*unit = unit_find(amounts, p, (size_t)(end - p));
+	if (!*unit) {
+		*why = count ? "expected a number (k and M allowed)"
+			     : "unknown unit (packets: k, M; bits: kbit, mbit, gbit; bytes: B, kB, MB, GB)";
+		return -EINVAL;
+	}
+	if (count && (*unit)->kind != SLUICE_UNIT_PACKETS) {
 		*why = "expected a plain number (k and M allowed)";
 		return -EINVAL;
 	}
+	err = decimal_scale(&d, (*unit)->value, out);
+	if (err == -EDOM)
+		return not_whole(s, end, count ? NULL : kind_nouns[(*unit)->kind], why);
+	if (err)
+		*why = "number is too large";
 	return err;
 }
 
 int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why)
 {
 	static char msg[96];
+	const struct unit *unit;
 	uint64_t v;
 	int err;
 
-	err = parse_scaled(s, s + strlen(s), &v, why);
+	err = parse_amount(s, s + strlen(s), true, &v, &unit, why);
 	if (err)
 		return err;
 	if (v < min || v > max) {
@@ -95,36 +126,24 @@ int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const 
 	return 0;
 }
 
-/* Whole seconds to nanoseconds, refusing what would overflow. */
-static int seconds_to_ns(uint64_t whole, uint64_t *ns, const char **why)
-{
-	if (whole > UINT64_MAX / NSEC_PER_SEC / 2) {
-		*why = "number is too large";
-		return -ERANGE;
-	}
-	*ns = whole * NSEC_PER_SEC;
-	return 0;
-}
-
 int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why)
 {
 	static char msg[96];
-	uint64_t whole, ns, scale = NSEC_PER_SEC / 10;
+	struct decimal d;
+	uint64_t ns;
 	int err;
 
-	err = parse_digits(&s, &whole, why);
-	if (!err)
-		err = seconds_to_ns(whole, &ns, why);
+	err = parse_decimal(&s, &d, why);
 	if (err)
 		return err;
-	if (*s == '.' && s[1]) {
-		/* Up to nanoseconds; a digit beyond is a mistake, not rounding. */
-		for (s++; *s >= '0' && *s <= '9' && scale; s++, scale /= 10)
-			ns += (uint64_t)(*s - '0') * scale;
-	}
 	if (*s) {
 		*why = "expected seconds, e.g. 1 or 0.5";
 		return -EINVAL;
+	}
+	/* Nine places are whole nanoseconds: only overflow can fail. */
+	if (decimal_scale(&d, NSEC_PER_SEC, &ns)) {
+		*why = "number is too large";
+		return -ERANGE;
 	}
 	if (ns < min_ns || ns > max_ns) {
 		snprintf(msg, sizeof(msg), "must be between %g and %g seconds",
@@ -136,23 +155,53 @@ int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out
 	return 0;
 }
 
-/* The largest suffix of `kind` that divides v exactly, so it parses back. */
+/* The largest printed suffix of `kind` that divides v exactly, so it parses back. */
 static const struct unit *unit_exact(uint64_t v, uint8_t kind)
 {
 	const struct unit *u, *best = NULL;
 
 	for (u = amounts; u->name; u++)
-		if (u->kind == kind && !(v % u->value) && (!best || u->value > best->value) &&
-		    (kind != SLUICE_UNIT_BITS || islower(u->name[0]) || u->name[0] == 'b'))
+		if (u->kind == kind && !u->alias && !(v % u->value) &&
+		    (!best || u->value > best->value))
 			best = u;
 	return best;
+}
+
+/*
+ * Past these no option takes a rate. The limits a rate meters are lower
+ * (policy.c): the message names them, the bound here only keeps the
+ * arithmetic of --new-sources, which goes higher, safe.
+ */
+static int rate_check_max(uint64_t amount, const struct unit *period, const struct unit *unit,
+			  const char **why)
+{
+	static char msg[128];
+	uint64_t max = unit->kind == SLUICE_UNIT_PACKETS ? RATE_MAX_PER_SEC
+		       : unit->kind == SLUICE_UNIT_BITS	 ? 8 * BYTE_RATE_MAX_PER_SEC
+							 : BYTE_RATE_MAX_PER_SEC;
+
+	if (amount / (period->value / NSEC_PER_SEC) <= max)
+		return 0;
+	if (unit->kind == SLUICE_UNIT_PACKETS)
+		snprintf(msg, sizeof(msg),
+			 "rate is too high (a limit meters at most %lluM/s, --new-sources at most "
+			 "%lluM/s)",
+			 (unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000),
+			 (unsigned long long)(RATE_MAX_PER_SEC / 1000000));
+	else
+		snprintf(msg, sizeof(msg),
+			 "bandwidth is too high (a limit meters at most %llumbit/s, %lluMB/s)",
+			 (unsigned long long)(8 * BYTE_RATE_METERED_MAX_PER_SEC / 1000000),
+			 (unsigned long long)(BYTE_RATE_METERED_MAX_PER_SEC / 1000000));
+	*why = msg;
+	return -ERANGE;
 }
 
 int parse_rate(const char *s, struct rate *rate, const char **why)
 {
 	const struct unit *period, *unit;
-	uint64_t amount, per_second_max;
 	const char *slash;
+	uint64_t amount;
 	int err;
 
 	slash = strchr(s, '/');
@@ -160,7 +209,7 @@ int parse_rate(const char *s, struct rate *rate, const char **why)
 		*why = "expected AMOUNT/UNIT, e.g. 500/s, 30/m, 10k/s, 10mbit/s, 500kB/s";
 		return -EINVAL;
 	}
-	err = parse_amount(s, slash, &amount, &unit, why);
+	err = parse_amount(s, slash, false, &amount, &unit, why);
 	if (err)
 		return err;
 	period = unit_find(periods, slash + 1, strlen(slash + 1));
@@ -172,14 +221,9 @@ int parse_rate(const char *s, struct rate *rate, const char **why)
 		*why = "rate must be greater than zero";
 		return -EINVAL;
 	}
-	per_second_max = unit->kind == SLUICE_UNIT_PACKETS ? RATE_MAX_PER_SEC
-			 : unit->kind == SLUICE_UNIT_BITS  ? 8 * BYTE_RATE_MAX_PER_SEC
-							   : BYTE_RATE_MAX_PER_SEC;
-	if (amount / (period->value / NSEC_PER_SEC) > per_second_max) {
-		*why = unit->kind == SLUICE_UNIT_PACKETS ? "rate is too high (at most 1000M/s)"
-							 : "rate is too high (at most 1000gbit/s)";
-		return -ERANGE;
-	}
+	err = rate_check_max(amount, period, unit, why);
+	if (err)
+		return err;
 	rate->amount = amount;
 	rate->period_ns = period->value;
 	rate->unit = unit->kind;
@@ -192,7 +236,7 @@ int parse_burst(const char *s, struct burst *burst, const char **why)
 	uint64_t v;
 	int err;
 
-	err = parse_amount(s, s + strlen(s), &v, &unit, why);
+	err = parse_amount(s, s + strlen(s), false, &v, &unit, why);
 	if (err)
 		return err;
 	if (unit->kind == SLUICE_UNIT_BITS) {
@@ -213,7 +257,7 @@ void format_rate(char *buf, unsigned long len, const struct rate *rate)
 {
 	const struct unit *period = periods, *u = unit_exact(rate->amount, rate->unit);
 
-	while (period->name && period->value != rate->period_ns)
+	while (period->name && (period->alias || period->value != rate->period_ns))
 		period++;
 	snprintf(buf, len, "%llu%s/%s", (unsigned long long)(rate->amount / u->value), u->name,
 		 period->name ? period->name : "?");

@@ -24,9 +24,12 @@ struct burst {
 	bool bytes;
 };
 
-/* Highest packet rate we accept: one packet per nanosecond. */
+/*
+ * Highest packet rate any option takes: one packet per nanosecond, for
+ * --new-sources; a limit meters at most RATE_METERED_MAX_PER_SEC.
+ */
 #define RATE_MAX_PER_SEC 1000000000ULL
-/* Highest byte rate: 1 Tbit/s. */
+/* Highest byte rate parsed, 1 Tbit/s; a limit meters at most BYTE_RATE_METERED_MAX_PER_SEC. */
 #define BYTE_RATE_MAX_PER_SEC 125000000000ULL
 /* Highest rates a limit meters within 0.1% (user/policy/policy.c); new-sources may go higher. */
 #define RATE_METERED_MAX_PER_SEC      16000000ULL
@@ -35,13 +38,19 @@ struct burst {
 #define BURST_BYTES_MAX		      (1ULL << 40)
 #define MAX_SOURCES_MAX		      100000000ULL
 
+/*
+ * Amounts may have a fraction, exact to the unit: 1.5k/s, 2.5mbit/s, 1.5kB;
+ * 1.5/s is refused (not a whole number of packets). Periods: s, sec, second,
+ * m, min, minute, h, hour. k and K, kbit and Kbit, kB and KB are the same.
+ */
 int parse_rate(const char *s, struct rate *rate, const char **why);
 int parse_burst(const char *s, struct burst *burst, const char **why);
+/* A whole number, with k or M if wanted (1.5k is 1500), from min to max. */
 int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
 /* Seconds with an optional fraction ("1", "0.25"), to nanoseconds. */
 int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why);
 
-/* Canonical spellings that parse back to the same value. */
+/* Canonical spellings that parse back to the same value: lowercase k, kbit, kB; s, m, h. */
 void format_rate(char *buf, unsigned long len, const struct rate *rate);
 void format_burst(char *buf, unsigned long len, const struct burst *burst);
 

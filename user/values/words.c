@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 #include <netinet/in.h>
 #include <linux/if_link.h>
 #include "sluice.h"
@@ -48,11 +49,12 @@ int parse_mode(const char *s, uint32_t *xdp_flags, const char **why)
 		*xdp_flags = XDP_FLAGS_DRV_MODE;
 		return 0;
 	}
-	if (!strcmp(s, "generic")) {
+	/* skb: what ip link and xdp-loader call generic mode. */
+	if (!strcmp(s, "generic") || !strcmp(s, "skb")) {
 		*xdp_flags = XDP_FLAGS_SKB_MODE;
 		return 0;
 	}
-	*why = "expected native or generic";
+	*why = "expected native, generic or skb";
 	return -EINVAL;
 }
 
@@ -106,4 +108,52 @@ int parse_port_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why
 	*lo = (uint16_t)a;
 	*hi = (uint16_t)b;
 	return 0;
+}
+
+/*
+ * The DSCP classes with names: class selectors csN = N << 3 (RFC 2474),
+ * assured forwarding afXY = X << 3 | Y << 1, class X and drop precedence Y
+ * (RFC 2597), expedited forwarding ef (RFC 3246).
+ */
+static const struct {
+	const char *name;
+	uint8_t dscp;
+} dscp_classes[] = {
+	{ "cs0", 0 },	{ "cs1", 8 },	{ "cs2", 16 },	{ "cs3", 24 },	{ "cs4", 32 },
+	{ "cs5", 40 },	{ "cs6", 48 },	{ "cs7", 56 },	{ "af11", 10 }, { "af12", 12 },
+	{ "af13", 14 }, { "af21", 18 }, { "af22", 20 }, { "af23", 22 }, { "af31", 26 },
+	{ "af32", 28 }, { "af33", 30 }, { "af41", 34 }, { "af42", 36 }, { "af43", 38 },
+	{ "ef", 46 },
+};
+
+#define N_DSCP_CLASSES (sizeof(dscp_classes) / sizeof(dscp_classes[0]))
+
+int parse_dscp(const char *s, uint8_t *dscp, const char **why)
+{
+	const char *p = s;
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < N_DSCP_CLASSES; i++) {
+		if (!strcasecmp(s, dscp_classes[i].name)) {
+			*dscp = dscp_classes[i].dscp;
+			return 0;
+		}
+	}
+	if (parse_digits(&p, &v, why) || *p || v > DSCP_MAX) {
+		*why = "expected 0-63 or a class: cs0-cs7, af11-af43, ef";
+		return -EINVAL;
+	}
+	*dscp = (uint8_t)v;
+	return 0;
+}
+
+const char *dscp_name(uint8_t dscp)
+{
+	size_t i;
+
+	for (i = 0; i < N_DSCP_CLASSES; i++)
+		if (dscp_classes[i].dscp == dscp)
+			return dscp_classes[i].name;
+	return NULL;
 }

@@ -3,11 +3,18 @@
 #ifndef SLUICE_VALUES_WORDS_H
 #define SLUICE_VALUES_WORDS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 int parse_action(const char *s, uint32_t *action, const char **why);
 const char *action_name(uint32_t action);
+/* native, or generic (also spelled skb, as xdp-loader does). */
 int parse_mode(const char *s, uint32_t *xdp_flags, const char **why);
+#define DSCP_MAX 63
+/* 0-63, or a class name, any case: cs0-cs7, af11-af43 (drop precedence 1-3), ef. */
+int parse_dscp(const char *s, uint8_t *dscp, const char **why);
+/* The lowercase class name of a DSCP value, or NULL when it has none. */
+const char *dscp_name(uint8_t dscp);
 int parse_proto(const char *s, uint8_t *proto, const char **why);
 const char *proto_name(uint8_t proto);
 int parse_port_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why);
