@@ -127,4 +127,26 @@ check "deny list empty" test -z "$("$SLUICE" deny ls "$LAB_HOST")"
 check "detach" "$SLUICE" detach "$LAB_HOST"
 check "--mode skb" "$SLUICE" attach "$LAB_HOST" --rate 100/s --mode skb
 check "skb is generic" grep -q generic <<<"$("$SLUICE" status "$LAB_HOST")"
+# An interface name the kernel allows but UTF-8 does not: every JSON output
+# stays UTF-8 (U+FFFD in its place) and carries the raw bytes as ifname_hex.
+ODD=$'slz\xff'$$
+ODD_PEER=sly$$
+trap '"$SLUICE" detach "$ODD" >/dev/null 2>&1; ip link del "$ODD" 2>/dev/null; lab_down' EXIT
+odd_hex=$(printf '%s' "$ODD" | od -An -tx1 | tr -d ' \n')
+# iconv refuses any byte sequence that is not UTF-8; jq then parses the JSON.
+strict_utf8() { iconv -f UTF-8 -t UTF-8 >/dev/null; }
+strict_json() { local in; in=$(cat); strict_utf8 <<<"$in" && jq -e . <<<"$in" >/dev/null; }
+check "a veth with a non-UTF-8 name" ip link add "$ODD" type veth peer name "$ODD_PEER"
+check "attach to it" "$SLUICE" attach "$ODD" --rate 10/s
+for cmd in "status" "stats" "top"; do
+	out=$("$SLUICE" $cmd "$ODD" --json)
+	check "$cmd --json of it is strict UTF-8 JSON" strict_json <<<"$out"
+	check "$cmd --json gives ifname_hex" test "$(jq -r '(if type == "array" then .[0] else . end).ifname_hex' <<<"$out")" = "$odd_hex"
+done
+check "status --json of a UTF-8 name has no ifname_hex" test "$("$SLUICE" status "$LAB_HOST" -j | jq '.[0] | has("ifname_hex")')" = false
+out=$("$SLUICE" stats "$ODD" --prometheus)
+check "Prometheus labels of it are UTF-8" strict_utf8 <<<"$out"
+check "promtool accepts them" promtool check metrics <<<"$out"
+check "detach it" "$SLUICE" detach "$ODD"
+ip link del "$ODD" 2>/dev/null
 lab_finish

@@ -114,21 +114,34 @@ void json_string(struct json *j, const char *key, const char *value)
 		json_escaped(j->out, value);
 }
 
-void json_name(struct json *j, const char *key, const char *name)
+/* "hex_key": the bytes of name in hex, when name is not valid UTF-8. */
+static void json_hex(struct json *j, const char *hex_key, const char *name)
 {
-	char hex_key[128];
 	const char *p;
 
-	json_string(j, key, name);
-	if (!key || utf8_valid(name))
-		return;
-	snprintf(hex_key, sizeof(hex_key), "%s_hex", key);
-	if (!json_prefix(j, hex_key))
+	if (utf8_valid(name) || !json_prefix(j, hex_key))
 		return;
 	fputc('"', j->out);
 	for (p = name; *p; p++)
 		fprintf(j->out, "%02x", (unsigned char)*p);
 	fputc('"', j->out);
+}
+
+void json_name(struct json *j, const char *key, const char *name)
+{
+	char hex_key[128];
+
+	json_string(j, key, name);
+	if (!key)
+		return;
+	snprintf(hex_key, sizeof(hex_key), "%s_hex", key);
+	json_hex(j, hex_key, name);
+}
+
+void json_ifname(struct json *j, const char *ifname)
+{
+	json_string(j, "interface", ifname);
+	json_hex(j, "ifname_hex", ifname);
 }
 
 void json_u64(struct json *j, const char *key, uint64_t value)

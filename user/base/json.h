@@ -38,6 +38,8 @@ void json_string(struct json *j, const char *key, const char *value);
  * Inside arrays (key NULL) only the string.
  */
 void json_name(struct json *j, const char *key, const char *name);
+/* An interface name: "interface", and "ifname_hex" when it is not UTF-8. */
+void json_ifname(struct json *j, const char *ifname);
 void json_u64(struct json *j, const char *key, uint64_t value);
 void json_bool(struct json *j, const char *key, bool value);
 /* A number with `decimals` digits after the point (rates). */

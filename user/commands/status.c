@@ -71,7 +71,7 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	char opts[640];
 
 	json_object_begin(j, NULL);
-	json_name(j, "interface", is->ifname);
+	json_ifname(j, is->ifname);
 	json_string(j, "state", is->health);
 	json_string(j, "mode", is->mode);
 	json_u64(j, "prog_id", is->prog_id);
@@ -105,7 +105,7 @@ static void status_json_error(struct json *j, const char *ifname, int err)
 
 	snprintf(msg, sizeof(msg), "cannot read the state: %s", strerror(-err));
 	json_object_begin(j, NULL);
-	json_name(j, "interface", ifname);
+	json_ifname(j, ifname);
 	json_string(j, "error", msg);
 	json_object_end(j);
 }

@@ -222,7 +222,7 @@ static int top_json(const struct top_opts *o, const struct top_view *v, size_t s
 
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
-	json_name(&j, "interface", o->ifname);
+	json_ifname(&j, o->ifname);
 	json_u64(&j, "time_ns", v->time_ns);
 	json_string(&j, "sort", sort_names[o->sort]);
 	json_double(&j, "interval_s", v->window_s, 6);

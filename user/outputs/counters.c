@@ -96,7 +96,7 @@ int counters_json(const char *ifname, const struct sample *s, const struct sampl
 
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
-	json_name(&j, "interface", ifname);
+	json_ifname(&j, ifname);
 	json_u64(&j, "time_ns", s->time_ns);
 	if (prev)
 		json_double(&j, "interval_s", (double)dt / NSEC_PER_SEC, 6);

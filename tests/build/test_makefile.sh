@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The Makefile as a packager uses it: quiet unless V=1, the caller's
+# CPPFLAGS and LDFLAGS on every compile and link, a plain build that needs
+# no libFuzzer (libclang-rt), and man pages and completion in `make all`.
+# Dry runs (make -n) into an empty build directory: nothing is built.
+set -u
+cd "$(dirname "$0")/../.."
+
+passed=0
+failed=0
+out=$(mktemp -d /tmp/sluice-make.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1"; failed=$((failed + 1)); }
+expect() { if "${@:2}" >/dev/null 2>&1; then ok "$1"; else fail "$1"; fi; }
+
+dry() { make -n --no-print-directory OUTPUT="$out" "$@" 2>&1; }
+
+plain=$(dry all)
+expect "make all builds sluice" grep -q -- "-o $out/sluice\$" <<<"$plain"
+expect "make all builds the man pages" grep -q "scdoc < $out/sluice.8.scd > $out/sluice.8" <<<"$plain"
+expect "make all builds sluice.conf(5)" grep -q "$out/sluice.conf.5" <<<"$plain"
+expect "make all builds the completion" grep -q "completion > $out/sluice.bash" <<<"$plain"
+expect "make all builds no libFuzzer target" bash -c "! grep -q -- '-fsanitize=fuzzer' <<<\"\$0\"" "$plain"
+expect "make fuzzers builds the libFuzzer target" grep -q -- '-fsanitize=fuzzer' <<<"$(dry fuzzers)"
+# One real object, to see what a build prints.
+quiet=$(make --no-print-directory OUTPUT="$out" "$out/user/values/number.o" 2>&1)
+expect "quiet by default: one short line per step" grep -qE "^  CC +$out/user/values/number.o\$" <<<"$quiet"
+expect "quiet by default: no compiler command lines" bash -c "! grep -qE '^(cc|gcc|clang) ' <<<\"\$0\"" "$quiet"
+rm -f "$out/user/values/number.o"
+loud=$(make --no-print-directory OUTPUT="$out" V=1 "$out/user/values/number.o" 2>&1)
+expect "V=1: the full compiler command" grep -qE "^(cc|gcc) .*-c user/values/number.c" <<<"$loud"
+
+flags=$(dry V=1 all CPPFLAGS=-DSLUICE_CPPFLAGS_SEEN LDFLAGS=-Wl,-zsluice-ldflags-seen)
+compiles=$(grep -E '^(cc|gcc) .* -c ' <<<"$flags")
+links=$(grep -E '^(cc|gcc) .* -o '"$out"'/(sluice|sluice-docgen|test-unit)$' <<<"$flags")
+expect "V=1 shows full commands" test -n "$compiles"
+expect "CPPFLAGS reach every compile" bash -c "! grep -v -- -DSLUICE_CPPFLAGS_SEEN <<<\"\$0\" | grep -q ." "$compiles"
+expect "LDFLAGS reach the links" bash -c "test \$(grep -c -- -Wl,-zsluice-ldflags-seen <<<\"\$0\") = 3" "$links"
+expect "make deps lists scdoc and bash-completion" bash -c 'make -s print-DEB_PACKAGES | grep -qw scdoc && make -s print-DEB_PACKAGES | grep -qw bash-completion'
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
