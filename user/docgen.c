@@ -62,7 +62,8 @@ static void man_options(FILE *out)
 		fputc('\n', out);
 		man_sentence(out, o->help);
 		if (o->values)
-			fprintf(out, "\n\tValues: %s.\n", o->values[0] == '@' ? "a file name" : o->values);
+			fprintf(out, "\n\tValues: %s.\n",
+				o->values[0] == '@' ? "a file name" : o->values);
 		fprintf(out, "\n\t%s: ", o->scope == SCOPE_GLOBAL ? "Accepted by" : "Taken by");
 		man_takers(out, i, false);
 		fprintf(out, ".\n\n");
@@ -139,9 +140,11 @@ static void completion_values(FILE *out)
 		if (!o->values)
 			fprintf(out, ")\n\t\treturn 0 ;;\n");
 		else if (o->values[0] == '@')
-			fprintf(out, ")\n\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n\t\treturn 0 ;;\n");
+			fprintf(out,
+				")\n\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n\t\treturn 0 ;;\n");
 		else
-			fprintf(out, ")\n\t\tCOMPREPLY=($(compgen -W '%s' -- \"$cur\"))\n\t\treturn 0 ;;\n",
+			fprintf(out,
+				")\n\t\tCOMPREPLY=($(compgen -W '%s' -- \"$cur\"))\n\t\treturn 0 ;;\n",
 				o->values);
 	}
 	fprintf(out, "\tesac\n");
@@ -178,7 +181,8 @@ static void completion_verbs(FILE *out, const struct command *c)
 	const struct verb *v;
 
 	for (v = c->verbs; v->name; v++)
-		fprintf(out, " %s%s%s", v->name, v->aliases ? " " : "", v->aliases ? v->aliases : "");
+		fprintf(out, " %s%s%s", v->name, v->aliases ? " " : "",
+			v->aliases ? v->aliases : "");
 }
 
 /* Per command: its options, its verbs, and which interfaces its IFACE can be. */
@@ -194,9 +198,9 @@ static void completion_commands(FILE *out)
 		if ((*c)->verbs)
 			completion_verbs(out, *c);
 		fprintf(out, "'\n\t\tifaces=%s ;;\n",
-			(*c)->iface == IFACE_NONE    ? "none"
-			: (*c)->id == CMD_ATTACH     ? "all"
-						     : "attached");
+			(*c)->iface == IFACE_NONE ? "none"
+			: (*c)->id == CMD_ATTACH  ? "all"
+						  : "attached");
 	}
 	fprintf(out, "\tesac\n");
 }

@@ -67,8 +67,8 @@ static int unknown_command(const char *word)
 		names[n] = command_table[n]->name;
 	near = word[0] == '-' ? NULL : nearest_name(word, names, n);
 	if (word[0] == '-')
-		return fail_input(NULL, "unknown option '%s' before the command (see 'sluice --help')",
-				  word);
+		return fail_input(
+			NULL, "unknown option '%s' before the command (see 'sluice --help')", word);
 	if (near)
 		return fail_input(NULL, "unknown command '%s' (did you mean '%s'?)", word, near);
 	return fail_input(NULL, "unknown command '%s' (see 'sluice --help')", word);
@@ -94,7 +94,8 @@ static int take_positionals(const struct command *c, struct cli_args *a)
 
 	if (c->verbs) {
 		if (!a->nargs)
-			return fail_input(c->name, "missing a verb (see 'sluice %s --help')", c->name);
+			return fail_input(c->name, "missing a verb (see 'sluice %s --help')",
+					  c->name);
 		v = verb_find(c, a->args[0]);
 		if (!v)
 			return unknown_verb(c, a->args[0]);

@@ -48,12 +48,10 @@ static void test_long_options(void)
 	check(parse(CMD_SET, &a, (char *[]){ "--mode", "native", NULL }) == 2,
 	      "another command's option is refused", " ");
 	cli_args_free(&a);
-	check(parse(CMD_ATTACH, &a, (char *[]){ "--mode", "skb", NULL }) == -1 &&
-		      a.given[OPT_MODE],
+	check(parse(CMD_ATTACH, &a, (char *[]){ "--mode", "skb", NULL }) == -1 && a.given[OPT_MODE],
 	      "attach takes --mode", " ");
 	cli_args_free(&a);
-	check(parse(CMD_SET, &a, (char *[]){ "--ecn=1", NULL }) == 2, "a flag takes no value",
-	      " ");
+	check(parse(CMD_SET, &a, (char *[]){ "--ecn=1", NULL }) == 2, "a flag takes no value", " ");
 	cli_args_free(&a);
 	check(parse(CMD_SET, &a, (char *[]){ "--rate", NULL }) == 2, "a missing value", " ");
 	cli_args_free(&a);
@@ -93,7 +91,8 @@ static void test_short_and_optional(void)
 	      "--watch=0.5", " ");
 	cli_args_free(&a);
 	check(parse(CMD_RULE, &a,
-		    (char *[]){ "--aggregate", "/24=5/s", "--aggregate", "/16=50/s", NULL }) == -1 &&
+		    (char *[]){ "--aggregate", "/24=5/s", "--aggregate", "/16=50/s", NULL }) ==
+			      -1 &&
 		      a.settings.n_aggregates == 2,
 	      "--aggregate repeats", " ");
 	cli_args_free(&a);
@@ -101,10 +100,12 @@ static void test_short_and_optional(void)
 
 /* A sample value for every limiter and match option, to round-trip through show. */
 static const char *const samples[OPT_MAX] = {
-	[OPT_RATE] = "1.5k/s",	      [OPT_BURST] = "300",	       [OPT_ACTION] = "mark",
-	[OPT_DSCP] = "10",	      [OPT_IPV4_PREFIX] = "24",	       [OPT_IPV6_PREFIX] = "56",
-	[OPT_NEW_SOURCES] = "20k/s",  [OPT_OVERFLOW_RATE] = "100/s", [OPT_INITIAL_BURST] = "20",
-	[OPT_ON_FULL] = "pass",	      [OPT_AGGREGATE] = "/24=5000/s", [OPT_PROTO] = "udp",
+	[OPT_RATE] = "1.5k/s",		[OPT_BURST] = "300",
+	[OPT_ACTION] = "mark",		[OPT_DSCP] = "10",
+	[OPT_IPV4_PREFIX] = "24",	[OPT_IPV6_PREFIX] = "56",
+	[OPT_NEW_SOURCES] = "20k/s",	[OPT_OVERFLOW_RATE] = "100/s",
+	[OPT_INITIAL_BURST] = "20",	[OPT_ON_FULL] = "pass",
+	[OPT_AGGREGATE] = "/24=5000/s", [OPT_PROTO] = "udp",
 	[OPT_DPORT] = "53-54",
 };
 
@@ -136,14 +137,15 @@ static void test_show_round_trip(void)
 	for (char *w = strtok(shown, " "); w; w = strtok(NULL, " ")) {
 		int id = option_find(w);
 
-		if (id < 0 || option_apply(&b, id, option_table[id].metavar ? strtok(NULL, " ") : NULL,
-					   &why)) {
+		if (id < 0 ||
+		    option_apply(&b, id, option_table[id].metavar ? strtok(NULL, " ") : NULL,
+				 &why)) {
 			err = 1;
 			break;
 		}
 	}
-	check(!err && settings_equal(&a.settings, &b.settings), "show parses back to the same settings",
-	      " ");
+	check(!err && settings_equal(&a.settings, &b.settings),
+	      "show parses back to the same settings", " ");
 }
 
 static void test_takers(void)

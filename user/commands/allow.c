@@ -7,7 +7,8 @@ const struct command cmd_allow = {
 	.name = "allow",
 	.summary = "add, delete or list sources never limited",
 	.synopsis = LIST_SYNOPSIS,
-	.description = "Sources on the allow list are never limited and never get a bucket.\n" LIST_DESCRIPTION,
+	.description =
+		"Sources on the allow list are never limited and never get a bucket.\n" LIST_DESCRIPTION,
 	.verbs = list_verbs,
 	.more_args = true,
 	.iface = IFACE_REQUIRED,

@@ -127,8 +127,10 @@ static int attach_staged(struct sluice *skel, const struct attach_opts *o, const
 
 static int attach_run(struct cli_args *a, struct state *unused)
 {
-	struct attach_opts o = { .ifname = a->ifname, .doc = *a->doc,
-				 .max_sources = a->max_sources, .xdp_flags = a->xdp_flags };
+	struct attach_opts o = { .ifname = a->ifname,
+				 .doc = *a->doc,
+				 .max_sources = a->max_sources,
+				 .xdp_flags = a->xdp_flags };
 	struct sluice *skel = NULL;
 	char staging[IF_NAMESIZE + 16];
 	int ret, err;

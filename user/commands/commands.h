@@ -32,9 +32,9 @@ struct verb {
 struct command {
 	enum command_id id;
 	const char *name;
-	const char *summary;	 /* one line, for 'sluice --help' */
-	const char *synopsis;	 /* usage lines, each after "sluice NAME " */
-	const char *description; /* for --help and the man page */
+	const char *summary;	  /* one line, for 'sluice --help' */
+	const char *synopsis;	  /* usage lines, each after "sluice NAME " */
+	const char *description;  /* for --help and the man page */
 	const struct verb *verbs; /* ends with a NULL name; NULL: no verb */
 	enum iface_arg iface;	  /* the positional after the verb */
 	bool more_args;		  /* more positionals, which check() reads; else refused */

@@ -34,10 +34,9 @@ const struct command cmd_detach = {
 	.name = "detach",
 	.summary = "stop limiting and remove all state",
 	.synopsis = "IFACE",
-	.description =
-		"Detach sluice from IFACE and remove all of its pinned state. Also clears\n"
-		"stale state: of an interface that was deleted, or left by an attach or\n"
-		"detach that was interrupted.",
+	.description = "Detach sluice from IFACE and remove all of its pinned state. Also clears\n"
+		       "stale state: of an interface that was deleted, or left by an attach or\n"
+		       "detach that was interrupted.",
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.state = USE_LOCK,

@@ -29,7 +29,6 @@
 #include "outputs/prom.h"
 #include "reads/sources.h"
 
-
 #define EXPORTER_THREADS	 4   /* scrapes served at once */
 #define EXPORTER_CONNECTIONS	 256 /* open connections in all; more are refused */
 #define EXPORTER_PER_CLIENT	 64  /* per client address: a quarter of all, room to scrape */
@@ -37,8 +36,6 @@
 #define EXPORTER_REQUEST_SECONDS 5   /* from accept to a whole request, however it trickles */
 #define EXPORTER_WALK_REUSE_NS	 NSEC_PER_SEC /* how long one table walk's count serves */
 #define EXPORTER_MAX_IFACES	 256
-
-
 
 struct scraped {
 	char ifname[IF_NAMESIZE];

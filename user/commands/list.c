@@ -10,10 +10,8 @@
 #include "text/conf.h"
 
 const struct verb list_verbs[] = {
-	{ "add", NULL, USE_CHANGE },
-	{ "del", "delete rm", USE_CHANGE },
-	{ "list", "ls", USE_READ },
-	{ "flush", NULL, USE_CHANGE },
+	{ "add", NULL, USE_CHANGE }, { "del", "delete rm", USE_CHANGE },
+	{ "list", "ls", USE_READ },  { "flush", NULL, USE_CHANGE },
 	{ NULL, NULL, USE_NONE },
 };
 

@@ -5,15 +5,15 @@
 
 #include "commands/commands.h"
 
-#define LIST_SYNOPSIS                                                                          \
-	"add IFACE CIDR... | -f FILE\n"                                                        \
-	"del IFACE CIDR... | -f FILE\n"                                                        \
-	"list IFACE [--json]\n"                                                                \
+#define LIST_SYNOPSIS                   \
+	"add IFACE CIDR... | -f FILE\n" \
+	"del IFACE CIDR... | -f FILE\n" \
+	"list IFACE [--json]\n"         \
 	"flush IFACE"
-#define LIST_DESCRIPTION                                                                       \
-	"Both lists are checked before any rule; a source on both is denied. A FILE\n"         \
-	"holds one CIDR per line, with # comments and blank lines; an error names\n"           \
-	"FILE:LINE and none of the file is applied. '-f -' reads standard input.\n"            \
+#define LIST_DESCRIPTION                                                               \
+	"Both lists are checked before any rule; a source on both is denied. A FILE\n" \
+	"holds one CIDR per line, with # comments and blank lines; an error names\n"   \
+	"FILE:LINE and none of the file is applied. '-f -' reads standard input.\n"    \
 	"del is also spelled delete or rm, list ls; flush empties the list."
 
 extern const struct verb list_verbs[];

@@ -9,10 +9,8 @@
 #include "values/words.h"
 
 static const struct verb rule_verbs[] = {
-	{ "add", NULL, USE_CHANGE },
-	{ "del", "delete rm", USE_CHANGE },
-	{ "list", "ls", USE_READ },
-	{ "flush", NULL, USE_CHANGE },
+	{ "add", NULL, USE_CHANGE }, { "del", "delete rm", USE_CHANGE },
+	{ "list", "ls", USE_READ },  { "flush", NULL, USE_CHANGE },
 	{ NULL, NULL, USE_NONE },
 };
 
@@ -162,10 +160,11 @@ const struct command cmd_rule = {
 	.id = CMD_RULE,
 	.name = "rule",
 	.summary = "add, delete or list rules for source CIDRs and classes",
-	.synopsis = "add IFACE CIDR --rate RATE [OPTIONS] [--proto PROTO] [--dport PORT[-PORT]] [--syn]\n"
-		    "del IFACE CIDR [--proto PROTO] [--dport PORT[-PORT]] [--syn]\n"
-		    "list IFACE [--json]\n"
-		    "flush IFACE",
+	.synopsis =
+		"add IFACE CIDR --rate RATE [OPTIONS] [--proto PROTO] [--dport PORT[-PORT]] [--syn]\n"
+		"del IFACE CIDR [--proto PROTO] [--dport PORT[-PORT]] [--syn]\n"
+		"list IFACE [--json]\n"
+		"flush IFACE",
 	.description =
 		"A rule limits the sources in CIDR (IPv4 or IPv6), optionally only for one\n"
 		"class of traffic: a protocol, a destination port or range, and for TCP only\n"

@@ -12,9 +12,10 @@ static int set_check(struct cli_args *a)
 	for (i = 0; i < OPT_MAX; i++)
 		if (a->given[i] && option_table[i].scope == SCOPE_LIMITER)
 			return -1;
-	return fail_input("set", "nothing to change (give --rate, --burst, --action, --dscp, --ecn, "
-				 "--new-sources, --overflow-rate, --initial-burst, --on-full or "
-				 "--aggregate)");
+	return fail_input("set",
+			  "nothing to change (give --rate, --burst, --action, --dscp, --ecn, "
+			  "--new-sources, --overflow-rate, --initial-burst, --on-full or "
+			  "--aggregate)");
 }
 
 /* The options given replace what they name; the rest stays as it was. */

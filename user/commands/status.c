@@ -193,10 +193,9 @@ const struct command cmd_status = {
 	.name = "status",
 	.summary = "list attached interfaces and their settings",
 	.synopsis = "[IFACE] [--json]",
-	.description =
-		"List the interfaces sluice is attached to, with mode and settings. State\n"
-		"left by an interface that was deleted, or by an attach or detach that was\n"
-		"interrupted, is shown as stale; 'sluice detach' removes it.",
+	.description = "List the interfaces sluice is attached to, with mode and settings. State\n"
+		       "left by an interface that was deleted, or by an attach or detach that was\n"
+		       "interrupted, is shown as stale; 'sluice detach' removes it.",
 	.iface = IFACE_OPTIONAL,
 	.root = true,
 	.run = status_run,

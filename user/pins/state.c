@@ -712,7 +712,6 @@ int state_list(char (*names)[IF_NAMESIZE], int max)
 	return n;
 }
 
-
 const char *xdp_mode_name(int ifindex)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, opts);
@@ -837,11 +836,11 @@ int fail_state(const char *cmd, int err, const char *ifname, const char *doing)
 {
 	/* The one wording of another layout, for every command. */
 	if (err == -EPROTO)
-		return fail_runtime(cmd, 0,
-				    "the pinned state of %s has another layout version than this "
-				    "sluice's (%d), from another version of sluice: run 'sluice "
-				    "detach %s', then attach and apply again (buckets start afresh)",
-				    ifname, SLUICE_LAYOUT_VERSION, ifname);
+		return fail_runtime(
+			cmd, 0,
+			"the pinned state of %s has another layout version than this "
+			"sluice's (%d), from another version of sluice: run 'sluice "
+			"detach %s', then attach and apply again (buckets start afresh)",
+			ifname, SLUICE_LAYOUT_VERSION, ifname);
 	return fail_runtime(cmd, err, "cannot %s of %s", doing, ifname);
 }
-

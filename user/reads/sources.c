@@ -165,4 +165,3 @@ void sources_free(struct source_table *t)
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
 }
-

@@ -27,8 +27,8 @@ static int fail_unknown(const char *name, enum command_id cmd, const char *word)
 	int id = option_find(word);
 
 	if (id >= 0)
-		return fail_input(name, "--%s is not an option of %s (see 'sluice %s --help')", word,
-				  name, name);
+		return fail_input(name, "--%s is not an option of %s (see 'sluice %s --help')",
+				  word, name, name);
 	near = nearest_name(word, names, long_names(cmd, names));
 	if (near)
 		return fail_input(name, "unknown option '--%s' (did you mean '--%s'?)", word, near);

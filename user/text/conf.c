@@ -80,15 +80,16 @@ static void statement_options(unsigned int stmt, char *buf, size_t len)
 	for (i = 0; i < OPT_MAX && used < len; i++) {
 		if (!option_takes(-1, stmt, i))
 			continue;
-		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", option_table[i].name);
+		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+			     option_table[i].name);
 		if (n > 0)
 			used += (size_t)n;
 	}
 }
 
 /* OPTION [VALUE] pairs from word `first` on, into a (options of statement stmt). */
-static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first,
-			 unsigned int stmt, struct cli_args *a)
+static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first, unsigned int stmt,
+			 struct cli_args *a)
 {
 	const char *why, *value;
 	char names[256];

@@ -270,24 +270,21 @@ static bool show_ecn(const struct settings *s, const struct match *m, char *buf,
 	return s->mark_ecn;
 }
 
-static bool show_ipv4_prefix(const struct settings *s, const struct match *m, char *buf,
-			     size_t len)
+static bool show_ipv4_prefix(const struct settings *s, const struct match *m, char *buf, size_t len)
 {
 	(void)m;
 	snprintf(buf, len, "%u", s->ipv4_prefix);
 	return s->ipv4_prefix != SLUICE_DEFAULT_IPV4_PREFIX;
 }
 
-static bool show_ipv6_prefix(const struct settings *s, const struct match *m, char *buf,
-			     size_t len)
+static bool show_ipv6_prefix(const struct settings *s, const struct match *m, char *buf, size_t len)
 {
 	(void)m;
 	snprintf(buf, len, "%u", s->ipv6_prefix);
 	return s->ipv6_prefix != SLUICE_DEFAULT_IPV6_PREFIX;
 }
 
-static bool show_new_sources(const struct settings *s, const struct match *m, char *buf,
-			     size_t len)
+static bool show_new_sources(const struct settings *s, const struct match *m, char *buf, size_t len)
 {
 	(void)m;
 	if (s->new_sources.amount)
@@ -358,18 +355,24 @@ static bool show_syn(const struct settings *s, const struct match *m, char *buf,
 	return m->syn;
 }
 
-#define LIMITER(_name, _meta, _values, _fn, _help)                                            \
-	{ .name = _name, .metavar = _meta, .scope = SCOPE_LIMITER, .commands = ON_POLICY,    \
-	  .statements = STMT_DEFAULT | STMT_RULE, .values = _values, .apply = apply_##_fn,     \
-	  .format = show_##_fn, .help = _help }
-#define PREFIX(_name, _fn, _help)                                                            \
-	{ .name = _name, .metavar = "N", .scope = SCOPE_LIMITER,                             \
-	  .commands = ON(ATTACH) | ON(RULE), .statements = STMT_DEFAULT | STMT_RULE,           \
-	  .apply = apply_##_fn, .format = show_##_fn, .help = _help }
-#define MATCH(_name, _meta, _values, _fn, _help)                                              \
-	{ .name = _name, .metavar = _meta, .scope = SCOPE_MATCH, .commands = ON(RULE),       \
-	  .statements = STMT_RULE, .values = _values, .apply = apply_##_fn, .format = show_##_fn, \
-	  .help = _help }
+#define LIMITER(_name, _meta, _values, _fn, _help)                                               \
+	{                                                                                        \
+		.name = _name, .metavar = _meta, .scope = SCOPE_LIMITER, .commands = ON_POLICY,  \
+		.statements = STMT_DEFAULT | STMT_RULE, .values = _values, .apply = apply_##_fn, \
+		.format = show_##_fn, .help = _help                                              \
+	}
+#define PREFIX(_name, _fn, _help)                                                          \
+	{                                                                                  \
+		.name = _name, .metavar = "N", .scope = SCOPE_LIMITER,                     \
+		.commands = ON(ATTACH) | ON(RULE), .statements = STMT_DEFAULT | STMT_RULE, \
+		.apply = apply_##_fn, .format = show_##_fn, .help = _help                  \
+	}
+#define MATCH(_name, _meta, _values, _fn, _help)                                             \
+	{                                                                                    \
+		.name = _name, .metavar = _meta, .scope = SCOPE_MATCH, .commands = ON(RULE), \
+		.statements = STMT_RULE, .values = _values, .apply = apply_##_fn,            \
+		.format = show_##_fn, .help = _help                                          \
+	}
 
 const struct option_def option_table[OPT_MAX] = {
 	[OPT_RATE] = LIMITER("rate", "RATE", NULL, rate,
@@ -381,9 +384,10 @@ const struct option_def option_table[OPT_MAX] = {
 	[OPT_ACTION] = LIMITER("action", "ACTION", "drop mark dry-run", action,
 			       "what happens over the limit: drop (default), mark (with --dscp "
 			       "and/or --ecn), or dry-run (pass, but count would-drops)"),
-	[OPT_DSCP] = LIMITER("dscp", "N", NULL, dscp,
-			     "mark: rewrite the DSCP of over-limit packets to N: 0-63, or a class name (ef, "
-			     "af11-af43, cs0-cs7)"),
+	[OPT_DSCP] = LIMITER(
+		"dscp", "N", NULL, dscp,
+		"mark: rewrite the DSCP of over-limit packets to N: 0-63, or a class name (ef, "
+		"af11-af43, cs0-cs7)"),
 	[OPT_ECN] = LIMITER("ecn", NULL, NULL, ecn,
 			    "mark: set ECN CE on over-limit packets; drop those not ECN-capable"),
 	/* Not on set: a bucket's key is its prefix, fixed while the rule lives. */
@@ -410,56 +414,98 @@ const struct option_def option_table[OPT_MAX] = {
 			    "the rule applies to this destination port or range only"),
 	[OPT_SYN] = MATCH("syn", NULL, NULL, syn,
 			  "the rule applies to TCP connection attempts only (SYN without ACK)"),
-	[OPT_MODE] = { .name = "mode", .metavar = "MODE", .scope = SCOPE_COMMAND,
-		       .commands = ON(ATTACH), .values = "native generic skb", .apply = apply_mode,
+	[OPT_MODE] = { .name = "mode",
+		       .metavar = "MODE",
+		       .scope = SCOPE_COMMAND,
+		       .commands = ON(ATTACH),
+		       .values = "native generic skb",
+		       .apply = apply_mode,
 		       .help = "native or generic (skb) XDP; default native when the driver "
 			       "can" },
-	[OPT_MAX_SOURCES] = { .name = "max-sources", .metavar = "N", .scope = SCOPE_COMMAND,
-			      .commands = ON(ATTACH), .apply = apply_max_sources,
+	[OPT_MAX_SOURCES] = { .name = "max-sources",
+			      .metavar = "N",
+			      .scope = SCOPE_COMMAND,
+			      .commands = ON(ATTACH),
+			      .apply = apply_max_sources,
 			      .help = "buckets tracked at once (default 1000000); a new source "
 				      "takes the place of one idle long enough to have "
 				      "refilled" },
-	[OPT_FILE] = { .name = "file", .short_name = 'f', .metavar = "FILE",
-		       .scope = SCOPE_COMMAND, .commands = ON(APPLY) | ON(ALLOW) | ON(DENY),
-		       .values = "@file", .apply = apply_file,
+	[OPT_FILE] = { .name = "file",
+		       .short_name = 'f',
+		       .metavar = "FILE",
+		       .scope = SCOPE_COMMAND,
+		       .commands = ON(APPLY) | ON(ALLOW) | ON(DENY),
+		       .values = "@file",
+		       .apply = apply_file,
 		       .help = "read from FILE ('-' is standard input)" },
-	[OPT_PROMETHEUS] = { .name = "prometheus", .scope = SCOPE_COMMAND, .commands = ON(STATS),
+	[OPT_PROMETHEUS] = { .name = "prometheus",
+			     .scope = SCOPE_COMMAND,
+			     .commands = ON(STATS),
 			     .apply = apply_prometheus,
 			     .help = "the Prometheus text exposition format" },
-	[OPT_WATCH] = { .name = "watch", .metavar = "SECONDS", .value_optional = true,
-			.scope = SCOPE_COMMAND, .commands = ON(STATS), .apply = apply_watch,
+	[OPT_WATCH] = { .name = "watch",
+			.metavar = "SECONDS",
+			.value_optional = true,
+			.scope = SCOPE_COMMAND,
+			.commands = ON(STATS),
+			.apply = apply_watch,
 			.help = "redraw every SECONDS (default 1, 0.1 to 3600) with per-second "
 				"rates; Ctrl-C stops" },
-	[OPT_COUNT] = { .name = "count", .metavar = "N", .scope = SCOPE_COMMAND,
-			.commands = ON(STATS), .apply = apply_count,
+	[OPT_COUNT] = { .name = "count",
+			.metavar = "N",
+			.scope = SCOPE_COMMAND,
+			.commands = ON(STATS),
+			.apply = apply_count,
 			.help = "with --watch: stop after N intervals" },
-	[OPT_LIMIT] = { .name = "limit", .short_name = 'n', .metavar = "N",
-			.scope = SCOPE_COMMAND, .commands = ON(TOP), .apply = apply_limit,
+	[OPT_LIMIT] = { .name = "limit",
+			.short_name = 'n',
+			.metavar = "N",
+			.scope = SCOPE_COMMAND,
+			.commands = ON(TOP),
+			.apply = apply_limit,
 			.help = "sources to show (default 20)" },
-	[OPT_SORT] = { .name = "sort", .metavar = "KEY", .scope = SCOPE_COMMAND,
-		       .commands = ON(TOP), .values = "drops passed rate", .apply = apply_sort,
+	[OPT_SORT] = { .name = "sort",
+		       .metavar = "KEY",
+		       .scope = SCOPE_COMMAND,
+		       .commands = ON(TOP),
+		       .values = "drops passed rate",
+		       .apply = apply_sort,
 		       .help = "drops (default), passed, or rate: packets per second over a "
 			       "one-second window (top then takes a second)" },
-	[OPT_LISTEN] = { .name = "listen", .metavar = "ADDR:PORT", .scope = SCOPE_COMMAND,
-			 .commands = ON(EXPORTER), .apply = apply_listen,
+	[OPT_LISTEN] = { .name = "listen",
+			 .metavar = "ADDR:PORT",
+			 .scope = SCOPE_COMMAND,
+			 .commands = ON(EXPORTER),
+			 .apply = apply_listen,
 			 .help = "a numeric address: 192.0.2.1:9723, [::1]:9723; [::]:9723 and "
 				 "0.0.0.0:9723 are every address ([::] IPv4 too); port 0 picks "
 				 "a free port (default " LISTEN_DEFAULT ")" },
-	[OPT_JSON] = { .name = "json", .short_name = 'j', .scope = SCOPE_GLOBAL,
-		       .commands = ON(STATUS) | ON(STATS) | ON(RULE) | ON(ALLOW) | ON(DENY) |
-				   ON(TOP),
+	[OPT_JSON] = { .name = "json",
+		       .short_name = 'j',
+		       .scope = SCOPE_GLOBAL,
+		       .commands =
+			       ON(STATUS) | ON(STATS) | ON(RULE) | ON(ALLOW) | ON(DENY) | ON(TOP),
 		       .apply = apply_json,
 		       .help = "JSON output (errors too), also before the command" },
-	[OPT_PRETTY] = { .name = "pretty", .short_name = 'p', .scope = SCOPE_GLOBAL,
-			 .commands = ON(STATUS) | ON(STATS) | ON(RULE) | ON(ALLOW) | ON(DENY) |
-				     ON(TOP),
-			 .apply = apply_pretty, .help = "JSON output, indented (implies --json)" },
-	[OPT_WAIT] = { .name = "wait", .metavar = "SECONDS", .scope = SCOPE_GLOBAL,
-		       .commands = ON_EVERY, .apply = apply_wait,
+	[OPT_PRETTY] = { .name = "pretty",
+			 .short_name = 'p',
+			 .scope = SCOPE_GLOBAL,
+			 .commands =
+				 ON(STATUS) | ON(STATS) | ON(RULE) | ON(ALLOW) | ON(DENY) | ON(TOP),
+			 .apply = apply_pretty,
+			 .help = "JSON output, indented (implies --json)" },
+	[OPT_WAIT] = { .name = "wait",
+		       .metavar = "SECONDS",
+		       .scope = SCOPE_GLOBAL,
+		       .commands = ON_EVERY,
+		       .apply = apply_wait,
 		       .help = "wait at most SECONDS for another sluice command to finish "
 			       "(default: as long as it takes); then exit 1, nothing changed" },
-	[OPT_HELP] = { .name = "help", .short_name = 'h', .scope = SCOPE_GLOBAL,
-		       .commands = ON_EVERY, .apply = apply_help,
+	[OPT_HELP] = { .name = "help",
+		       .short_name = 'h',
+		       .scope = SCOPE_GLOBAL,
+		       .commands = ON_EVERY,
+		       .apply = apply_help,
 		       .help = "show this help and exit" },
 };
 

@@ -36,10 +36,10 @@ enum command_id {
 	CMD_COUNT,
 };
 
-#define ON(cmd)	    (1U << CMD_##cmd)
-#define ON_EVERY    ((1U << CMD_COUNT) - 1)
+#define ON(cmd)	 (1U << CMD_##cmd)
+#define ON_EVERY ((1U << CMD_COUNT) - 1)
 /* The commands that change the policy of an attached interface. */
-#define ON_POLICY   (ON(ATTACH) | ON(SET) | ON(RULE))
+#define ON_POLICY (ON(ATTACH) | ON(SET) | ON(RULE))
 
 /* What an option shapes. */
 enum option_scope {
@@ -119,13 +119,13 @@ struct cli_args {
 
 struct option_def {
 	const char *name;
-	char short_name;	   /* 0: none */
-	const char *metavar;	   /* NULL: a flag */
-	bool value_optional;	   /* --watch [SECONDS]: a value only when it looks like one */
+	char short_name;     /* 0: none */
+	const char *metavar; /* NULL: a flag */
+	bool value_optional; /* --watch [SECONDS]: a value only when it looks like one */
 	enum option_scope scope;
-	unsigned int commands;	   /* ON(...) bits */
-	unsigned int statements;   /* STMT_* bits */
-	const char *values;	   /* the words it takes, for help and completion */
+	unsigned int commands;	 /* ON(...) bits */
+	unsigned int statements; /* STMT_* bits */
+	const char *values;	 /* the words it takes, for help and completion */
 	int (*apply)(struct cli_args *a, const char *value, const char **why);
 	/* Limiter and match options: false when s/m holds the default (show omits it). */
 	bool (*format)(const struct settings *s, const struct match *m, char *buf, size_t len);
