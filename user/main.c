@@ -58,21 +58,6 @@ static int command_index(int argc, char **argv)
 	return i < argc ? i : -1;
 }
 
-static int unknown_command(const char *word)
-{
-	const char *names[CMD_COUNT], *near;
-	size_t n = 0;
-
-	for (n = 0; command_table[n]; n++)
-		names[n] = command_table[n]->name;
-	near = word[0] == '-' ? NULL : nearest_name(word, names, n);
-	if (word[0] == '-')
-		return fail_input(
-			NULL, "unknown option '%s' before the command (see 'sluice --help')", word);
-	if (near)
-		return fail_input(NULL, "unknown command '%s' (did you mean '%s'?)", word, near);
-	return fail_input(NULL, "unknown command '%s' (see 'sluice --help')", word);
-}
 
 static int unknown_verb(const struct command *c, const char *word)
 {
@@ -216,9 +201,12 @@ int main(int argc, char **argv)
 		       libbpf_version_string(), SLUICE_LAYOUT_VERSION);
 		return EXIT_OK;
 	}
+	if (argv[at][0] == '-')
+		return fail_input(NULL, "unknown option '%s' before the command (see 'sluice --help')",
+				  argv[at]);
 	c = command_find(argv[at]);
 	if (!c)
-		return unknown_command(argv[at]);
+		return command_unknown(NULL, argv[at]);
 	args = command_argv(argc, argv, at);
 	if (!args)
 		return fail_runtime(NULL, -ENOMEM, "out of memory");

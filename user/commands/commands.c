@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The command table, and the help read from it and from the option table. */
 #include <string.h>
+#include "base/errors.h"
 #include "commands/commands.h"
 
 const struct command *const command_table[] = {
@@ -17,6 +18,19 @@ const struct command *command_find(const char *name)
 		if (!strcmp((*c)->name, name))
 			return *c;
 	return NULL;
+}
+
+int command_unknown(const char *cmd, const char *word)
+{
+	const char *names[CMD_COUNT + 1], *near;
+	size_t n;
+
+	for (n = 0; command_table[n]; n++)
+		names[n] = command_table[n]->name;
+	near = nearest_name(word, names, n);
+	if (near)
+		return fail_input(cmd, "unknown command '%s' (did you mean '%s'?)", word, near);
+	return fail_input(cmd, "unknown command '%s' (see 'sluice --help')", word);
 }
 
 /* Is word one of the space-separated words of list? */

@@ -55,6 +55,8 @@ extern const struct command cmd_attach, cmd_set, cmd_detach, cmd_status, cmd_sta
 extern const struct command *const command_table[];
 
 const struct command *command_find(const char *name);
+/* "unknown command 'stast' (did you mean 'stats'?)"; EXIT_BAD_INPUT. */
+int command_unknown(const char *cmd, const char *word);
 /* --help of one command. */
 void command_help(FILE *out, const struct command *c);
 /* 'sluice --help'. */

@@ -9,7 +9,7 @@ static int help_check(struct cli_args *a)
 	if (a->nargs > 1)
 		return fail_input("help", "unexpected argument '%s'", a->args[1]);
 	if (a->nargs && !command_find(a->args[0]))
-		return fail_input("help", "unknown command '%s' (see 'sluice --help')", a->args[0]);
+		return command_unknown("help", a->args[0]);
 	return -1;
 }
 
