@@ -10,7 +10,10 @@
  * is refused), and N tracked sources all under or all over their limits,
  * for N from 1 to 1,000,000, which gives the growth of the cost with the
  * number of sources. Last, the memory per tracked source, from the kernel's
- * own account of the table (memlock, as bpftool shows it).
+ * own account of the table (memlock, as bpftool shows it), and the
+ * physical floor of a table that size: the latency of a dependent random
+ * load (a pointer chase) in buffers of 1, 8 and 64 MiB and of the table's
+ * size, measured in the same run, so a table's cost can be set against it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.skel.h"
@@ -349,7 +353,7 @@ static long long map_memlock(int fd)
 }
 
 /* Memory per tracked source at the default --max-sources, and of the aggregate table. */
-static int bench_memory(void)
+static int bench_memory(long long *table_bytes)
 {
 	struct sluice *lim = limiter_open(1000, 0, SLUICE_DEFAULT_MAX_SOURCES);
 	__u32 agg_buckets = table_aggregates_for(SLUICE_DEFAULT_MAX_SOURCES);
@@ -358,6 +362,7 @@ static int bench_memory(void)
 	if (!lim)
 		return -errno ?: -EINVAL;
 	table = map_memlock(bpf_map__fd(lim->maps.buckets));
+	*table_bytes = table;
 	aggregates = map_memlock(bpf_map__fd(lim->maps.aggregates));
 	printf("%-40s %6.1f B (memlock %lld B / %u sources; %u sets of %d); target <= 72 B\n",
 	       "memory per tracked source", (double)table / SLUICE_DEFAULT_MAX_SOURCES, table,
@@ -370,9 +375,90 @@ static int bench_memory(void)
 	return 0;
 }
 
+#define CHASE_LINE  64
+#define CHASE_STEPS (1U << 22)
+#define CHASE_RUNS  5
+
+/*
+ * A random cycle through every cache line of buf (Sattolo's shuffle), each
+ * line holding the index of the next: every load depends on the one before.
+ */
+static void chase_link(uint64_t *buf, size_t lines)
+{
+	size_t *order = malloc(lines * sizeof(*order)), i, j, t;
+
+	for (i = 0; i < lines; i++)
+		order[i] = i;
+	srandom(1);
+	for (i = lines - 1; i > 0; i--) {
+		j = ((size_t)random() << 31 ^ (size_t)random()) % i;
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (i = 0; i < lines; i++)
+		buf[order[i] * (CHASE_LINE / 8)] = order[(i + 1) % lines];
+	free(order);
+}
+
+/* ns per dependent load, walking the cycle; the median of CHASE_RUNS walks. */
+static double chase_ns(size_t bytes)
+{
+	size_t lines = bytes / CHASE_LINE, at = 0;
+	double ns[CHASE_RUNS];
+	struct timespec t0, t1;
+	uint64_t *buf;
+	unsigned int r, s;
+
+	/* 4 KiB pages, as the kernel's preallocated maps have: TLB misses count. */
+	buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return -1;
+	madvise(buf, bytes, MADV_NOHUGEPAGE);
+	chase_link(buf, lines);
+	for (s = 0; s < CHASE_STEPS; s++) /* warm: the walk's own first pass */
+		at = buf[at * (CHASE_LINE / 8)];
+	for (r = 0; r < CHASE_RUNS; r++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (s = 0; s < CHASE_STEPS; s++)
+			at = buf[at * (CHASE_LINE / 8)];
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ns[r] = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
+			CHASE_STEPS;
+	}
+	/* at is used, so the walk is not optimised away. */
+	if (at == (size_t)-1)
+		printf("?");
+	munmap(buf, bytes);
+	return median(ns, CHASE_RUNS);
+}
+
+/* The pointer-chase floor, and what it makes of the targets of the many-source paths. */
+static void bench_chase(const struct figure *bare, long long table_bytes)
+{
+	static const size_t sizes[] = { 1 << 20, 8 << 20, 64 << 20 };
+	double table_ns;
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		printf("%-48s %6.1f ns/load\n",
+		       sizes[i] == (1 << 20)   ? "pointer chase, 1 MiB buffer"
+		       : sizes[i] == (8 << 20) ? "pointer chase, 8 MiB buffer"
+					       : "pointer chase, 64 MiB buffer",
+		       chase_ns(sizes[i]));
+	table_ns = chase_ns((size_t)table_bytes);
+	printf("%-48s %6.1f ns/load (%lld B, the default table)\n",
+	       "pointer chase, a buffer the table's size", table_ns, table_bytes);
+	printf("%-48s %6.1f ns (bare %.1f + 1.3 x %.1f)\n",
+	       "bound: 1M tracked under their limits", bare->ns + 1.3 * table_ns, bare->ns, table_ns);
+	printf("%-48s %6.1f ns (bare %.1f + 1.1 x %.1f)\n",
+	       "bound: new source refused, table full", bare->ns + 1.1 * table_ns, bare->ns, table_ns);
+}
+
 static int run(int drop_fd, const struct frame *f)
 {
 	struct figure fig = measure(drop_fd, drop_fd, f, REPEAT);
+	long long table_bytes = 0;
 	int err;
 
 	report("bare XDP_DROP (against itself)", &fig, "bare XDP_DROP");
@@ -400,7 +486,9 @@ static int run(int drop_fd, const struct frame *f)
 	if (!err)
 		err = bench_import();
 	if (!err)
-		err = bench_memory();
+		err = bench_memory(&table_bytes);
+	if (!err)
+		bench_chase(&fig, table_bytes);
 	return err;
 }
 
