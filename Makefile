@@ -58,9 +58,18 @@ FUZZERS    := $(OUTPUT)/fuzz-parse
 DOCS       := $(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5 $(OUTPUT)/sluice.bash
 
 .DELETE_ON_ERROR:
+# The commit sluice --version names: rewritten only when it changes, so
+# main.o is rebuilt exactly then ("unknown" outside a git checkout).
+$(OUTPUT)/sluice_commit.h: FORCE | $(OUTPUT)
+	$(Q)c=$$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown); \
+	printf '#define SLUICE_COMMIT "%s"\n' "$$c" > $@.tmp; \
+	cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(OUTPUT)/user/main.o: $(OUTPUT)/sluice_commit.h
+
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof
+.PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof
 
 all: $(OUTPUT)/sluice $(DOCS) $(TOOLS) $(TESTS)
 

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include "base/errors.h"
 #include "base/json.h"
+#include "sluice_commit.h"
 #include "base/version.h"
 #include "commands/commands.h"
 #include "text/cli.h"
@@ -197,8 +198,8 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[at], "--version")) {
-		printf("sluice %s (libbpf %s, layout %d)\n", SLUICE_VERSION,
-		       libbpf_version_string(), SLUICE_LAYOUT_VERSION);
+		printf("sluice %s (commit %s, layout %d, libbpf %s)\n", SLUICE_VERSION,
+		       SLUICE_COMMIT, SLUICE_LAYOUT_VERSION, libbpf_version_string());
 		return EXIT_OK;
 	}
 	if (argv[at][0] == '-')

@@ -47,8 +47,10 @@ for f in $(find user -mindepth 2 -name '*.[ch]' | sort); do
 		[ -n "$inc" ] || continue
 		dir=${inc%%/*}
 		if [ "$dir" = "$inc" ]; then
-			# include/ (the contract) and the build's skeletons are below everything.
-			[ -e "include/$inc" ] || [[ $inc == *.skel.h ]] || bad+=" $f:$inc"
+			# include/ (the contract) and what the build generates (skeletons,
+			# the commit) are below everything.
+			[ -e "include/$inc" ] || [[ $inc == *.skel.h || $inc == sluice_commit.h ]] ||
+				bad+=" $f:$inc"
 			continue
 		fi
 		theirs=$(rank "$dir")

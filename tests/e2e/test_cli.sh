@@ -264,6 +264,12 @@ test_not_root() {
 test_help() {
 	check "sluice --help exits 0" "$SLUICE" --help
 	check "sluice --version exits 0" "$SLUICE" --version
+	local layout commit
+	layout=$(awk '/define SLUICE_LAYOUT_VERSION/ { print $3 }' include/sluice.h)
+	commit=$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+	CHECK_DETAIL=$("$SLUICE" --version)
+	check "sluice --version names the commit and the layout" \
+		grep -q "commit $commit, layout $layout," <<<"$("$SLUICE" --version)"
 	local cmd
 	for cmd in attach set detach status stats rule allow deny apply show upgrade top exporter; do
 		check "sluice $cmd --help exits 0 and shows usage" \
