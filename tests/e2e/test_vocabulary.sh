@@ -89,6 +89,14 @@ check "unprivileged: a bad config file is bad input (2)" test "$(nobody apply lo
 check "unprivileged: rule add without --rate is bad input (2)" test "$(nobody rule add lo 10.0.0.0/8)" = 2
 check "unprivileged: an unknown interface is bad input (2)" test "$(nobody attach nosuch0 --rate 5/s)" = 2
 check "unprivileged: help works" test "$(nobody help stats)" = 0
+printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s\ndeny 192.0.2.1\n' >"$LAB_TMP/ok.conf"
+chmod 644 "$LAB_TMP/ok.conf"
+check "unprivileged: apply --check of a good file exits 0" test "$(nobody apply --check -f "$LAB_TMP/ok.conf")" = 0
+check "apply --check says what it read" grep -q 'ok (default, 1 rules, 0 allow, 1 deny)' <<<"$(runuser -u nobody -- "$SLUICE" apply --check -f "$LAB_TMP/ok.conf")"
+check "unprivileged: apply --check of a bad file exits 2" test "$(nobody apply --check -f "$LAB_TMP/bad.conf")" = 2
+check "apply --check reads standard input" bash -c "'$SLUICE' apply --check -f - <'$LAB_TMP/ok.conf'"
+check "apply --check takes no interface" test "$(nobody apply --check lo -f "$LAB_TMP/ok.conf")" = 2
+check "apply without --check needs an interface" test "$(nobody apply -f "$LAB_TMP/ok.conf")" = 2
 
 check "completion: attach offers every interface" has "$(comp attach '')" lo "$LAB_HOST"
 check "completion: detach offers no unattached interface" lacks "$(comp detach '')" "$LAB_HOST"

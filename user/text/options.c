@@ -160,6 +160,12 @@ static int apply_file(struct cli_args *a, const char *v, const char **why)
 	return 0;
 }
 
+static int apply_check(struct cli_args *a, const char *v, const char **why)
+{
+	(void)a, (void)v, (void)why;
+	return 0;
+}
+
 static int apply_prometheus(struct cli_args *a, const char *v, const char **why)
 {
 	(void)v, (void)why;
@@ -438,6 +444,10 @@ const struct option_def option_table[OPT_MAX] = {
 		       .values = "@file",
 		       .apply = apply_file,
 		       .help = "read from FILE ('-' is standard input)" },
+	[OPT_CHECK] = { .name = "check", .scope = SCOPE_COMMAND, .commands = ON(APPLY),
+			.apply = apply_check,
+			.help = "only check FILE, as apply would before changing anything: no "
+				"interface, no root, nothing changed" },
 	[OPT_PROMETHEUS] = { .name = "prometheus",
 			     .scope = SCOPE_COMMAND,
 			     .commands = ON(STATS),
