@@ -125,7 +125,7 @@ static void masks_build(struct sluice_policy *p)
 }
 
 /* Amount per second, for default bursts (0 below one per second). */
-static uint64_t per_second(const struct rate *r)
+static uint64_t amount_per_second(const struct rate *r)
 {
 	return r->amount / (r->period_ns / NSEC_PER_SEC);
 }
@@ -154,7 +154,7 @@ static int meter_packets(struct sluice_policy *p, const struct settings *s,
 			      n->prefix, n->burst, burst_text(burst, true).text, n->rate,
 			      rate_text(&s->rate).text);
 	if (!burst)
-		burst = per_second(&s->rate) ?: 1;
+		burst = amount_per_second(&s->rate) ?: 1;
 	/* T >= 999 units: rounding T up loses at most 0.1% of the rate. */
 	if (period < (1000 / ROUNDING_PER_MILLE - 1) * s->rate.amount)
 		return refuse(-ERANGE, why,
@@ -227,7 +227,7 @@ static int meter_bytes(struct sluice_policy *p, const struct settings *s,
 			      n->prefix, n->rate, rate_text(&s->rate).text,
 			      (unsigned long long)(8 * BYTE_RATE_METERED_MAX_PER_SEC / 1000000),
 			      (unsigned long long)(BYTE_RATE_METERED_MAX_PER_SEC / 1000000));
-	bytes_per_second = per_second(&s->rate) / (s->rate.unit == SLUICE_UNIT_BITS ? 8 : 1);
+	bytes_per_second = amount_per_second(&s->rate) / (s->rate.unit == SLUICE_UNIT_BITS ? 8 : 1);
 	if (!burst)
 		burst = bytes_per_second > BYTE_BURST_MIN ? bytes_per_second : BYTE_BURST_MIN;
 	/* Rounded up like a packet's cost: a frame of exactly the burst passes. */
@@ -320,7 +320,7 @@ static int check_family(const struct settings *s, const struct match *m, const c
 static void packet_gcra(const struct rate *r, __u64 *interval, __u64 *limit)
 {
 	uint64_t period = r->period_ns << SLUICE_TIME_SHIFT;
-	uint64_t burst = per_second(r) ?: 1;
+	uint64_t burst = amount_per_second(r) ?: 1;
 
 	*interval = (period + r->amount - 1) / r->amount;
 	*limit = burst * *interval;
