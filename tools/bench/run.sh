@@ -61,9 +61,9 @@ Usage: tools/bench/run.sh [--runs N] [--seconds S] [--scenarios "a b ..."]
                           [--perf]
 
 Runs every scenario against every contender N times (default $RUNS) for S
-seconds each (default $SECONDS_PER_RUN; scenario s instead sends each of its
-sources once), with the generator pinned to CPU N
-(default: the one least busy over a second's sample), and writes results.csv,
+seconds each (default $SECONDS_PER_RUN; scenario s sends each of its sources
+once instead), with the generator pinned to CPU N (default: the one least
+busy over a second's sample), and writes results.csv,
 results.md and pps.png into DIR (default tools/bench). With --perf, also a
 cpu-clock profile of the generator's CPU during each measured flood, its
 busiest functions in DIR/profile.txt (perf from linux-perf; sampling costs a
