@@ -230,7 +230,7 @@ bench: all
 	taskset -c $$(( $$(nproc) - 1 )) $(OUTPUT)/sluice-bench
 
 # Side by side with iptables, nftables and bare XDP_DROP over a veth pair;
-# about 20 minutes. Needs iptables nftables ethtool gnuplot-nox (it says
+# about 25 minutes. Needs iptables nftables ethtool gnuplot-nox (it says
 # which are missing); writes tools/bench/results.{csv,md} and pps.png.
 bench-compare: all
 	tools/bench/run.sh $(BENCH_ARGS)

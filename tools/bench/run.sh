@@ -30,7 +30,7 @@ DROP_OBJ=$ROOT/build/bench.bpf.o # its bare_drop program is the XDP_DROP contend
 RUNS=3
 SECONDS_PER_RUN=5
 STATS_SECONDS=2
-SCENARIOS="a b c d e"
+SCENARIOS="a b c d e s"
 CONTENDERS="none hashlimit nft xdp_drop sluice"
 OUT=$HERE
 PERF= # --perf: a cpu-clock profile of each measured flood
@@ -42,6 +42,10 @@ RX_IF=sbr$$
 RX_IP4=10.0.0.1
 RX_IP6=fd00:252::1
 SRC4=10.128.0.0 # 1,000,000 sources reach 10.143.66.63
+# 10,000,000 sources need more than 10/8 has left: 11.0.0.0 to 11.152.150.127.
+# They never leave the lab's veth pair, and nothing routes them: every
+# packet a contender passes is dropped in raw PREROUTING, before routing.
+SRC4_SPOOF=11.0.0.0
 SRC6=fd00:77::1
 TABLE=1048576 # entries in every contender's table
 CPU= # default: the least busy CPU when the benchmark starts
@@ -57,8 +61,9 @@ Usage: tools/bench/run.sh [--runs N] [--seconds S] [--scenarios "a b ..."]
                           [--perf]
 
 Runs every scenario against every contender N times (default $RUNS) for S
-seconds each (default $SECONDS_PER_RUN), with the generator pinned to CPU N
-(default: the one least busy over a second's sample), and writes results.csv,
+seconds each (default $SECONDS_PER_RUN; scenario s sends each of its sources
+once instead), with the generator pinned to CPU N (default: the one least
+busy over a second's sample), and writes results.csv,
 results.md and pps.png into DIR (default tools/bench). With --perf, also a
 cpu-clock profile of the generator's CPU during each measured flood, its
 busiest functions in DIR/profile.txt (perf from linux-perf; sampling costs a
@@ -67,7 +72,9 @@ little, so keep it out of runs whose figures you publish). Needs root, a built t
 
 Scenarios: a 1 source far over its limit; b 10,000 sources over their
 limits; c 1,000,000 sources at 1/s each; d IPv6, 1,000,000 addresses in
-1,000 /64s, limited per /64; e byte rate, 1,000 sources.
+1,000 /64s, limited per /64; e byte rate, 1,000 sources; s 10,000,000
+spoofed sources, one packet each, into each contender's default table
+(sluice: only --rate).
 Contenders: none (stack, raw DROP only), hashlimit, nft, xdp_drop, sluice.
 EOF
 }
@@ -75,9 +82,11 @@ EOF
 # ---- scenarios --------------------------------------------------------------
 
 # Sets the scenario's flood and limit: KEYS limited entities, RATE/BURST in
-# packets (or bytes with UNIT=bytes), L3 bytes per packet.
+# packets (or bytes with UNIT=bytes), L3 bytes per packet. SPOOFED: every
+# source is new to the contender (no warm-up pass) and sends one packet, and
+# sluice keeps its default table and new-source budget.
 scenario() {
-	FAMILY=4 UNIT=packets SIZE=64 RATE=10 BURST=10
+	FAMILY=4 UNIT=packets SIZE=64 RATE=10 BURST=10 SRC=$SRC4 SPOOFED=
 	case $1 in
 	a) SOURCES=1 KEYS=1 DESC="1 source far over its limit" ;;
 	b) SOURCES=10000 KEYS=10000 DESC="10,000 sources over their limits" ;;
@@ -85,6 +94,8 @@ scenario() {
 	d) FAMILY=6 SIZE=70 SOURCES=1000000 KEYS=1000 DESC="IPv6: 1,000,000 addresses in 1,000 /64s" ;;
 	e) SOURCES=1000 KEYS=1000 SIZE=512 UNIT=bytes RATE=10240 BURST=10240
 	   DESC="byte rate: 1,000 sources, 10 KiB/s each" ;;
+	s) SOURCES=10000000 KEYS=10000000 SRC=$SRC4_SPOOF SPOOFED=1
+	   DESC="10,000,000 spoofed sources, one packet each, default tables" ;;
 	*) return 1 ;;
 	esac
 	L3=$((SIZE - 14))
@@ -92,8 +103,11 @@ scenario() {
 	if [ "$FAMILY" = 6 ]; then
 		FLOOD_ARGS+=(--ipv6 --dst "$RX_IP6" --src "$SRC6" --v6-prefixes "$KEYS")
 	else
-		FLOOD_ARGS+=(--dst "$RX_IP4" --src "$SRC4")
+		FLOOD_ARGS+=(--dst "$RX_IP4" --src "$SRC")
 	fi
+	MEASURED=(--duration "$SECONDS_PER_RUN")
+	[ -n "$SPOOFED" ] && MEASURED=(--count "$SOURCES")
+	return 0
 }
 
 # ---- the lab ------------------------------------------------------------------
@@ -194,8 +208,16 @@ setup_xdp_drop() {
 
 teardown_xdp_drop() { ip -n "$NS_RX" link set dev "$RX_IF" xdpdrv off; }
 
+# The other scenarios admit every new source at once, into a table the size
+# of the others'; a spoofed flood meets the defaults (1,000,000 sources,
+# 10k/s new ones, the rest metered by the overflow bucket), whose burst is
+# one second of rate: BURST here.
 setup_sluice() {
 	local rate="$RATE/s" burst="$BURST"
+	if [ -n "$SPOOFED" ]; then
+		rx_net "$SLUICE" attach "$RX_IF" --rate "$rate" --mode native >/dev/null
+		return
+	fi
 	if [ "$UNIT" = bytes ]; then
 		rate="${RATE}B/s"
 		burst="${BURST}B"
@@ -272,22 +294,28 @@ csv_row() {
 	echo "$REP,$SCN,$1,$2,$KEYS,$RATE,$BURST,$UNIT,$L3,${3:-},${4:-},${5:-},${6:-},${7:-},${8:-},${9:-}" >>"$CSV"
 }
 
-# measure CONTENDER: one flood, with counters read around it. One pass over
-# every source comes first, unmeasured, so that each contender's table
-# holds all of them: the figures are the steady state of a sustained flood
-# (what a new source costs is in the microbenchmark). A pause of one burst's
-# worth of time then fills every bucket again, so that what each key may
-# pass is exactly burst + rate x time.
-measure() {
-	local tx0 cpu0 ksi0 sent elapsed gen_cpu handled softirq ksi passed xns cpu
+# One pass over every source, unmeasured, so that each contender's table
+# holds all of them; then a pause of one burst's worth of time, which fills
+# every bucket again, so that what each key may pass is exactly
+# burst + rate x time.
+warm_up() {
 	flood --count "$SOURCES" >/dev/null
 	sleep "$(awk -v b="$BURST" -v r="$RATE" 'BEGIN { print b / r + 0.5 }')"
+}
+
+# measure CONTENDER: one flood, with counters read around it. After a warm
+# up the figures are the steady state of a sustained flood (what a new
+# source costs is in the microbenchmark); a spoofed flood has none, since
+# what it measures is every source being new.
+measure() {
+	local tx0 cpu0 ksi0 sent elapsed gen_cpu handled softirq ksi passed xns cpu
+	[ -n "$SPOOFED" ] || warm_up
 	reset_counters || return 1
 	tx0=$(tx_dropped)
 	cpu0=$(softirq_ticks)
 	ksi0=$(ksoftirqd_ticks)
 	[ -n "$PERF" ] && perf_start
-	read -r sent elapsed gen_cpu < <(flood --duration "$SECONDS_PER_RUN")
+	read -r sent elapsed gen_cpu < <(flood "${MEASURED[@]}")
 	[ -n "$PERF" ] && perf_stop "$1"
 	softirq=$(($(softirq_ticks) - cpu0))
 	ksi=$(($(ksoftirqd_ticks) - ksi0))
@@ -394,7 +422,8 @@ main() {
 	KSOFTIRQD=$(pgrep -x "ksoftirqd/$CPU")
 	lab_up || { echo "bench: cannot build the veth lab" >&2; exit 1; }
 	echo "rep,scenario,contender,status,keys,rate,burst,unit,l3_bytes,sent,handled,elapsed_s,passed,softirq_ns,cpu_s,xdp_ns_per_packet" >"$CSV"
-	echo "# generator and receiver softirq on CPU $CPU; $RUNS runs x $SECONDS_PER_RUN s"
+	echo "# generator and receiver softirq on CPU $CPU; $RUNS runs x $SECONDS_PER_RUN s" \
+		"(scenario s: each source once)"
 	RUN_ID=0
 	for ((REP = 1; REP <= RUNS; REP++)); do
 		for SCN in $SCENARIOS; do

@@ -51,6 +51,7 @@ summarize() {
 		label["a"] = "a: 1 source"; label["b"] = "b: 10k sources"
 		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
 		label["e"] = "e: byte rate (sluice skipped)"
+		label["s"] = "s: 10M spoofed, defaults"
 	}
 	NR == 1 { next }
 	{
@@ -71,18 +72,21 @@ summarize() {
 		if (want > 0) add(PE, s SUBSEP c, passed / want)
 		reps[rep] = 1
 	}
-	# The ratio a/b of one rate, run by run: "median (min–max), verdict".
+	# The ratio a/b of one rate, run by run: "median (min–max), verdict",
+	# without a verdict when there is no target.
 	function ratio1(run, s, a, b, target,    r, v, ok) {
 		v = ""
 		for (r in reps)
 			if ((r, s, a) in run && (r, s, b) in run && run[r, s, b] > 0)
 				v = v " " run[r, s, a] / run[r, s, b]
 		if (!stats(v)) return "—"
+		if (target == "") return fmt(1, 2)
 		ok = MED >= target ? "met" : sprintf("missed by %.0f%%", (1 - MED / target) * 100)
 		return fmt(1, 2) ", " ok
 	}
 	function ratio(s, a, b, target) {
-		printf "| %s | %s ÷ %s | ≥ %s | %s | %s |\n", label[s], name[a], name[b], target, \
+		printf "| %s | %s ÷ %s | %s | %s | %s |\n", label[s], name[a], name[b], \
+			target == "" ? "—" : "≥ " target, \
 			ratio1(pps_run, s, a, b, target), ratio1(pcpu_run, s, a, b, target)
 	}
 	END {
@@ -122,6 +126,10 @@ summarize() {
 			}
 			if (s == "c") ratio(s, "sluice", "hashlimit", 4)
 			if (s == "a") ratio(s, "sluice", "xdp_drop", 0.85)
+			if (s == "s") {
+				ratio(s, "sluice", "xdp_drop", 0.60)
+				ratio(s, "sluice", "hashlimit", ""); ratio(s, "sluice", "nft", "")
+			}
 		}
 	}' "$CSV"
 }
