@@ -9,7 +9,7 @@ const struct command cmd_allow = {
 	.synopsis = LIST_SYNOPSIS,
 	.description =
 		"Sources on the allow list are never limited and never get a bucket.\n" LIST_DESCRIPTION,
-	.verbs = list_verbs,
+	.verbs = edit_verbs,
 	.more_args = true,
 	.iface = IFACE_REQUIRED,
 	.root = true,

@@ -10,6 +10,12 @@ const struct command *const command_table[] = {
 	&cmd_upgrade, &cmd_top,	  &cmd_exporter, &cmd_help,   NULL,
 };
 
+const struct verb edit_verbs[] = {
+	{ "add", NULL, USE_CHANGE }, { "del", "delete rm", USE_CHANGE },
+	{ "list", "ls", USE_READ },  { "flush", NULL, USE_CHANGE },
+	{ NULL, NULL, USE_NONE },
+};
+
 const struct command *command_find(const char *name)
 {
 	const struct command *const *c;

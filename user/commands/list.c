@@ -9,12 +9,6 @@
 #include "maps/policy_maps.h"
 #include "text/conf.h"
 
-const struct verb list_verbs[] = {
-	{ "add", NULL, USE_CHANGE }, { "del", "delete rm", USE_CHANGE },
-	{ "list", "ls", USE_READ },  { "flush", NULL, USE_CHANGE },
-	{ NULL, NULL, USE_NONE },
-};
-
 static bool is_deny(const struct cli_args *a)
 {
 	return a->command == CMD_DENY;

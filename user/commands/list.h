@@ -16,8 +16,6 @@
 	"FILE:LINE and none of the file is applied. '-f -' reads standard input.\n"    \
 	"del is also spelled delete or rm, list ls; flush empties the list."
 
-extern const struct verb list_verbs[];
-
 int list_check(struct cli_args *a);
 int list_run(struct cli_args *a, struct state *st);
 

@@ -8,27 +8,19 @@
 #include "text/conf.h"
 #include "values/words.h"
 
-static const struct verb rule_verbs[] = {
-	{ "add", NULL, USE_CHANGE }, { "del", "delete rm", USE_CHANGE },
-	{ "list", "ls", USE_READ },  { "flush", NULL, USE_CHANGE },
-	{ NULL, NULL, USE_NONE },
-};
-
 /* Checks what a verb takes; returns -1 to go on, or the exit status. */
 static int rule_check(struct cli_args *a)
 {
 	bool add = !strcmp(a->verb, "add"), del = !strcmp(a->verb, "del");
+	int limiter = option_given_in(a, SCOPE_LIMITER), match = option_given_in(a, SCOPE_MATCH);
 	const char *why;
-	int i;
 
-	for (i = 0; i < OPT_MAX && !add; i++)
-		if (a->given[i] && option_table[i].scope == SCOPE_LIMITER)
-			return fail_input("rule", "%s takes no limiter options (--%s)", a->verb,
-					  option_table[i].name);
-	for (i = 0; i < OPT_MAX && !add && !del; i++)
-		if (a->given[i] && option_table[i].scope == SCOPE_MATCH)
-			return fail_input("rule", "%s takes no match options (--%s)", a->verb,
-					  option_table[i].name);
+	if (!add && limiter >= 0)
+		return fail_input("rule", "%s takes no limiter options (--%s)", a->verb,
+				  option_table[limiter].name);
+	if (!add && !del && match >= 0)
+		return fail_input("rule", "%s takes no match options (--%s)", a->verb,
+				  option_table[match].name);
 	if (add && !a->given[OPT_RATE])
 		return fail_input("rule", "add needs --rate (for example --rate 100/s)");
 	if (a->json && strcmp(a->verb, "list"))
@@ -175,7 +167,7 @@ const struct command cmd_rule = {
 		"--aggregate also limits each wider prefix of the rule's sources as a whole\n"
 		"(/24=5000/s: every /24 together at most 5000/s), up to 4 per rule.\n"
 		"del is also spelled delete or rm, list ls; flush deletes every rule.",
-	.verbs = rule_verbs,
+	.verbs = edit_verbs,
 	.more_args = true,
 	.iface = IFACE_REQUIRED,
 	.root = true,

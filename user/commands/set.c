@@ -7,11 +7,8 @@
 
 static int set_check(struct cli_args *a)
 {
-	int i;
-
-	for (i = 0; i < OPT_MAX; i++)
-		if (a->given[i] && option_table[i].scope == SCOPE_LIMITER)
-			return -1;
+	if (option_given_in(a, SCOPE_LIMITER) >= 0)
+		return -1;
 	return fail_input("set",
 			  "nothing to change (give --rate, --burst, --action, --dscp, --ecn, "
 			  "--new-sources, --overflow-rate, --initial-burst, --on-full or "

@@ -23,12 +23,6 @@
 #define RATE_WINDOW_NS	NSEC_PER_SEC
 #define PREFIX_TEXT_MAX 64
 
-static const char *const sort_names[] = {
-	[SORT_DROPS] = "drops",
-	[SORT_PASSED] = "passed",
-	[SORT_RATE] = "rate",
-};
-
 struct top_opts {
 	const char *ifname;
 	uint64_t limit;
@@ -224,7 +218,7 @@ static int top_json(const struct top_opts *o, const struct top_view *v, size_t s
 	json_object_begin(&j, NULL);
 	json_ifname(&j, o->ifname);
 	json_u64(&j, "time_ns", v->time_ns);
-	json_string(&j, "sort", sort_names[o->sort]);
+	json_string(&j, "sort", sort_name(o->sort));
 	json_double(&j, "interval_s", v->window_s, 6);
 	json_u64(&j, "sources_tracked", v->n);
 	json_array_begin(&j, "sources");
@@ -256,7 +250,7 @@ static void top_human(const struct top_opts *o, const struct top_view *v, size_t
 	size_t i;
 
 	printf("sluice top on %s: %zu sources tracked, %zu busiest by %s\n", o->ifname, v->n, shown,
-	       sort_names[o->sort]);
+	       sort_name(o->sort));
 	printf("%-24s %-20s %14s %14s %12s %-7s %s\n", "PREFIX", "RULE", "PASSED", "DROPPED", "PPS",
 	       "LIMITED", "NEXT PASS");
 	for (i = 0; i < shown; i++) {

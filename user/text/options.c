@@ -444,7 +444,9 @@ const struct option_def option_table[OPT_MAX] = {
 		       .values = "@file",
 		       .apply = apply_file,
 		       .help = "read from FILE ('-' is standard input)" },
-	[OPT_CHECK] = { .name = "check", .scope = SCOPE_COMMAND, .commands = ON(APPLY),
+	[OPT_CHECK] = { .name = "check",
+			.scope = SCOPE_COMMAND,
+			.commands = ON(APPLY),
 			.apply = apply_check,
 			.help = "only check FILE, as apply would before changing anything: no "
 				"interface, no root, nothing changed" },
@@ -528,6 +530,21 @@ void cli_args_init(struct cli_args *a)
 	a->sort = SORT_DROPS;
 	a->wait_ns = UINT64_MAX;
 	parse_listen(LISTEN_DEFAULT, &a->listen, &(const char *){ NULL });
+}
+
+int option_given_in(const struct cli_args *a, enum option_scope scope)
+{
+	int i;
+
+	for (i = 0; i < OPT_MAX; i++)
+		if (a->given[i] && option_table[i].scope == scope)
+			return i;
+	return -1;
+}
+
+const char *sort_name(enum top_sort sort)
+{
+	return sort_names[sort];
 }
 
 int option_find(const char *name)

@@ -138,6 +138,10 @@ extern const struct option_def option_table[OPT_MAX];
 
 /* Defaults of every field, before any option. */
 void cli_args_init(struct cli_args *a);
+/* The first option of scope given on the command line, or -1 when none was. */
+int option_given_in(const struct cli_args *a, enum option_scope scope);
+/* "drops", "passed" or "rate": the words of --sort. */
+const char *sort_name(enum top_sort sort);
 /* The option called name ("rate", no dashes), or -1. */
 int option_find(const char *name);
 /* The short option c, or -1. */
