@@ -2,6 +2,8 @@
 # sluice: build everything into build/ (git-ignored).
 
 OUTPUT     := build
+# A plain `make` builds everything, whatever rule comes first below.
+.DEFAULT_GOAL := all
 CLANG      ?= clang
 CC         ?= gcc
 BPFTOOL    ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)

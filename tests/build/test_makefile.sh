@@ -19,6 +19,8 @@ expect() { if "${@:2}" >/dev/null 2>&1; then ok "$1"; else fail "$1"; fi; }
 dry() { make -n --no-print-directory OUTPUT="$out" "$@" 2>&1; }
 
 plain=$(dry all)
+# `make` alone, as the README says, builds what `make all` does.
+expect "make with no target builds sluice" grep -q -- "-o $out/sluice\$" <<<"$(dry)"
 expect "make all builds sluice" grep -q -- "-o $out/sluice\$" <<<"$plain"
 expect "make all builds the man pages" grep -q "scdoc < $out/sluice.8.scd > $out/sluice.8" <<<"$plain"
 expect "make all builds sluice.conf(5)" grep -q "$out/sluice.conf.5" <<<"$plain"
