@@ -120,8 +120,8 @@ static void case_churn(void)
 	char policy[160];
 
 	snprintf(policy, sizeof(policy),
-		 "default rate 16M/s burst 1 new-sources 1000M/s\n"
-		 "rule 192.0.2.0/24 rate %d/s burst %d new-sources 1000M/s\n",
+		 "default rate 16M/s burst 1 new-sources 16M/s\n"
+		 "rule 192.0.2.0/24 rate %d/s burst %d new-sources 16M/s\n",
 		 HOT_RATE, HOT_BURST);
 	settings_per_second(&s, 1, 1);
 	frame_build(&hot_frame, &hot_spec);

@@ -38,9 +38,9 @@ static const struct frame_spec templates[] = {
 #define N_TEMPLATES (sizeof(templates) / sizeof(templates[0]))
 
 static const char policy_text[] =
-	"default rate 1/s burst 1 new-sources 1000M/s\n"
-	"rule 0.0.0.0/0 rate 1/s burst 1 new-sources 1000M/s proto udp dport 9000\n"
-	"rule ::/0 rate 1/s burst 1 new-sources 1000M/s proto tcp dport 22 syn\n";
+	"default rate 1/s burst 1 new-sources 16M/s\n"
+	"rule 0.0.0.0/0 rate 1/s burst 1 new-sources 16M/s proto udp dport 9000\n"
+	"rule ::/0 rate 1/s burst 1 new-sources 16M/s proto tcp dport 22 syn\n";
 
 static uint32_t rnd(void)
 {

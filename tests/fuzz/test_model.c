@@ -157,7 +157,7 @@ static const char *const shared_sources[] = {
 static const char *const limited_24s[] = { "10.9.4.%d", "192.0.2.%d" };
 
 static const char *const packet_rates[] = {
-	"1/s", "3/s", "10/s", "100/s", "250/s", "1k/s", "7k/s", "30/m", "2/h", "1M/s", "999M/s",
+	"1/s", "3/s", "10/s", "100/s", "250/s", "1k/s", "7k/s", "30/m", "2/h", "1M/s", "16M/s",
 };
 static const char *const byte_rates[] = {
 	"12kB/s", "64kbit/s", "200kbit/s", "1mbit/s", "10mbit/s", "100kB/s", "1MB/s", "1gbit/s",

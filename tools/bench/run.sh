@@ -223,7 +223,7 @@ setup_sluice() {
 		burst="${BURST}B"
 	fi
 	rx_net "$SLUICE" attach "$RX_IF" --rate "$rate" --burst "$burst" \
-		--max-sources "$TABLE" --new-sources 1000M/s --mode native >/dev/null
+		--max-sources "$TABLE" --new-sources 16M/s --mode native >/dev/null
 }
 
 teardown_sluice() { rx_net "$SLUICE" detach "$RX_IF" >/dev/null; }

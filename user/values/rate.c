@@ -169,8 +169,8 @@ static const struct unit *unit_exact(uint64_t v, uint8_t kind)
 
 /*
  * Past these no option takes a rate. The limits a rate meters are lower
- * (policy.c): the message names them, the bound here only keeps the
- * arithmetic of --new-sources, which goes higher, safe.
+ * (policy.c, --new-sources included): the message names them, the bound
+ * here only keeps the arithmetic safe until policy.c refuses.
  */
 static int rate_check_max(uint64_t amount, const struct unit *period, const struct unit *unit,
 			  const char **why)
@@ -184,10 +184,8 @@ static int rate_check_max(uint64_t amount, const struct unit *period, const stru
 		return 0;
 	if (unit->kind == SLUICE_UNIT_PACKETS)
 		snprintf(msg, sizeof(msg),
-			 "rate is too high (a limit meters at most %lluM/s, --new-sources at most "
-			 "%lluM/s)",
-			 (unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000),
-			 (unsigned long long)(RATE_MAX_PER_SEC / 1000000));
+			 "rate is too high (sluice meters at most %lluM/s)",
+			 (unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000));
 	else
 		snprintf(msg, sizeof(msg),
 			 "bandwidth is too high (a limit meters at most %llumbit/s, %lluMB/s)",

@@ -25,13 +25,13 @@ struct burst {
 };
 
 /*
- * Highest packet rate any option takes: one packet per nanosecond, for
- * --new-sources; a limit meters at most RATE_METERED_MAX_PER_SEC.
+ * Highest packet rate parsed, one packet per nanosecond; what meters it
+ * (a limit or --new-sources) refuses above RATE_METERED_MAX_PER_SEC.
  */
 #define RATE_MAX_PER_SEC 1000000000ULL
 /* Highest byte rate parsed, 1 Tbit/s; a limit meters at most BYTE_RATE_METERED_MAX_PER_SEC. */
 #define BYTE_RATE_MAX_PER_SEC 125000000000ULL
-/* Highest rates a limit meters within 0.1% (user/policy/policy.c); new-sources may go higher. */
+/* Highest rates metered within 0.1% (user/policy/policy.c), --new-sources included. */
 #define RATE_METERED_MAX_PER_SEC      16000000ULL
 #define BYTE_RATE_METERED_MAX_PER_SEC 960000000ULL
 #define BURST_MAX		      1000000000ULL
