@@ -368,10 +368,11 @@ static int pressure_build(struct sluice_policy *p, const struct settings *s, con
 			rate_text(&admit).text);
 	/* The admission bucket keeps the limits' promise: within 0.1%, never over. */
 	if ((admit.period_ns << SLUICE_TIME_SHIFT) < (1000 / ROUNDING_PER_MILLE - 1) * admit.amount)
-		return refuse(-ERANGE, why,
-			      "--new-sources %s is too high to meter within 0.1%% (at most %lluM/s)",
-			      rate_text(&admit).text,
-			      (unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000));
+		return refuse(
+			-ERANGE, why,
+			"--new-sources %s is too high to meter within 0.1%% (at most %lluM/s)",
+			rate_text(&admit).text,
+			(unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000));
 	packet_gcra(&admit, &p->admit_interval, &p->admit_limit);
 
 	/* The overflow bucket meters like the rule itself, at its own rate. */
