@@ -34,10 +34,11 @@ mp_down() {
 	lab_down
 }
 
-# The dispatcher's programs on the host side, "name prio" per line.
+# The host side's XDP programs as xdp-loader shows them: "main NAME" for
+# the dispatcher, then "NAME PRIO" per program in it, in the order they run.
 dispatcher() {
 	xdp-loader status "$LAB_HOST" 2>/dev/null |
-		awk -v i="$LAB_HOST" '$1 == "=>" { print $2, $3 } $1 == i { print "main", $2 }'
+		awk -v i="$LAB_HOST" '$1 == "=>" { print $3, $2 } $1 == i { print "main", $2 }'
 }
 
 # Id of the XDP program the host side runs (the dispatcher), "" when none.
@@ -96,9 +97,10 @@ CHECK_DETAIL="$out"
 check "attach --multiprog beside xdp-filter" grep -q "through libxdp's dispatcher" <<<"$out"
 CHECK_DETAIL="$(dispatcher | tr '\n' ';')"
 check "xdp-loader status shows sluice_xdp at priority 20, after $filter_prog" \
-	test "$(dispatcher | awk '$1 != "main" { printf "%s ", $1 }')" = "$filter_prog sluice_xdp "
+	test "$(dispatcher | awk '$1 != "main" { printf "%s ", $1 }')" = "$filter_prog sluice_xdp " \
+	-a "$(dispatcher | awk '$1 == "sluice_xdp" { print $2 }')" = 20
 check "... with its chain call on XDP_PASS only" \
-	bash -c "xdp-loader status '$LAB_HOST' | grep -E '=> +sluice_xdp +20 .* XDP_PASS\$'"
+	bash -c "xdp-loader status '$LAB_HOST' | grep -E '=> +20 +sluice_xdp .* XDP_PASS *\$'"
 status=$("$SLUICE" status "$LAB_HOST" --json)
 CHECK_DETAIL="$status"
 check "status says multiprog, ok, and lists xdp-filter's program" \
@@ -171,6 +173,7 @@ check "... and port $LAB_PORT is no longer limited" test "$got" = "$((sent - los
 
 # 7. A program not loaded through libxdp (ip link, here the generator's):
 # refused without the flag, and with it, each time naming it.
+check "xdp-filter unloads" xdp-filter unload "$LAB_HOST"
 check "ip link loads a plain XDP program" \
 	ip link set dev "$LAB_HOST" xdpgeneric obj build/flood.bpf.o sec xdp
 id=$(xdp_id)
