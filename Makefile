@@ -57,7 +57,8 @@ CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o)
 BPF_OBJS   := sluice sluice_test flood bench
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
-TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench
+TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench \
+	      $(OUTPUT)/sluice-bench-multiprog
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath
 # libFuzzer needs libclang-rt: not part of a plain build.
@@ -182,6 +183,15 @@ $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_O
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# libxdp's dispatcher object, where Debian's libxdp1 installs it.
+$(OUTPUT)/tools/bench_multiprog.o: ALL_CFLAGS += \
+	-DXDP_OBJECT_DIR='"/usr/lib/$(shell $(CC) -print-multiarch)/bpf"'
+
+$(OUTPUT)/sluice-bench-multiprog: $(OUTPUT)/tools/bench_multiprog.o $(OUTPUT)/tests/frames.o \
+		$(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 $(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/test_output.o \
 		$(OUTPUT)/tests/test_options.o \
 		$(OUTPUT)/tests/harness.o $(LIB_OBJS)
@@ -251,7 +261,7 @@ bench-spoof: all
 
 # libxdp's dispatcher against a direct attach, per packet (BPF_PROG_TEST_RUN).
 bench-multiprog: all
-	tools/bench/multiprog.sh
+	taskset -c $$(( $$(nproc) - 1 )) $(OUTPUT)/sluice-bench-multiprog
 
 clean:
 	rm -rf $(OUTPUT)

@@ -106,6 +106,12 @@ static int check_shareable(const struct attach_opts *o)
 	bool dispatcher;
 	int n;
 
+	n = mp_supported();
+	if (n)
+		return fail_runtime("attach", 0,
+				    "cannot share %s: this kernel refuses BPF extension programs "
+				    "(freplace: %s), which libxdp's dispatcher needs",
+				    o->ifname, strerror(-n));
 	n = mp_programs(o->ifindex, &dispatcher, progs, 1);
 	if (n < 0)
 		return fail_runtime("attach", n, "cannot read the XDP programs of %s", o->ifname);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/if_link.h>
@@ -31,6 +32,87 @@ static enum xdp_attach_mode mp_mode(uint32_t xdp_flags)
 	return XDP_MODE_UNSPEC;
 }
 
+static int probe_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0;
+}
+
+/*
+ * libxdp's own check, on libxdp's own dispatcher object: can an extension
+ * program (freplace) replace one of its functions? libxdp would otherwise
+ * fall back to attaching a lone program without a dispatcher, where nothing
+ * can share the interface. Loads two programs and attaches nothing.
+ */
+static int probe(void)
+{
+	struct xdp_program *target, *ext;
+	struct bpf_program *pass;
+	int err;
+
+	mp_quiet();
+	target = xdp_program__find_file("xdp-dispatcher.o", NULL, NULL);
+	err = (int)libxdp_get_error(target);
+	if (err)
+		return err;
+	ext = xdp_program__find_file("xdp-dispatcher.o", NULL, NULL);
+	err = (int)libxdp_get_error(ext);
+	if (err) {
+		xdp_program__close(target);
+		return err;
+	}
+	err = bpf_object__load(xdp_program__bpf_obj(target));
+	pass = bpf_object__find_program_by_name(xdp_program__bpf_obj(ext), "xdp_pass");
+	if (!err && !pass)
+		err = -ENOENT;
+	if (!err) {
+		bpf_object__for_each_program(pass, xdp_program__bpf_obj(ext))
+			bpf_program__set_autoload(pass, false);
+		pass = bpf_object__find_program_by_name(xdp_program__bpf_obj(ext), "xdp_pass");
+		bpf_program__set_autoload(pass, true);
+		bpf_program__set_type(pass, BPF_PROG_TYPE_EXT);
+		bpf_program__set_expected_attach_type(pass, 0);
+		err = bpf_program__set_attach_target(
+			pass,
+			bpf_program__fd(bpf_object__find_program_by_name(
+				xdp_program__bpf_obj(target), "xdp_dispatcher")),
+			"compat_test");
+	}
+	if (!err)
+		err = bpf_object__load(xdp_program__bpf_obj(ext));
+	xdp_program__close(ext);
+	xdp_program__close(target);
+	return err;
+}
+
+/* A refusal is the answer, not a failure to report: libbpf stays quiet meanwhile. */
+int mp_supported(void)
+{
+	libbpf_print_fn_t old = libbpf_set_print(probe_print);
+	int err;
+
+	if (getenv("SLUICE_DEBUG"))
+		libbpf_set_print(old);
+	err = probe();
+	libbpf_set_print(old);
+	return err;
+}
+
+/*
+ * Where the kernel takes no extension program, libxdp attaches a lone
+ * program without a dispatcher instead of failing: taken off again (only
+ * if it is still the one there), as nothing could share the interface.
+ */
+static int mp_check_shared(const struct xdp_program *prog, int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = xdp_program__fd(prog));
+
+	if (mp_runs(ifindex, xdp_program__id(prog)) == 1)
+		return 0;
+	bpf_xdp_detach(ifindex, XDP_FLAGS_REPLACE, &opts);
+	return -EOPNOTSUPP;
+}
+
 int mp_attach(struct bpf_object *obj, const char *prog_name, int ifindex, uint32_t xdp_flags)
 {
 	LIBBPF_OPTS(xdp_program_opts, opts, .obj = obj, .prog_name = prog_name);
@@ -50,6 +132,8 @@ int mp_attach(struct bpf_object *obj, const char *prog_name, int ifindex, uint32
 	/* Loads the object (as an extension of the new dispatcher) and swaps it in. */
 	if (!err)
 		err = xdp_program__attach(prog, ifindex, mp_mode(xdp_flags), 0);
+	if (!err)
+		err = mp_check_shared(prog, ifindex);
 	/* The object is the caller's: closing prog leaves it and its fds alone. */
 	xdp_program__close(prog);
 	return err;

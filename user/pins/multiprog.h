@@ -29,6 +29,11 @@ struct mp_prog {
 	unsigned int prio; /* 0 outside a dispatcher */
 };
 
+/*
+ * 0 when this kernel runs libxdp's dispatcher: it takes extension programs
+ * (freplace). Else negative: -EPERM where the kernel refuses them.
+ */
+int mp_supported(void);
 struct bpf_object;
 /*
  * Hands the opened (not loaded) object to libxdp, which loads it as an
