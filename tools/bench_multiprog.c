@@ -61,9 +61,7 @@ static int dispatcher_configure(struct bpf_object *obj, int progs)
 	size_t size = 0;
 	int i;
 
-	bpf_object__for_each_map(map, obj)
-		if (strstr(bpf_map__name(map), ".rodata"))
-			rodata = map;
+	bpf_object__for_each_map(map, obj) if (strstr(bpf_map__name(map), ".rodata")) rodata = map;
 	if (rodata)
 		init = bpf_map__initial_value(rodata, &size);
 	/* Its read-only data is the configuration alone (libxdp relies on it too). */
@@ -185,7 +183,9 @@ static void spread(char *buf, size_t len, double *v, int n, const char *fmt)
 	snprintf(buf, len, "%s (%s-%s)", med, lo, hi);
 }
 
-static int bench_path(const char *path, const struct frame *f, uint64_t rate, uint64_t burst)
+/* kinds: KINDS, or only DIRECT where the kernel takes no extension program. */
+static int bench_path(const char *path, const struct frame *f, uint64_t rate, uint64_t burst,
+		      int kinds)
 {
 	double ns[KINDS][ROUNDS], ratio[KINDS][ROUNDS], extra[KINDS][ROUNDS];
 	struct limiter l[KINDS];
@@ -193,23 +193,70 @@ static int bench_path(const char *path, const struct frame *f, uint64_t rate, ui
 	__u32 ret[KINDS];
 	int k, r, err = 0;
 
-	for (k = 0; k < KINDS && !err; k++)
+	for (k = 0; k < kinds && !err; k++)
 		err = limiter_open(&l[k], k, rate, burst);
 	for (r = 0; r < ROUNDS && !err; r++) {
-		for (k = 0; k < KINDS; k++)
+		for (k = 0; k < kinds; k++)
 			ns[k][r] = run_once(l[k].fd, f, &ret[k]);
-		for (k = 0; k < KINDS; k++) {
+		for (k = 0; k < kinds; k++) {
 			if (ns[k][r] < 0 || ret[k] != ret[DIRECT])
 				err = -EIO;
 			ratio[k][r] = ns[k][r] / ns[DIRECT][r];
 			extra[k][r] = ns[k][r] - ns[DIRECT][r];
 		}
 	}
-	for (k = 0; k < KINDS && !err; k++) {
+	for (k = 0; k < kinds && !err; k++) {
 		spread(a, sizeof(a), ns[k], ROUNDS, "%.1f");
 		spread(b, sizeof(b), extra[k], ROUNDS, "%.1f");
 		spread(c, sizeof(c), ratio[k], ROUNDS, "%.3f");
 		printf("%-8s %-26s %-22s %-22s %s\n", path, kind_names[k], a, b, c);
+	}
+	while (k-- > 0)
+		limiter_close(&l[k]);
+	return err;
+}
+
+/*
+ * Where the kernel takes no extension program, the dispatcher alone: libxdp's
+ * object with 2 and with 10 slots enabled, each slot its stub (a call that
+ * returns at once and chains on), against the object's own XDP_PASS
+ * program. An extension replaces a stub's body with a jump to itself, so
+ * sluice in a slot would cost about its direct figure plus this.
+ */
+static int bench_stubs(const struct frame *f)
+{
+	static const char *const names[] = { "xdp_pass (floor)", "dispatcher, 2 stub slots",
+					     "dispatcher, 10 stub slots" };
+	static const int slots[] = { 0, 2, 10 };
+	double ns[3][ROUNDS], ratio[3][ROUNDS], extra[3][ROUNDS];
+	struct limiter l[3];
+	char a[128], b[128], c[128];
+	__u32 ret;
+	int k, r, err = 0;
+
+	for (k = 0; k < 3 && !err; k++) {
+		memset(&l[k], 0, sizeof(l[k]));
+		err = dispatcher_open(&l[k], slots[k]);
+		if (!err && !slots[k])
+			l[k].fd = bpf_program__fd(
+				bpf_object__find_program_by_name(l[k].dispatcher, "xdp_pass"));
+	}
+	for (r = 0; r < ROUNDS && !err; r++) {
+		for (k = 0; k < 3; k++) {
+			ns[k][r] = run_once(l[k].fd, f, &ret);
+			if (ns[k][r] < 0 || ret != XDP_PASS)
+				err = -EIO;
+		}
+		for (k = 0; k < 3; k++) {
+			ratio[k][r] = ns[k][r] / ns[0][r];
+			extra[k][r] = ns[k][r] - ns[0][r];
+		}
+	}
+	for (k = 0; k < 3 && !err; k++) {
+		spread(a, sizeof(a), ns[k], ROUNDS, "%.1f");
+		spread(b, sizeof(b), extra[k], ROUNDS, "%.1f");
+		spread(c, sizeof(c), ratio[k], ROUNDS, "%.3f");
+		printf("%-8s %-26s %-22s %-22s %s\n", "stubs", names[k], a, b, c);
 	}
 	while (k-- > 0)
 		limiter_close(&l[k]);
@@ -228,23 +275,30 @@ int main(void)
 {
 	struct frame_spec spec = { .family = 4, .src = "10.0.0.1", .payload = 18 };
 	struct frame f;
-	int err;
+	int err, ext;
 
 	if (geteuid() != 0) {
 		fprintf(stderr, "sluice-bench-multiprog: must run as root (BPF_PROG_TEST_RUN)\n");
 		return 2;
 	}
-	libbpf_set_print(print_fn);
 	frame_build(&f, &spec);
+	ext = mp_supported();
+	libbpf_set_print(print_fn);
 	printf("BPF_PROG_TEST_RUN, %d runs x %d rounds per figure; medians (min-max); "
 	       "64-byte IPv4 UDP frame\n",
 	       REPEAT, ROUNDS);
+	if (ext)
+		printf("this kernel refuses extension programs (freplace: %s): sluice direct, "
+		       "and the dispatcher with its stubs\n",
+		       strerror(-ext));
 	printf("%-8s %-26s %-22s %-22s %s\n", "path", "attached", "ns/packet", "extra ns",
-	       "ratio to direct");
+	       "ratio to first");
 	/* Under its limit: a burst no run exhausts. Over it: 1/s, burst 1. */
-	err = bench_path("passed", &f, RATE_METERED_MAX_PER_SEC, BURST_MAX);
+	err = bench_path("passed", &f, RATE_METERED_MAX_PER_SEC, BURST_MAX, ext ? 1 : KINDS);
 	if (!err)
-		err = bench_path("over", &f, 1, 1);
+		err = bench_path("over", &f, 1, 1, ext ? 1 : KINDS);
+	if (!err && ext)
+		err = bench_stubs(&f);
 	if (err)
 		fprintf(stderr, "sluice-bench-multiprog: %s\n", strerror(-err));
 	return err ? 1 : 0;
