@@ -14,10 +14,9 @@
 #define SLUICE_LAYOUT_VERSION 6
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
-#define SLUICE_PIN_ROOT "/sys/fs/bpf/sluice"
-#define SLUICE_PIN_LINK "link"
-/* Instead of the link when attached through libxdp's dispatcher (--multiprog). */
-#define SLUICE_PIN_PROG	      "program"
+#define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
+#define SLUICE_PIN_LINK	      "link"
+#define SLUICE_PIN_PROG	      "program" /* instead of the link, with --multiprog */
 #define SLUICE_MAP_BUCKETS    "buckets"
 #define SLUICE_MAP_CONFIG     "config"
 #define SLUICE_MAP_POLICIES   "policies"
