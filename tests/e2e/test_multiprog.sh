@@ -14,6 +14,7 @@ cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
 
 PIN_ROOT=/sys/fs/bpf/sluice
+DECOY_PIN=/sys/fs/bpf/sld$$ # a program of another tool's, briefly pinned
 DROP_PORT=9999 # what xdp-filter drops
 RATE=50        # per source per second, burst as much
 SOURCES=10
@@ -31,7 +32,8 @@ done
 # Everything this test loads, whatever happened: sluice, xdp-filter, the lab.
 mp_down() {
 	"$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1
-	ip link set dev "$LAB_HOST" xdpgeneric off 2>/dev/null
+	bpftool net detach xdpgeneric dev "$LAB_HOST" 2>/dev/null
+	rm -f "$DECOY_PIN"
 	xdp-filter unload "$LAB_HOST" >/dev/null 2>&1
 	xdp-loader unload "$LAB_HOST" --all >/dev/null 2>&1
 	lab_down
@@ -207,11 +209,13 @@ else
 	shared_checks
 fi
 
-# 7. A program not loaded through libxdp (ip link, here the generator's):
+# 7. A program not loaded through libxdp (here the generator's, by bpftool):
 # refused without the flag, and with it, each time naming it.
 check "xdp-filter unloads" xdp-filter unload "$LAB_HOST"
-check "ip link loads a plain XDP program" \
-	ip link set dev "$LAB_HOST" xdpgeneric obj build/flood.bpf.o sec xdp
+# bpftool, not ip link: iproute2 would leave its directories in bpffs.
+check "bpftool loads a plain XDP program" \
+	bash -c "bpftool prog load build/flood.bpf.o '$DECOY_PIN' type xdp &&
+		bpftool net attach xdpgeneric pinned '$DECOY_PIN' dev '$LAB_HOST' && rm '$DECOY_PIN'"
 id=$(xdp_id)
 name=$(bpftool prog show id "${id:-0}" --json 2>/dev/null | jq -r .name)
 out=$("$SLUICE" attach "$LAB_HOST" --rate 1/s 2>&1 >/dev/null)
@@ -227,6 +231,6 @@ if [ "$shared" = 1 ]; then # else --multiprog stops at the kernel (checked above
 		test "$rc" = 2 -a -n "$(grep -F "$name (id $id), not loaded through libxdp" <<<"$out")"
 fi
 check "... nothing changed" test "$(xdp_id)" = "$id" -a ! -e "$PIN_ROOT/$LAB_HOST"
-ip link set dev "$LAB_HOST" xdpgeneric off
+bpftool net detach xdpgeneric dev "$LAB_HOST"
 
 lab_finish
