@@ -145,8 +145,10 @@ int mp_detach(int prog_fd, int ifindex)
 	int err;
 
 	mp_quiet();
-	if (mp_runs(ifindex, 0) <= 0)
-		return 0;
+	/* No dispatcher, nothing to take out; one that cannot be read is an error. */
+	err = mp_runs(ifindex, 0);
+	if (err <= 0)
+		return err;
 	prog = xdp_program__from_fd(prog_fd);
 	err = (int)libxdp_get_error(prog);
 	if (err)
