@@ -18,9 +18,12 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # scdoc: the man pages; bash-completion: the completion test; man-db and
 # groff-base: the man pages' render check; libclang-rt-14-dev: the libFuzzer
 # target, built only for `make fuzz` and `make test`.
+# libxdp-dev, pkg-config: attach --multiprog; xdp-tools: its test (xdp-filter,
+# xdp-loader) and the libxdp dispatcher object.
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
-		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base
+		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base \
+		libxdp-dev xdp-tools pkg-config
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
 ifeq ($(V),1)
@@ -36,8 +39,12 @@ BPF_CFLAGS  = -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 	      -Iinclude -I$(OUTPUT) -I$(ARCH_INC)
 CFLAGS     ?= -O2 -g
 # The caller's CPPFLAGS and LDFLAGS (Debian's hardening flags, say) are kept.
-ALL_CFLAGS  = $(CPPFLAGS) $(CFLAGS) -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP
-LDLIBS     := -lbpf -lelf -lz -lpthread -lm
+ALL_CFLAGS  = $(CPPFLAGS) $(CFLAGS) -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP \
+	      $(XDP_CFLAGS)
+# Expanded when a recipe runs, after `make deps` installed libxdp-dev.
+XDP_CFLAGS  = $(shell pkg-config --cflags libxdp 2>/dev/null)
+XDP_LIBS    = $(shell pkg-config --libs libxdp 2>/dev/null || echo -lxdp)
+LDLIBS      = $(XDP_LIBS) -lbpf -lelf -lz -lpthread -lm
 
 # user/ is layered (docs/design.md): each directory includes only those below it.
 USER_LAYERS := base values policy text pins maps reads outputs commands
@@ -52,12 +59,16 @@ CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o)
 BPF_OBJS   := sluice sluice_test flood bench
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
-TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench
+TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench \
+	      $(OUTPUT)/sluice-bench-multiprog
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath
 # libFuzzer needs libclang-rt: not part of a plain build.
 FUZZERS    := $(OUTPUT)/fuzz-parse
 DOCS       := $(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5 $(OUTPUT)/sluice.bash
+
+# The commit header below is the first rule: `make` alone must still build all.
+.DEFAULT_GOAL := all
 
 .DELETE_ON_ERROR:
 # The commit sluice --version names: rewritten only when it changes, so
@@ -71,7 +82,8 @@ $(OUTPUT)/user/main.o: $(OUTPUT)/sluice_commit.h
 
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof
+.PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof \
+	bench-multiprog
 
 all: $(OUTPUT)/sluice $(DOCS) $(TOOLS) $(TESTS)
 
@@ -173,6 +185,15 @@ $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_O
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# libxdp's dispatcher object, where Debian's libxdp1 installs it.
+$(OUTPUT)/tools/bench_multiprog.o: ALL_CFLAGS += \
+	-DXDP_OBJECT_DIR='"/usr/lib/$(shell $(CC) -print-multiarch)/bpf"'
+
+$(OUTPUT)/sluice-bench-multiprog: $(OUTPUT)/tools/bench_multiprog.o $(OUTPUT)/tests/frames.o \
+		$(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 $(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/test_output.o \
 		$(OUTPUT)/tests/test_options.o \
 		$(OUTPUT)/tests/harness.o $(LIB_OBJS)
@@ -239,6 +260,10 @@ bench-compare: all
 
 bench-spoof: all
 	bash tools/bench/spoof.sh
+
+# libxdp's dispatcher against a direct attach, per packet (BPF_PROG_TEST_RUN).
+bench-multiprog: all
+	taskset -c $$(( $$(nproc) - 1 )) $(OUTPUT)/sluice-bench-multiprog
 
 clean:
 	rm -rf $(OUTPUT)

@@ -16,6 +16,7 @@
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
 #define SLUICE_PIN_LINK	      "link"
+#define SLUICE_PIN_PROG	      "program" /* instead of the link, with --multiprog */
 #define SLUICE_MAP_BUCKETS    "buckets"
 #define SLUICE_MAP_CONFIG     "config"
 #define SLUICE_MAP_POLICIES   "policies"

@@ -23,6 +23,7 @@ SUITES=(
 	tests/e2e/test_generator.sh
 	tests/e2e/test_control.sh
 	tests/e2e/test_vocabulary.sh
+	tests/e2e/test_multiprog.sh
 )
 
 total_passed=0
@@ -39,6 +40,21 @@ add_counts() {
 	fi
 }
 
+# libxdp's dispatcher pins (/sys/fs/bpf/xdp/dispatch-IFINDEX-PROGID) of the
+# tests' interfaces: by then deleted (no such ifindex), or still there (sl*).
+xdp_dispatcher_leaks() {
+	local d ifindex name
+	for d in /sys/fs/bpf/xdp/dispatch-*; do
+		[ -e "$d" ] || continue
+		ifindex=${d#/sys/fs/bpf/xdp/dispatch-}
+		ifindex=${ifindex%%-*}
+		name=$(ip -o link show 2>/dev/null | awk -F': ' -v i="$ifindex" '$1 == i { sub(/@.*/, "", $2); print $2 }')
+		if [ -z "$name" ] || [[ $name =~ ^sl[hnxy][0-9]+$ ]]; then
+			echo -n "$d "
+		fi
+	done
+}
+
 # Nothing a test made may outlive it: namespaces, links, programs, pins.
 leak_check() {
 	local leaks=""
@@ -46,6 +62,7 @@ leak_check() {
 	leaks+=$(ip -o link show | grep -oE '\bsl[hnxy][0-9]+\b' | tr '\n' ' ')
 	leaks+=$(ls -A /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hnxz][0-9]+(:attaching)?$' | tr '\n' ' ')
 	leaks+=$(ls -A /sys/fs/bpf 2>/dev/null | grep -E '^sld[0-9]+$' | tr '\n' ' ') # test_pins' decoys
+	leaks+=$(xdp_dispatcher_leaks)
 	if [ -z "$leaks" ]; then
 		echo "ok   no namespace, link or pin left behind"
 		echo "1 passed, 0 failed"

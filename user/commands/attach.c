@@ -14,6 +14,7 @@
 #include "base/errors.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
+#include "pins/multiprog.h"
 
 struct attach_opts {
 	const char *ifname;
@@ -21,7 +22,11 @@ struct attach_opts {
 	struct policy_doc doc;
 	uint64_t max_sources;
 	uint32_t xdp_flags;
+	bool multiprog; /* through libxdp's dispatcher */
 };
+
+/* The program's name in the kernel, as libxdp and bpftool show it. */
+#define SLUICE_PROG_NAME "sluice_xdp"
 
 /* Returns -1 to go on, or the exit status. */
 static int attach_check(struct cli_args *a)
@@ -61,10 +66,68 @@ static int link_attach_and_pin(struct sluice *skel, const struct attach_opts *o,
 	return err;
 }
 
-/* Fails when sluice, or anything else, already runs XDP on the interface. */
-static int check_free(const struct attach_opts *o)
+static void prog_name_of(unsigned int id, char *name, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	snprintf(name, len, "?");
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &info_len) && info.name[0])
+		snprintf(name, len, "%s", info.name);
+	close(fd);
+}
+
+/* Without --multiprog, any XDP program on the interface is another's: refused. */
+static int check_no_xdp(const struct attach_opts *o)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, query);
+	char name[BPF_OBJ_NAME_LEN];
+	unsigned int id;
+
+	if (bpf_xdp_query(o->ifindex, 0, &query))
+		return -1;
+	id = query.prog_id ?: query.drv_prog_id ?: query.skb_prog_id ?: query.hw_prog_id;
+	if (!id)
+		return -1;
+	prog_name_of(id, name, sizeof(name));
+	return fail_input("attach",
+			  "%s already runs XDP program %s (id %u): to run sluice beside it, "
+			  "attach with --multiprog (it shares with programs loaded through libxdp)",
+			  o->ifname, name, id);
+}
+
+/* With --multiprog, the interface is free or runs libxdp's dispatcher. */
+static int check_shareable(const struct attach_opts *o)
+{
+	struct mp_prog progs[1];
+	bool dispatcher;
+	int n;
+
+	n = mp_supported();
+	if (n)
+		return fail_runtime("attach", 0,
+				    "cannot share %s: this kernel refuses BPF extension programs "
+				    "(freplace: %s), which libxdp's dispatcher needs",
+				    o->ifname, strerror(-n));
+	n = mp_programs(o->ifindex, &dispatcher, progs, 1);
+	if (n < 0)
+		return fail_runtime("attach", n, "cannot read the XDP programs of %s", o->ifname);
+	if (n > 0 && !dispatcher)
+		return fail_input(
+			"attach",
+			"%s already runs XDP program %s (id %u), not loaded through libxdp: "
+			"--multiprog shares an interface only with libxdp's dispatcher "
+			"(xdp-loader, xdp-filter)",
+			o->ifname, progs[0].name, progs[0].id);
+	return -1;
+}
+
+/* Fails when sluice, or anything sluice cannot share with, already runs XDP on the interface. */
+static int check_free(const struct attach_opts *o)
+{
 	const char *health;
 	int err;
 
@@ -76,10 +139,7 @@ static int check_free(const struct attach_opts *o)
 		return state_stale_cmd("attach", o->ifname, health);
 	if (err != -ENOENT)
 		return state_fail_cmd("attach", err, o->ifname);
-	if (!bpf_xdp_query(o->ifindex, 0, &query) && query.prog_id)
-		return fail_input("attach", "%s already runs another XDP program (id %u)",
-				  o->ifname, query.prog_id);
-	return -1;
+	return o->multiprog ? check_shareable(o) : check_no_xdp(o);
 }
 
 static int attach_load(struct sluice **skel, struct attach_opts *o)
@@ -104,8 +164,63 @@ static void attach_report(const struct attach_opts *o)
 	char opts[640];
 
 	format_settings(opts, sizeof(opts), &o->doc.dflt);
-	printf("sluice: attached to %s in %s mode: %s per source, up to %llu sources\n", o->ifname,
-	       xdp_mode_name(o->ifindex), opts, (unsigned long long)o->max_sources);
+	if (o->multiprog)
+		printf("sluice: attached to %s through libxdp's dispatcher (%s mode, run priority "
+		       "%d): %s per source, up to %llu sources\n",
+		       o->ifname, xdp_mode_name(o->ifindex), MP_RUN_PRIO, opts,
+		       (unsigned long long)o->max_sources);
+	else
+		printf("sluice: attached to %s in %s mode: %s per source, up to %llu sources\n",
+		       o->ifname, xdp_mode_name(o->ifindex), opts,
+		       (unsigned long long)o->max_sources);
+}
+
+static int prog_pin(struct sluice *skel, const char *staging)
+{
+	char path[PATH_MAX];
+	int err;
+
+	err = state_path(staging, SLUICE_PIN_PROG, path, sizeof(path));
+	if (!err && bpf_obj_pin(bpf_program__fd(skel->progs.sluice_xdp), path))
+		err = -errno;
+	return err;
+}
+
+/*
+ * Through libxdp: libxdp loads the object as it attaches it, so the program
+ * runs (passing every packet, as between map creation and the first config
+ * write) until the policy is written just after. The program is pinned last,
+ * where the link would be. Killed before that, the program stays in the
+ * dispatcher with nothing pinned; the next attach --multiprog takes it out.
+ */
+static int attach_shared(struct sluice **skel, struct attach_opts *o, const char *staging)
+{
+	struct state st;
+	int err;
+
+	*skel = sluice__open();
+	if (!*skel)
+		return -errno;
+	err = state_size((*skel)->obj, o->max_sources);
+	if (!err)
+		err = mp_attach((*skel)->obj, SLUICE_PROG_NAME, o->ifindex, o->xdp_flags);
+	if (err)
+		return err;
+	state_from_object((*skel)->obj, &st);
+	err = policy_create(&st.maps, o->max_sources, &o->doc);
+	if (!err)
+		err = state_mkdir(staging);
+	if (!err)
+		err = state_pin((*skel)->obj, staging);
+	if (!err)
+		err = prog_pin(*skel, staging);
+	if (!err)
+		err = state_publish(staging, o->ifname);
+	if (err) {
+		state_remove(staging);
+		mp_detach(bpf_program__fd((*skel)->progs.sluice_xdp), o->ifindex);
+	}
+	return err;
 }
 
 /* Pins everything under the hidden staging name, the link last, then publishes it. */
@@ -125,12 +240,28 @@ static int attach_staged(struct sluice *skel, const struct attach_opts *o, const
 	return err;
 }
 
+/* The plain attach: load, write the policy, pin, attach the link last. */
+static int attach_direct(struct sluice **skel, struct attach_opts *o, const char *staging)
+{
+	int err = attach_load(skel, o);
+
+	if (err) {
+		fail_runtime("attach", err, "cannot load the XDP program");
+		return err;
+	}
+	err = attach_staged(*skel, o, staging);
+	if (err)
+		fail_runtime("attach", err, "cannot attach to %s", o->ifname);
+	return err;
+}
+
 static int attach_run(struct cli_args *a, struct state *unused)
 {
 	struct attach_opts o = { .ifname = a->ifname,
 				 .doc = *a->doc,
 				 .max_sources = a->max_sources,
-				 .xdp_flags = a->xdp_flags };
+				 .xdp_flags = a->xdp_flags,
+				 .multiprog = a->multiprog };
 	struct sluice *skel = NULL;
 	char staging[IF_NAMESIZE + 16];
 	int ret, err;
@@ -154,15 +285,19 @@ static int attach_run(struct cli_args *a, struct state *unused)
 	ret = check_free(&o);
 	if (ret >= 0)
 		return ret;
-	ret = EXIT_FAILURE_RUNTIME;
-	err = attach_load(&skel, &o);
+	/* No sluice state (checked above, under the lock): a sluice program there is an orphan. */
+	if (o.multiprog && (err = mp_remove_named(o.ifindex, SLUICE_PROG_NAME)) < 0)
+		return fail_runtime("attach", err, "cannot clear an interrupted attach of %s",
+				    o.ifname);
+	ret = EXIT_OK;
+	if (!o.multiprog)
+		err = attach_direct(&skel, &o, staging);
+	else if ((err = attach_shared(&skel, &o, staging)))
+		fail_runtime("attach", err, "cannot attach to %s through libxdp's dispatcher",
+			     o.ifname);
 	if (err)
-		fail_runtime("attach", err, "cannot load the XDP program");
-	else if ((err = attach_staged(skel, &o, staging)))
-		fail_runtime("attach", err, "cannot attach to %s", o.ifname);
+		ret = EXIT_FAILURE_RUNTIME;
 	else
-		ret = EXIT_OK;
-	if (!ret)
 		attach_report(&o);
 	sluice__destroy(skel);
 	return ret;

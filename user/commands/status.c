@@ -9,13 +9,19 @@
 #include "base/json.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
+#include "pins/multiprog.h"
 #include "values/words.h"
 
 #define MAX_ATTACHED 256
+/* libxdp's dispatcher holds at most 10 programs. */
+#define MAX_SHARING 10
 
 struct iface_status {
 	const char *ifname;
-	const char *mode;
+	const char *mode;     /* "multiprog" through libxdp's dispatcher */
+	const char *xdp_mode; /* native, generic: how the program (or dispatcher) runs */
+	struct mp_prog sharing[MAX_SHARING]; /* multiprog: every program in the dispatcher */
+	int nsharing;
 	const char *health; /* "ok", or why the state is stale */
 	bool partial;	    /* maps missing: only the health is known */
 	unsigned int prog_id;
@@ -25,6 +31,32 @@ struct iface_status {
 	char rate[32];
 	char burst[32];
 };
+
+/* Cheap: one netlink query and the dispatcher's programs. */
+static void status_sharing(const char *ifname, struct iface_status *is)
+{
+	bool dispatcher;
+	int n;
+
+	is->mode = "multiprog";
+	n = mp_programs((int)if_nametoindex(ifname), &dispatcher, is->sharing, MAX_SHARING);
+	is->nsharing = n > 0 && dispatcher ? n : 0;
+}
+
+static void status_json_sharing(struct json *j, const struct iface_status *is)
+{
+	int i;
+
+	json_array_begin(j, "dispatcher");
+	for (i = 0; i < is->nsharing; i++) {
+		json_object_begin(j, NULL);
+		json_string(j, "name", is->sharing[i].name);
+		json_u64(j, "prog_id", is->sharing[i].id);
+		json_u64(j, "run_prio", is->sharing[i].prio);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
 
 static int status_collect(const char *ifname, struct iface_status *is)
 {
@@ -37,8 +69,11 @@ static int status_collect(const char *ifname, struct iface_status *is)
 
 	memset(is, 0, sizeof(*is));
 	is->ifname = ifname;
-	is->mode = xdp_mode_name((int)if_nametoindex(ifname));
+	is->xdp_mode = xdp_mode_name((int)if_nametoindex(ifname));
+	is->mode = is->xdp_mode;
 	err = state_open(ifname, &st);
+	if ((!err || err == -ESTALE) && state_multiprog(&st))
+		status_sharing(ifname, is);
 	if (err == -ESTALE) {
 		is->health = state_health(&st, &is->prog_id);
 		is->partial = true;
@@ -74,7 +109,10 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_ifname(j, is->ifname);
 	json_string(j, "state", is->health);
 	json_string(j, "mode", is->mode);
+	json_string(j, "xdp_mode", is->xdp_mode);
 	json_u64(j, "prog_id", is->prog_id);
+	if (!strcmp(is->mode, "multiprog"))
+		status_json_sharing(j, is);
 	if (is->partial) {
 		json_object_end(j);
 		return;
@@ -110,6 +148,22 @@ static void status_json_error(struct json *j, const char *ifname, int err)
 	json_object_end(j);
 }
 
+/* Multiprog: one more line, the dispatcher's programs in the order they run. */
+static void status_human_sharing(const struct iface_status *is)
+{
+	int i;
+
+	if (strcmp(is->mode, "multiprog"))
+		return;
+	printf("  %s: libxdp dispatcher, %s mode:", is->ifname, is->xdp_mode);
+	for (i = 0; i < is->nsharing; i++)
+		printf("%s %s (id %u, priority %u)", i ? "," : "", is->sharing[i].name,
+		       is->sharing[i].id, is->sharing[i].prio);
+	if (!is->nsharing)
+		printf(" none");
+	putchar('\n');
+}
+
 static void status_human_one(const struct iface_status *is)
 {
 	if (is->partial)
@@ -123,6 +177,7 @@ static void status_human_one(const struct iface_status *is)
 	if (strcmp(is->health, STATE_OK))
 		printf(" (run 'sluice detach %s')", is->ifname);
 	putchar('\n');
+	status_human_sharing(is);
 }
 
 static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)

@@ -56,10 +56,26 @@ static int upgrade_swap(struct state *st)
 	return EXIT_OK;
 }
 
+/*
+ * libxdp replaces one program of a dispatcher only by detaching it and
+ * attaching another: for a moment sluice would be missing (packets go
+ * unlimited) or there twice (metered twice). Refused, and said why.
+ */
+static int check_direct(struct state *st)
+{
+	if (!state_multiprog(st))
+		return EXIT_OK;
+	return fail_input("upgrade",
+			  "%s is attached through libxdp's dispatcher (--multiprog), which cannot "
+			  "swap one program in one step: save the policy ('sluice show %s'), "
+			  "then detach, attach --multiprog and apply it (buckets start afresh)",
+			  st->ifname, st->ifname);
+}
+
 static int upgrade_run(struct cli_args *a, struct state *st)
 {
 	(void)a;
-	return check_layout(st) ?: upgrade_swap(st);
+	return check_direct(st) ?: check_layout(st) ?: upgrade_swap(st);
 }
 
 const struct command cmd_upgrade = {

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "table_hash.h"
 #include "base/errors.h"
+#include "pins/multiprog.h"
 #include "pins/state.h"
 #include "values/iface.h"
 #include "values/rate.h"
@@ -30,7 +31,8 @@
 
 /*
  * Every pin of an interface: its name, the map's name in the BPF object
- * (NULL for the link), and where struct state keeps its fd.
+ * (NULL for the link or, through libxdp, the program), and where struct
+ * state keeps its fd.
  */
 static const struct {
 	const char *name;
@@ -38,6 +40,7 @@ static const struct {
 	size_t offset;
 } pins[] = {
 	{ SLUICE_PIN_LINK, NULL, offsetof(struct state, link_fd) },
+	{ SLUICE_PIN_PROG, NULL, offsetof(struct state, prog_fd) },
 	{ SLUICE_MAP_BUCKETS, "buckets", offsetof(struct state, maps.buckets) },
 	{ SLUICE_MAP_STATS, "stats", offsetof(struct state, stats_fd) },
 	{ SLUICE_MAP_RULE_STATS, "rule_stats", offsetof(struct state, maps.rule_stats) },
@@ -597,10 +600,10 @@ int state_open(const char *ifname, struct state *st)
 	if (err)
 		return err;
 
-	/* A missing link is for state_health() to name; every map must be there. */
+	/* A missing link or program is for state_health() to name; every map must be there. */
 	for (i = 0; i < N_PINS; i++) {
 		*pin_fd(st, i) = pin_open(st->dir, pins[i].name);
-		if (*pin_fd(st, i) < 0 && strcmp(pins[i].name, SLUICE_PIN_LINK)) {
+		if (*pin_fd(st, i) < 0 && pins[i].obj_name) {
 			err = *pin_fd(st, i);
 			state_close(st);
 			return err == -ENOENT ? -ESTALE : err;
@@ -646,6 +649,43 @@ static int unpin_link(const char *ifname, int dir_fd)
 	return err;
 }
 
+/* The ifindex of an interface or staging name ("IFACE:attaching"); 0 when gone. */
+static int state_ifindex(const char *name)
+{
+	char ifname[IF_NAMESIZE];
+	size_t len = strcspn(name, ":");
+
+	if (len >= sizeof(ifname))
+		return 0;
+	memcpy(ifname, name, len);
+	ifname[len] = '\0';
+	return (int)if_nametoindex(ifname);
+}
+
+/*
+ * Through libxdp, the program leaves the dispatcher before its pin goes:
+ * killed in between, the pin of a program no longer running is what an
+ * interrupted detach left. Should it fail, the pin stays, for a retry.
+ */
+static int unpin_prog(const char *ifname, int dir_fd)
+{
+	char path[PATH_MAX];
+	int fd, ifindex, err;
+
+	err = state_path(ifname, SLUICE_PIN_PROG, path, sizeof(path));
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	ifindex = state_ifindex(ifname);
+	err = ifindex ? mp_detach(fd, ifindex) : 0;
+	close(fd);
+	if (!err && unlinkat(dir_fd, SLUICE_PIN_PROG, 0) && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
 int state_remove(const char *ifname)
 {
 	int root, dir, err;
@@ -654,6 +694,12 @@ int state_remove(const char *ifname)
 	dir = state_dir_open(ifname, &root);
 	if (dir < 0)
 		return dir == -ENOENT ? 0 : dir;
+	err = unpin_prog(ifname, dir);
+	if (err) {
+		close(dir);
+		close(root);
+		return err;
+	}
 	err = unpin_link(ifname, dir);
 	for (i = 0; i < N_PINS; i++) {
 		if (unlinkat(dir, pins[i].name, 0) && errno != ENOENT)
@@ -794,10 +840,43 @@ int state_open_locked(const char *cmd, const char *ifname, struct state *st, int
 	return ret;
 }
 
+static unsigned int prog_id_of(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (prog_fd < 0 || bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return 0;
+	return info.id;
+}
+
+/* Through libxdp: the pinned program must be one of the dispatcher's. */
+static const char *multiprog_health(const struct state *st, unsigned int *prog_id)
+{
+	int ifindex;
+
+	*prog_id = prog_id_of(st->prog_fd);
+	if (st->staged)
+		return STATE_STALE "attach interrupted";
+	ifindex = (int)if_nametoindex(st->ifname);
+	if (!ifindex)
+		return STATE_STALE "interface is gone";
+	if (mp_runs(ifindex, *prog_id) != 1)
+		return STATE_STALE "program is not in the interface's XDP dispatcher";
+	return STATE_OK;
+}
+
+bool state_multiprog(const struct state *st)
+{
+	return st->prog_fd >= 0;
+}
+
 const char *state_health(const struct state *st, unsigned int *prog_id)
 {
 	unsigned int ifindex, link_ifindex;
 
+	if (state_multiprog(st))
+		return multiprog_health(st, prog_id);
 	*prog_id = link_prog_id(st->link_fd, &link_ifindex);
 	if (st->staged)
 		return STATE_STALE "attach interrupted";

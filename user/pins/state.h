@@ -27,6 +27,7 @@ struct state {
 	char ifname[IF_NAMESIZE];
 	char dir[PATH_MAX];
 	int link_fd;
+	int prog_fd; /* attached through libxdp's dispatcher: the program, and no link */
 	int stats_fd;
 	int hot_fd;
 	struct policy_maps maps;
@@ -130,6 +131,8 @@ unsigned int link_prog_id(int link_fd, unsigned int *ifindex);
  * one judge of an interface's state: every command says what it says.
  */
 const char *state_health(const struct state *st, unsigned int *prog_id);
+/* Attached through libxdp's dispatcher (attach --multiprog)? */
+bool state_multiprog(const struct state *st);
 /* 0: attached and ok; 1: stale (*health says why); -ENOENT: nothing pinned. */
 int state_inspect(const char *ifname, const char **health);
 

@@ -143,6 +143,13 @@ static int apply_syn(struct cli_args *a, const char *v, const char **why)
 
 /* Command options. */
 
+static int apply_multiprog(struct cli_args *a, const char *v, const char **why)
+{
+	(void)v, (void)why;
+	a->multiprog = true;
+	return 0;
+}
+
 static int apply_mode(struct cli_args *a, const char *v, const char **why)
 {
 	return parse_mode(v, &a->xdp_flags, why);
@@ -436,6 +443,13 @@ const struct option_def option_table[OPT_MAX] = {
 			      .help = "buckets tracked at once (default 1000000); a new source "
 				      "takes the place of one idle long enough to have "
 				      "refilled" },
+	[OPT_MULTIPROG] = { .name = "multiprog",
+			    .scope = SCOPE_COMMAND,
+			    .commands = ON(ATTACH),
+			    .apply = apply_multiprog,
+			    .help = "run through libxdp's dispatcher, beside xdp-filter or other "
+				    "programs loaded through libxdp (run priority 20; only a passed "
+				    "packet goes on to the next program)" },
 	[OPT_FILE] = { .name = "file",
 		       .short_name = 'f',
 		       .metavar = "FILE",

@@ -74,6 +74,7 @@ enum option_id {
 	/* Command options. */
 	OPT_MODE,
 	OPT_MAX_SOURCES,
+	OPT_MULTIPROG,
 	OPT_FILE,
 	OPT_CHECK,
 	OPT_PROMETHEUS,
@@ -104,6 +105,7 @@ struct cli_args {
 	struct settings settings; /* SCOPE_LIMITER options */
 	struct match match;	  /* SCOPE_MATCH options */
 	uint32_t xdp_flags;
+	bool multiprog; /* attach through libxdp's dispatcher */
 	uint64_t max_sources;
 	const char *file;
 	bool json, pretty, prometheus;
