@@ -67,9 +67,6 @@ TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 FUZZERS    := $(OUTPUT)/fuzz-parse
 DOCS       := $(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5 $(OUTPUT)/sluice.bash
 
-# The commit header below is the first rule: `make` alone must still build all.
-.DEFAULT_GOAL := all
-
 .DELETE_ON_ERROR:
 # The commit sluice --version names: rewritten only when it changes, so
 # main.o is rebuilt exactly then ("unknown" outside a git checkout).
