@@ -16,12 +16,12 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # scdoc: the man pages; bash-completion: the completion test; man-db and
 # groff-base: the man pages' render check; libclang-rt-14-dev: the libFuzzer
 # target, built only for `make fuzz` and `make test`. systemd: systemd-analyze
-# checks the units; debhelper, dpkg-dev, fakeroot and lintian: the Debian
-# package and its test (docs/operations.md).
+# checks the units; build-essential (dpkg-buildpackage requires it), debhelper,
+# dpkg-dev and lintian: the Debian package and its test (docs/operations.md).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
 		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base \
-		systemd debhelper dpkg-dev fakeroot lintian
+		systemd build-essential debhelper dpkg-dev lintian
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
 ifeq ($(V),1)
