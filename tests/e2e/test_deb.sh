@@ -22,10 +22,18 @@ cleanup() {
 }
 
 # The tree as it is now: committed history, then the working files on top.
+# Outside a git checkout, a copy without build/, made a repository of its own.
 clone_tree() {
-	git clone -q --shared "$SRC" "$WORK/sluice" &&
-		(git ls-files -co --exclude-standard -z | tar --null -T - -c) |
-		tar -x -C "$WORK/sluice"
+	if git rev-parse --git-dir >/dev/null 2>&1; then
+		git clone -q --shared "$SRC" "$WORK/sluice" &&
+			(git ls-files -co --exclude-standard -z | tar --null -T - -c) |
+			tar -x -C "$WORK/sluice"
+	else
+		mkdir "$WORK/sluice" && tar -c --exclude=./build . | tar -x -C "$WORK/sluice" &&
+			git -C "$WORK/sluice" init -q && git -C "$WORK/sluice" add -A &&
+			git -C "$WORK/sluice" -c user.name=test -c user.email=test@localhost \
+				commit -qm "the tree under test"
+	fi
 }
 
 build_deb() {
