@@ -5,7 +5,7 @@
 # command, man pages, completion and units working from there, an edited
 # config kept, and nothing of sluice left after uninstall. Then the installed
 # binary attaches to a lab veth with build/ hidden, as the BPF program is
-# built into it.
+# built into it, and applies the installed example config.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
@@ -126,6 +126,11 @@ embedded_checks() {
 		without_build "$bin" attach "$LAB_HOST" --rate 100/s --max-sources 1000
 	check "build/ hidden: status shows it attached" \
 		bash -c '"$0" status "$1" --json | jq -e ".[0].state == \"ok\""' "$bin" "$LAB_HOST"
+	check "the installed example.conf applies" \
+		without_build "$bin" apply "$LAB_HOST" -f "$dest/etc/sluice/example.conf"
+	check "show gives back the example's rules and lists" bash -c '"$0" show "$1" |
+		grep -c -e "^default rate 500/s burst 1k$" -e "^rule .*dport 22" -e "^allow 192.0.2.0/24" \
+			-e "^deny 198.51.100.0/24" | grep -qx 5' "$bin" "$LAB_HOST"
 	check "build/ hidden: the installed sluice detaches" without_build "$bin" detach "$LAB_HOST"
 	make --no-print-directory uninstall DESTDIR="$dest" >/dev/null
 }
