@@ -19,11 +19,13 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # groff-base: the man pages' render check; libclang-rt-14-dev: the libFuzzer
 # target, built only for `make fuzz` and `make test`.
 # libxdp-dev, pkg-config: attach --multiprog; xdp-tools: its test (xdp-filter,
-# xdp-loader) and the libxdp dispatcher object.
+# xdp-loader) and the libxdp dispatcher object. systemd: systemd-analyze
+# checks the units; build-essential (dpkg-buildpackage requires it), debhelper,
+# dpkg-dev and lintian: the Debian package and its test (docs/operations.md).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
 		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base \
-		libxdp-dev xdp-tools pkg-config
+		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
 ifeq ($(V),1)
@@ -80,7 +82,7 @@ $(OUTPUT)/user/main.o: $(OUTPUT)/sluice_commit.h
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
 .PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof \
-	bench-multiprog
+	bench-multiprog install uninstall
 
 all: $(OUTPUT)/sluice $(DOCS) $(TOOLS) $(TESTS)
 
@@ -264,6 +266,49 @@ bench-multiprog: all
 
 clean:
 	rm -rf $(OUTPUT)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the command, its man pages and
+# completion, the systemd units (their paths filled in for this PREFIX) and an
+# example config. The BPF object is inside the binary (the skeleton), so
+# nothing else is needed at run time.
+PREFIX         ?= /usr/local
+SBINDIR        ?= $(PREFIX)/sbin
+DATADIR        ?= $(PREFIX)/share
+MANDIR         ?= $(DATADIR)/man
+BASHCOMPDIR    ?= $(DATADIR)/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR     ?= /etc
+UNITS          := sluice@.service sluice-exporter.service
+INSTALL        ?= install
+
+install: $(OUTPUT)/sluice $(DOCS)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
+	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/sluice $(DESTDIR)$(SBINDIR)/sluice
+	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.8 $(DESTDIR)$(MANDIR)/man8/sluice.8
+	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.conf.5 $(DESTDIR)$(MANDIR)/man5/sluice.conf.5
+	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.bash $(DESTDIR)$(BASHCOMPDIR)/sluice
+	$(Q)for u in $(UNITS); do \
+		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+			tools/systemd/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u.tmp && \
+		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u.tmp && \
+		mv $(DESTDIR)$(SYSTEMDUNITDIR)/$$u.tmp $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
+	$(Q)$(INSTALL) -d $(DESTDIR)$(SYSCONFDIR)/sluice
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf ] || \
+		$(INSTALL) -m 0644 tools/example.conf $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf
+
+# Removes what install put there, but no config an operator may have edited:
+# example.conf only if unchanged, /etc/sluice only if nothing is left in it.
+uninstall:
+	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/sluice $(DESTDIR)$(MANDIR)/man8/sluice.8 \
+		$(DESTDIR)$(MANDIR)/man5/sluice.conf.5 $(DESTDIR)$(BASHCOMPDIR)/sluice \
+		$(UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)
+	$(Q)! cmp -s tools/example.conf $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf || \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf
+	$(Q)rmdir $(DESTDIR)$(SYSCONFDIR)/sluice 2>/dev/null || true
 
 # make print-VAR: a variable's value, for scripts (tests/build/).
 print-%:

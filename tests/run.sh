@@ -24,6 +24,8 @@ SUITES=(
 	tests/e2e/test_control.sh
 	tests/e2e/test_vocabulary.sh
 	tests/e2e/test_multiprog.sh
+	tests/e2e/test_install.sh
+	tests/e2e/test_deb.sh
 )
 
 total_passed=0

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # make demo: a throwaway namespace and veth pair, sluice on the host side, a
 # flood from 500 sources, the counters, and each source held to its rate.
+# SLUICE=/usr/sbin/sluice tools/demo.sh runs it with an installed sluice
+# (tests/e2e/test_deb.sh does); the flood and sink tools come from build/.
 set -u
 cd "$(dirname "$0")/.."
 . tests/e2e/lab.sh

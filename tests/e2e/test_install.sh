@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make install and make uninstall into a DESTDIR, for the default PREFIX and
+# PREFIX=/usr: exactly the expected files with their modes, the installed
+# command, man pages, completion and units working from there, an edited
+# config kept, and nothing of sluice left after uninstall. Then the installed
+# binary attaches to a lab veth with build/ hidden, as the BPF program is
+# built into it, and applies the installed example config.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/e2e/lab.sh
+
+DESTS=()
+cleanup() {
+	rm -rf "${DESTS[@]}"
+	lab_down
+}
+
+# What install puts under DESTDIR for a PREFIX, one "MODE PATH" a line.
+expected_tree() {
+	local p=${1#/}
+	printf '%s\n' "644 etc/sluice/example.conf" \
+		"644 $p/lib/systemd/system/sluice-exporter.service" \
+		"644 $p/lib/systemd/system/sluice@.service" \
+		"755 $p/sbin/sluice" \
+		"644 $p/share/bash-completion/completions/sluice" \
+		"644 $p/share/man/man5/sluice.conf.5" \
+		"644 $p/share/man/man8/sluice.8" | sort -k2
+}
+
+# Every file and link under a tree, as expected_tree prints them.
+tree_of() {
+	(cd "$1" && find . \( -type f -o -type l \) -printf '%m %P\n' | sort -k2)
+}
+
+same_tree() {
+	local got
+	got=$(tree_of "$1")
+	[ "$got" = "$2" ] && return 0
+	CHECK_DETAIL=$(diff <(echo "$2") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')
+	return 1
+}
+
+# The units, with their command pointed at the DESTDIR copy, must verify.
+units_verify() {
+	local dest=$1 prefix=$2 dir u
+	dir=$(mktemp -d /tmp/sluice-units.XXXXXX)
+	DESTS+=("$dir")
+	for u in sluice@.service sluice-exporter.service; do
+		sed "s|$prefix/sbin/sluice|$dest$prefix/sbin/sluice|g" \
+			"$dest$prefix/lib/systemd/system/$u" >"$dir/${u/@./@eth0.}"
+	done
+	CHECK_DETAIL=$(MANPATH=$dest$prefix/share/man systemd-analyze verify \
+		"$dir/sluice@eth0.service" "$dir/sluice-exporter.service" 2>&1 | head -3 | tr '\n' ' ')
+	[ -z "$CHECK_DETAIL" ]
+}
+
+units_use() {
+	grep -qx "ExecStart=$2/sbin/sluice attach %I -f /etc/sluice/%I.conf --replace" \
+		"$1$2/lib/systemd/system/sluice@.service" &&
+		grep -qx "ExecStart=$2/sbin/sluice exporter \$SLUICE_EXPORTER_ARGS" \
+			"$1$2/lib/systemd/system/sluice-exporter.service"
+}
+
+# man -l FILE renders, with NAME and TEXT in it and nothing on stderr.
+man_renders() {
+	local out err
+	err=$(mktemp /tmp/sluice-man.XXXXXX)
+	out=$(MANWIDTH=80 man -l "$1" 2>"$err")
+	CHECK_DETAIL=$(head -c 200 "$err")
+	rm -f "$err"
+	[ -z "$CHECK_DETAIL" ] && grep -q "^NAME" <<<"$out" && grep -q "$2" <<<"$out"
+}
+
+completes() {
+	bash -c '. /usr/share/bash-completion/bash_completion && . "$0" &&
+		complete -p sluice' "$1" | grep -q sluice
+}
+
+# install_checks LABEL [PREFIX]
+install_checks() {
+	local label=$1 prefix=${2:-} dest p
+	dest=$(mktemp -d /tmp/sluice-dest.XXXXXX)
+	DESTS+=("$dest")
+	p=${prefix:-/usr/local}
+	check "$label: make install exits 0" \
+		make --no-print-directory install DESTDIR="$dest" ${prefix:+PREFIX=$prefix}
+	check "$label: exactly the expected files and modes" same_tree "$dest" "$(expected_tree "$p")"
+	check "$label: units run $p/sbin/sluice" units_use "$dest" "$p"
+	check "$label: systemd-analyze verify passes for both units" units_verify "$dest" "$p"
+	check "$label: installed sluice --version" \
+		bash -c 'cd / && "$0" --version | grep -qE "^sluice [0-9]+\.[0-9]+\.[0-9]+ "' "$dest$p/sbin/sluice"
+	check "$label: installed sluice --help" bash -c 'cd / && "$0" --help | grep -q attach' \
+		"$dest$p/sbin/sluice"
+	check "$label: man -l renders sluice(8)" man_renders "$dest$p/share/man/man8/sluice.8" "sluice attach"
+	check "$label: man -l renders sluice.conf(5)" man_renders \
+		"$dest$p/share/man/man5/sluice.conf.5" "default"
+	check "$label: the completion sources in bash" completes \
+		"$dest$p/share/bash-completion/completions/sluice"
+
+	echo "# edited" >>"$dest/etc/sluice/example.conf"
+	make --no-print-directory install DESTDIR="$dest" ${prefix:+PREFIX=$prefix} >/dev/null
+	check "$label: install again keeps an edited config" grep -qx "# edited" "$dest/etc/sluice/example.conf"
+	make --no-print-directory uninstall DESTDIR="$dest" ${prefix:+PREFIX=$prefix} >/dev/null
+	check "$label: uninstall keeps an edited config, removes all else" same_tree "$dest" \
+		"644 etc/sluice/example.conf"
+	rm "$dest/etc/sluice/example.conf"
+	make --no-print-directory install DESTDIR="$dest" ${prefix:+PREFIX=$prefix} >/dev/null
+	check "$label: make uninstall exits 0" \
+		make --no-print-directory uninstall DESTDIR="$dest" ${prefix:+PREFIX=$prefix}
+	check "$label: nothing of sluice left" same_tree "$dest" ""
+	check "$label: /etc/sluice removed once empty" test ! -e "$dest/etc/sluice"
+}
+
+# The installed binary in a mount namespace where build/ is an empty tmpfs.
+without_build() {
+	unshare -m sh -c 'mount -t tmpfs none build && cd / && exec "$@"' sh "$@"
+}
+
+embedded_checks() {
+	local dest=${DESTS[0]} bin
+	make --no-print-directory install DESTDIR="$dest" >/dev/null
+	bin=$dest/usr/local/sbin/sluice
+	check "build/ hidden: it is empty" without_build test ! -e build/sluice
+	check "build/ hidden: the installed sluice attaches" \
+		without_build "$bin" attach "$LAB_HOST" --rate 100/s --max-sources 1000
+	check "build/ hidden: status shows it attached" \
+		bash -c '"$0" status "$1" --json | jq -e ".[0].state == \"ok\""' "$bin" "$LAB_HOST"
+	check "the installed example.conf applies" \
+		without_build "$bin" apply "$LAB_HOST" -f "$dest/etc/sluice/example.conf"
+	check "show gives back the example's rules and lists" bash -c '"$0" show "$1" |
+		grep -c -e "^default rate 500/s burst 1k$" -e "^rule .*dport 22" -e "^allow 192.0.2.0/24" \
+			-e "^deny 198.51.100.0/24" | grep -qx 5' "$bin" "$LAB_HOST"
+	check "build/ hidden: the installed sluice detaches" without_build "$bin" detach "$LAB_HOST"
+	make --no-print-directory uninstall DESTDIR="$dest" >/dev/null
+}
+
+lab_up || {
+	echo "FAIL cannot create the veth pair and namespace"
+	lab_finish
+	exit 1
+}
+trap cleanup EXIT
+
+install_checks "PREFIX default"
+install_checks "PREFIX=/usr" /usr
+embedded_checks
+
+lab_finish
