@@ -13,7 +13,9 @@
 #include "sluice.skel.h"
 #include "base/errors.h"
 #include "commands/commands.h"
+#include "commands/policy_file.h"
 #include "maps/policy_maps.h"
+#include "text/conf.h"
 
 struct attach_opts {
 	const char *ifname;
@@ -23,20 +25,61 @@ struct attach_opts {
 	uint32_t xdp_flags;
 };
 
-/* Returns -1 to go on, or the exit status. */
-static int attach_check(struct cli_args *a)
+/*
+ * -f FILE says everything attach sets, so an option a file can state may
+ * not also come on the command line: neither silently wins.
+ */
+static int attach_check_file(struct cli_args *a)
+{
+	char err_line[512];
+	int i;
+
+	for (i = 0; i < OPT_MAX; i++) {
+		const struct option_def *o = &option_table[i];
+
+		if (a->given[i] && o->statements)
+			return fail_input("attach",
+					  "--%s with -f: the file describes the interface whole "
+					  "(write '%s' in its %s statement)",
+					  o->name, o->name,
+					  o->statements & STMT_ATTACH ? "attach" : "default");
+	}
+	if (conf_parse(a->file, a->doc, err_line, sizeof(err_line)))
+		return fail_input("attach", "%s", err_line);
+	a->xdp_flags = a->doc->attach.xdp_flags;
+	a->max_sources = a->doc->attach.max_sources;
+	return -1;
+}
+
+/* The command line's settings, as a document with only a default. */
+static int attach_check_args(struct cli_args *a)
 {
 	const char *why;
 
 	if (!a->given[OPT_RATE])
 		return fail_input("attach", "missing --rate (for example --rate 500/s)");
+	doc_init(a->doc);
+	a->doc->dflt = a->settings;
+	a->doc->attach.xdp_flags = a->xdp_flags;
+	a->doc->attach.mode_given = a->given[OPT_MODE];
+	a->doc->attach.max_sources = a->max_sources;
+	a->doc->attach.max_sources_given = a->given[OPT_MAX_SOURCES];
+	if (doc_validate(a->doc, &why))
+		return fail_input("attach", "%s", why);
+	return -1;
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int attach_check(struct cli_args *a)
+{
+	int ret;
+
 	a->doc = calloc(1, sizeof(*a->doc));
 	if (!a->doc)
 		return fail_runtime("attach", -ENOMEM, "cannot check the policy");
-	doc_init(a->doc);
-	a->doc->dflt = a->settings;
-	if (doc_validate(a->doc, &why))
-		return fail_input("attach", "%s", why);
+	ret = a->file ? attach_check_file(a) : attach_check_args(a);
+	if (ret >= 0)
+		return ret;
 	if (!if_nametoindex(a->ifname))
 		return fail_input("attach", "unknown interface '%s'", a->ifname);
 	return -1;
@@ -133,6 +176,7 @@ static int attach_run(struct cli_args *a, struct state *unused)
 				 .xdp_flags = a->xdp_flags };
 	struct sluice *skel = NULL;
 	char staging[IF_NAMESIZE + 16];
+	bool remove_old = false;
 	int ret, err;
 
 	(void)unused;
@@ -151,13 +195,18 @@ static int attach_run(struct cli_args *a, struct state *unused)
 	if (err)
 		return fail_runtime("attach", err, "cannot clear an interrupted attach of %s",
 				    o.ifname);
-	ret = check_free(&o);
+	ret = a->given[OPT_REPLACE] ? attach_replace(o.ifname, &o.doc, &remove_old) : -1;
+	if (ret < 0 && !remove_old)
+		ret = check_free(&o);
 	if (ret >= 0)
 		return ret;
 	ret = EXIT_FAILURE_RUNTIME;
 	err = attach_load(&skel, &o);
 	if (err)
 		fail_runtime("attach", err, "cannot load the XDP program");
+	/* Replaced only once the new program has loaded: a failed load changes nothing. */
+	else if (remove_old && (err = state_remove(o.ifname)))
+		fail_runtime("attach", err, "cannot remove the old state of %s", o.ifname);
 	else if ((err = attach_staged(skel, &o, staging)))
 		fail_runtime("attach", err, "cannot attach to %s", o.ifname);
 	else
@@ -172,11 +221,17 @@ const struct command cmd_attach = {
 	.id = CMD_ATTACH,
 	.name = "attach",
 	.summary = "start limiting every source on an interface",
-	.synopsis = "IFACE --rate RATE [OPTIONS]",
+	.synopsis = "IFACE --rate RATE [OPTIONS] [--replace]\n"
+		    "IFACE -f FILE [--replace]",
 	.description =
 		"Limit every source address on IFACE to RATE: packets (500/s, 30/m, 2/h, 10k/s)\n"
 		"or bandwidth (10mbit/s, 1gbit/s, 500kB/s). These settings are the default\n"
-		"policy; 'sluice rule' adds rules for source CIDRs and traffic classes.",
+		"policy; 'sluice rule' adds rules for source CIDRs and traffic classes.\n"
+		"-f FILE attaches with a whole policy file instead (sluice.conf(5)), its\n"
+		"'attach' statement giving --mode and --max-sources: all of it or nothing.\n"
+		"IFACE attached already is refused, unless --replace: then IFACE becomes what\n"
+		"this attach describes, keeping its program and buckets when --max-sources\n"
+		"and --mode stay (else it is attached afresh); the same policy is left alone.",
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.state = USE_LOCK,
