@@ -18,8 +18,7 @@ static int detach_run(struct cli_args *a, struct state *unused)
 	err = state_exists(ifname);
 	if (err < 0)
 		return state_fail_cmd("detach", err, ifname);
-	/* Detaching twice is safe: the interface is as asked. A name that is no interface is a
-	 * typo. */
+	/* Detaching twice is safe: the interface is as asked. A name of no interface is a typo. */
 	if (!err && !if_nametoindex(ifname))
 		return fail_input("detach", "%s is not attached, and no interface has that name",
 				  ifname);
