@@ -69,6 +69,8 @@ TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 FUZZERS    := $(OUTPUT)/fuzz-parse
 DOCS       := $(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5 $(OUTPUT)/sluice.bash
 
+# sluice_commit.h's rule comes first below: plain `make` means all.
+.DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 # The commit sluice --version names: rewritten only when it changes, so
 # main.o is rebuilt exactly then ("unknown" outside a git checkout).

@@ -26,6 +26,7 @@ SUITES=(
 	tests/e2e/test_multiprog.sh
 	tests/e2e/test_install.sh
 	tests/e2e/test_deb.sh
+	tests/e2e/test_config.sh
 )
 
 total_passed=0

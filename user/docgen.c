@@ -20,15 +20,14 @@ static void man_sentence(FILE *out, const char *help)
 /* "*attach*, *set*, *rule*": the commands (or statements) that take option id. */
 static void man_takers(FILE *out, enum option_id id, bool statements)
 {
-	static const char *const stmts[] = { "default", "rule" };
 	const struct command *const *c;
 	const char *sep = "";
 	unsigned int s;
 
 	if (statements) {
-		for (s = 0; s < 2; s++)
+		for (s = 0; s < STMT_COUNT; s++)
 			if (option_takes(-1, 1U << s, id)) {
-				fprintf(out, "%s*%s*", sep, stmts[s]);
+				fprintf(out, "%s*%s*", sep, statement_name(s));
 				sep = ", ";
 			}
 		return;

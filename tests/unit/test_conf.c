@@ -117,6 +117,27 @@ static const struct error_case error_cases[] = {
 	  ":2:1:", "at least 1" },
 	{ "aggregate burst in bytes for packets", "default rate 1/s aggregate /24=5/s,burst=1kB\n",
 	  ":1:1:", "needs a byte rate" },
+	/* The attach statement: mode and max-sources, through the same option table. */
+	{ "attach alone", "attach\ndefault rate 1/s\n",
+	  ":1:1:", "expected an option after 'attach' (mode, max-sources)" },
+	{ "second attach", "attach mode native\ndefault rate 1/s\nattach max-sources 5\n",
+	  ":3:1:", "second 'attach'" },
+	{ "bad mode", "attach mode offload\ndefault rate 1/s\n",
+	  ":1:13:", "bad mode 'offload': expected native, generic or skb" },
+	{ "max-sources 0", "default rate 1/s\nattach max-sources 0\n",
+	  ":2:20:", "bad max-sources '0'" },
+	{ "max-sources too large", "default rate 1/s\nattach max-sources 200M\n",
+	  ":2:20:", "bad max-sources '200M'" },
+	{ "max-sources without a value", "default rate 1/s\nattach max-sources\n",
+	  ":2:8:", "expected a value after 'max-sources'" },
+	{ "a limiter option in attach", "attach rate 5/s\ndefault rate 1/s\n",
+	  ":1:8:", "unknown option 'rate' (expected mode, max-sources)" },
+	{ "mode in default", "default rate 1/s mode native\n", ":1:18:", "unknown option 'mode'" },
+	{ "max-sources in a rule", "default rate 1/s\nrule 10.0.0.0/8 rate 1/s max-sources 5\n",
+	  ":2:26:", "unknown option 'max-sources'" },
+	{ "attach and no default", "attach mode native\n", NULL, "missing a 'default" },
+	{ "unknown statement names attach", "interface eth0\ndefault rate 1/s\n",
+	  ":1:1:", "(expected attach, default, rule, allow or deny)" },
 };
 /* clang-format on */
 
@@ -193,6 +214,49 @@ static void test_round_trip(void)
 	doc_free(&again);
 	free(out);
 	free(out2);
+}
+
+/* The attach statement: parsed into doc->attach, printed first by show, and back. */
+static void test_attach_statement(void)
+{
+	struct policy_doc doc;
+	char err[512], *out = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	if (parse_text("default rate 5/s\nattach max-sources 2k mode skb # generic\n", &doc, err,
+		       sizeof(err))) {
+		check(false, "an attach statement parses", "%s", err);
+		return;
+	}
+	check(doc.attach.mode_given && doc.attach.xdp_flags && doc.attach.max_sources_given &&
+		      doc.attach.max_sources == 2000,
+	      "attach: mode and max-sources are read", "%llu",
+	      (unsigned long long)doc.attach.max_sources);
+	mem = open_memstream(&out, &len);
+	conf_write(mem, &doc);
+	fclose(mem);
+	check(!strcmp(out, "attach mode generic max-sources 2000\ndefault rate 5/s\n"),
+	      "show prints attach first, canonical", "got:\n%s", out);
+	doc_free(&doc);
+	free(out);
+
+	parse_text("default rate 5/s\nattach max-sources 300\n", &doc, err, sizeof(err));
+	check(!doc.attach.mode_given && doc.attach.max_sources_given &&
+		      doc.attach.max_sources == 300,
+	      "attach: only what is stated is given", " ");
+	doc_free(&doc);
+	parse_text("default rate 5/s\n", &doc, err, sizeof(err));
+	check(!doc.attach.mode_given && !doc.attach.max_sources_given &&
+		      doc.attach.max_sources == SLUICE_DEFAULT_MAX_SOURCES,
+	      "no attach statement: nothing stated, the default max-sources", " ");
+	mem = open_memstream(&out, &len);
+	conf_write(mem, &doc);
+	fclose(mem);
+	check(!strcmp(out, "default rate 5/s\n"), "no attach statement: show prints none",
+	      "got:\n%s", out);
+	doc_free(&doc);
+	free(out);
 }
 
 static void test_cidr_file(void)
@@ -489,6 +553,7 @@ int main(void)
 	close(fd);
 	test_errors();
 	test_round_trip();
+	test_attach_statement();
 	test_cidr_file();
 	test_line_length();
 	test_nul_bytes();

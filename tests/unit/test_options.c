@@ -155,7 +155,18 @@ static void test_takers(void)
 	      "set takes --rate, not --mode or --ipv4-prefix", " ");
 	check(option_takes(-1, STMT_RULE, OPT_PROTO) && !option_takes(-1, STMT_DEFAULT, OPT_PROTO),
 	      "proto is a rule statement's option only", " ");
-	check(!option_takes(-1, STMT_DEFAULT, OPT_MODE), "mode is no config option (yet)", " ");
+	check(!option_takes(-1, STMT_DEFAULT, OPT_MODE) &&
+		      option_takes(-1, STMT_ATTACH, OPT_MODE) &&
+		      option_takes(-1, STMT_ATTACH, OPT_MAX_SOURCES) &&
+		      !option_takes(-1, STMT_ATTACH, OPT_RATE),
+	      "mode and max-sources are the attach statement's options, and only they", " ");
+	check(option_takes(CMD_ATTACH, 0, OPT_FILE) && option_takes(CMD_ATTACH, 0, OPT_REPLACE) &&
+		      !option_takes(CMD_APPLY, 0, OPT_REPLACE),
+	      "attach takes -f and --replace", " ");
+	for (int i = 0; i < OPT_MAX; i++)
+		if (option_table[i].statements & STMT_ATTACH)
+			check(option_table[i].format_attach, option_table[i].name,
+			      "an attach option show cannot print");
 	check(option_takes(CMD_DETACH, 0, OPT_WAIT) && option_takes(CMD_EXPORTER, 0, OPT_HELP),
 	      "--wait and --help go with every command", " ");
 	check(option_find("rat") < 0 && option_find("rate") == OPT_RATE, "option_find is exact",

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "base/errors.h"
 #include "commands/commands.h"
-#include "maps/policy_maps.h"
+#include "commands/policy_file.h"
 #include "text/conf.h"
 
 /* The file is read and checked whole before privilege, lock or maps. */
@@ -37,19 +37,34 @@ static int apply_check(struct cli_args *a)
 	return EXIT_OK;
 }
 
-static int apply_run(struct cli_args *a, struct state *st)
+/* Under the lock: IFACE's state, or why not; not attached points to attach -f. */
+static int apply_open(const struct cli_args *a, struct state *st)
 {
-	char why[160];
-	int err;
+	int err = state_exists(a->ifname);
 
-	cidr_list_sort(&a->doc->allow);
-	cidr_list_sort(&a->doc->deny);
-	err = lists_fit(&st->maps, a->doc, why, sizeof(why));
-	if (err == -ENOSPC)
-		return fail_input("apply", "%s; nothing changed", why);
-	if (err)
-		return fail_runtime("apply", err, "cannot read the list tries of %s", a->ifname);
-	return policy_store_cmd("apply", st, a->doc, true);
+	if (err < 0)
+		return state_fail_cmd("apply", err, a->ifname);
+	if (!err)
+		return fail_input("apply",
+				  "%s is not attached (to attach it with this file: sluice attach "
+				  "%s -f %s)",
+				  a->ifname, a->ifname, a->file);
+	return state_open_cmd("apply", a->ifname, st);
+}
+
+static int apply_run(struct cli_args *a, struct state *unused)
+{
+	struct state st;
+	int ret;
+
+	(void)unused;
+	ret = apply_open(a, &st);
+	if (ret)
+		return ret;
+	ret = attach_settings_check("apply", &st, a->file, &a->doc->attach)
+		      ?: policy_replace_cmd("apply", &st, a->doc);
+	state_close(&st);
+	return ret;
 }
 
 const struct command cmd_apply = {
@@ -62,17 +77,20 @@ const struct command cmd_apply = {
 		"Replace the whole policy of IFACE (default, rules, allow and deny lists) with\n"
 		"FILE, in one step: no packet sees a mix of old and new. Rules that did not\n"
 		"change keep their buckets. An error names FILE:LINE:COLUMN and nothing is\n"
-		"applied; --check only checks FILE, without root or an interface. 'sluice\n"
-		"show IFACE' prints the running policy in the same format\n"
-		"(sluice.conf(5)):\n"
+		"applied; --check only checks FILE, without root or an interface. The same\n"
+		"policy again changes nothing. An 'attach' statement must match how IFACE is\n"
+		"attached ('sluice attach IFACE -f FILE --replace' changes that). IFACE not\n"
+		"attached is refused: 'sluice attach IFACE -f FILE' attaches it. 'sluice show\n"
+		"IFACE' prints the running policy in the same format (sluice.conf(5)):\n"
 		"\n"
+		"  attach [mode MODE] [max-sources N]\n"
 		"  default rate RATE [OPTION VALUE]...\n"
 		"  rule CIDR rate RATE [OPTION VALUE]... [proto P] [dport N[-M]] [syn]\n"
 		"  allow CIDR\n"
 		"  deny CIDR",
 	.iface = IFACE_OPTIONAL, /* none with --check */
 	.root = true,
-	.state = USE_CHANGE,
+	.state = USE_LOCK, /* it opens IFACE itself, to point to attach -f when not attached */
 	.check = apply_check,
 	.run = apply_run,
 };

@@ -13,8 +13,10 @@
 #include "sluice.skel.h"
 #include "base/errors.h"
 #include "commands/commands.h"
+#include "commands/policy_file.h"
 #include "maps/policy_maps.h"
 #include "pins/multiprog.h"
+#include "text/conf.h"
 
 struct attach_opts {
 	const char *ifname;
@@ -28,20 +30,65 @@ struct attach_opts {
 /* The program's name in the kernel, as libxdp and bpftool show it. */
 #define SLUICE_PROG_NAME "sluice_xdp"
 
-/* Returns -1 to go on, or the exit status. */
-static int attach_check(struct cli_args *a)
+/*
+ * -f FILE says everything attach sets, so an option a file can state may
+ * not also come on the command line: neither silently wins.
+ */
+static int attach_check_file(struct cli_args *a)
+{
+	char err_line[512];
+	int i;
+
+	for (i = 0; i < OPT_MAX; i++) {
+		const struct option_def *o = &option_table[i];
+
+		if (a->given[i] && o->statements)
+			return fail_input("attach",
+					  "--%s with -f: the file describes the interface whole "
+					  "(write '%s' in its %s statement)",
+					  o->name, o->name,
+					  o->statements & STMT_ATTACH ? "attach" : "default");
+	}
+	if (conf_parse(a->file, a->doc, err_line, sizeof(err_line)))
+		return fail_input("attach", "%s", err_line);
+	a->xdp_flags = a->doc->attach.xdp_flags;
+	a->max_sources = a->doc->attach.max_sources;
+	return -1;
+}
+
+/* The command line's settings, as a document with only a default. */
+static int attach_check_args(struct cli_args *a)
 {
 	const char *why;
 
 	if (!a->given[OPT_RATE])
 		return fail_input("attach", "missing --rate (for example --rate 500/s)");
+	doc_init(a->doc);
+	a->doc->dflt = a->settings;
+	a->doc->attach.xdp_flags = a->xdp_flags;
+	a->doc->attach.mode_given = a->given[OPT_MODE];
+	a->doc->attach.max_sources = a->max_sources;
+	a->doc->attach.max_sources_given = a->given[OPT_MAX_SOURCES];
+	if (doc_validate(a->doc, &why))
+		return fail_input("attach", "%s", why);
+	return -1;
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int attach_check(struct cli_args *a)
+{
+	int ret;
+
 	a->doc = calloc(1, sizeof(*a->doc));
 	if (!a->doc)
 		return fail_runtime("attach", -ENOMEM, "cannot check the policy");
-	doc_init(a->doc);
-	a->doc->dflt = a->settings;
-	if (doc_validate(a->doc, &why))
-		return fail_input("attach", "%s", why);
+	/* libxdp only detaches and re-attaches: no live replace to offer yet. */
+	if (a->multiprog && a->given[OPT_REPLACE])
+		return fail_input("attach", "--replace does not work with --multiprog (detach, "
+					    "then attach --multiprog)");
+	ret = a->file ? attach_check_file(a) : attach_check_args(a);
+	if (ret >= 0)
+		return ret;
 	if (!if_nametoindex(a->ifname))
 		return fail_input("attach", "unknown interface '%s'", a->ifname);
 	return -1;
@@ -240,13 +287,22 @@ static int attach_staged(struct sluice *skel, const struct attach_opts *o, const
 	return err;
 }
 
-/* The plain attach: load, write the policy, pin, attach the link last. */
-static int attach_direct(struct sluice **skel, struct attach_opts *o, const char *staging)
+/*
+ * The plain attach: load, write the policy, pin, attach the link last. The
+ * state --replace starts afresh is removed only once the new program has
+ * loaded: a failed load changes nothing.
+ */
+static int attach_direct(struct sluice **skel, struct attach_opts *o, const char *staging,
+			 bool remove_old)
 {
 	int err = attach_load(skel, o);
 
 	if (err) {
 		fail_runtime("attach", err, "cannot load the XDP program");
+		return err;
+	}
+	if (remove_old && (err = state_remove(o->ifname))) {
+		fail_runtime("attach", err, "cannot remove the old state of %s", o->ifname);
 		return err;
 	}
 	err = attach_staged(*skel, o, staging);
@@ -264,6 +320,7 @@ static int attach_run(struct cli_args *a, struct state *unused)
 				 .multiprog = a->multiprog };
 	struct sluice *skel = NULL;
 	char staging[IF_NAMESIZE + 16];
+	bool remove_old = false;
 	int ret, err;
 
 	(void)unused;
@@ -282,7 +339,9 @@ static int attach_run(struct cli_args *a, struct state *unused)
 	if (err)
 		return fail_runtime("attach", err, "cannot clear an interrupted attach of %s",
 				    o.ifname);
-	ret = check_free(&o);
+	ret = a->given[OPT_REPLACE] ? attach_replace(o.ifname, &o.doc, &remove_old) : -1;
+	if (ret < 0 && !remove_old)
+		ret = check_free(&o);
 	if (ret >= 0)
 		return ret;
 	/* No sluice state (checked above, under the lock): a sluice program there is an orphan. */
@@ -291,7 +350,7 @@ static int attach_run(struct cli_args *a, struct state *unused)
 				    o.ifname);
 	ret = EXIT_OK;
 	if (!o.multiprog)
-		err = attach_direct(&skel, &o, staging);
+		err = attach_direct(&skel, &o, staging, remove_old);
 	else if ((err = attach_shared(&skel, &o, staging)))
 		fail_runtime("attach", err, "cannot attach to %s through libxdp's dispatcher",
 			     o.ifname);
@@ -307,11 +366,17 @@ const struct command cmd_attach = {
 	.id = CMD_ATTACH,
 	.name = "attach",
 	.summary = "start limiting every source on an interface",
-	.synopsis = "IFACE --rate RATE [OPTIONS]",
+	.synopsis = "IFACE --rate RATE [OPTIONS] [--replace]\n"
+		    "IFACE -f FILE [--replace]",
 	.description =
 		"Limit every source address on IFACE to RATE: packets (500/s, 30/m, 2/h, 10k/s)\n"
 		"or bandwidth (10mbit/s, 1gbit/s, 500kB/s). These settings are the default\n"
-		"policy; 'sluice rule' adds rules for source CIDRs and traffic classes.",
+		"policy; 'sluice rule' adds rules for source CIDRs and traffic classes.\n"
+		"-f FILE attaches with a whole policy file instead (sluice.conf(5)), its\n"
+		"'attach' statement giving --mode and --max-sources: all of it or nothing.\n"
+		"IFACE attached already is refused, unless --replace: then IFACE becomes what\n"
+		"this attach describes, keeping its program and buckets when --max-sources\n"
+		"and --mode stay (else it is attached afresh); the same policy is left alone.",
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.state = USE_LOCK,

@@ -2,6 +2,7 @@
 /* sluice detach: remove the program and every pin, even for a vanished interface. */
 #include <errno.h>
 #include <stdio.h>
+#include <net/if.h>
 #include "base/errors.h"
 #include "commands/commands.h"
 
@@ -15,9 +16,15 @@ static int detach_run(struct cli_args *a, struct state *unused)
 	if (ret)
 		return ret;
 	err = state_exists(ifname);
-	if (err <= 0) {
-		return err ? state_fail_cmd("detach", err, ifname)
-			   : fail_input("detach", "%s is not attached", ifname);
+	if (err < 0)
+		return state_fail_cmd("detach", err, ifname);
+	/* Detaching twice is safe: the interface is as asked. A name of no interface is a typo. */
+	if (!err && !if_nametoindex(ifname))
+		return fail_input("detach", "%s is not attached, and no interface has that name",
+				  ifname);
+	if (!err) {
+		printf("sluice: %s is not attached; nothing to detach\n", ifname);
+		return EXIT_OK;
 	}
 	/* Whatever state_health() calls it: whole, stale, or an interrupted attach. */
 	err = state_remove_staged(ifname);
@@ -36,7 +43,8 @@ const struct command cmd_detach = {
 	.synopsis = "IFACE",
 	.description = "Detach sluice from IFACE and remove all of its pinned state. Also clears\n"
 		       "stale state: of an interface that was deleted, or left by an attach or\n"
-		       "detach that was interrupted.",
+		       "detach that was interrupted. An interface sluice is not attached to is\n"
+		       "left as it is, exit 0, so detaching twice is safe.",
 	.iface = IFACE_REQUIRED,
 	.root = true,
 	.state = USE_LOCK,

@@ -698,6 +698,7 @@ void doc_init(struct policy_doc *doc)
 {
 	memset(doc, 0, sizeof(*doc));
 	settings_default(&doc->dflt);
+	doc->attach.max_sources = SLUICE_DEFAULT_MAX_SOURCES;
 	doc->next_id = 1;
 }
 

@@ -59,7 +59,20 @@ struct cidr_list {
 	size_t count, capacity;
 };
 
+/*
+ * What attach fixes for the life of the pinned state: the XDP mode and the
+ * size of the set tables. A policy file may state them (its 'attach'
+ * statement); apply only checks them, attach -f uses them.
+ */
+struct attach_settings {
+	uint32_t xdp_flags;   /* XDP_FLAGS_DRV_MODE or _SKB_MODE; 0: native when the driver can */
+	uint64_t max_sources; /* SLUICE_DEFAULT_MAX_SOURCES unless stated */
+	bool mode_given;      /* stated in the file (or, for show, read from the kernel) */
+	bool max_sources_given;
+};
+
 struct policy_doc {
+	struct attach_settings attach;
 	struct settings dflt;
 	struct rule rules[SLUICE_MAX_POLICIES - 1];
 	int n_rules;

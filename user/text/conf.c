@@ -55,6 +55,7 @@ struct parse_ctx {
 	char *err;
 	size_t errlen;
 	bool have_default;
+	bool have_attach;
 };
 
 static int fail_at(struct parse_ctx *pc, int col, const char *fmt, ...)
@@ -114,7 +115,7 @@ static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first
 		if (option_apply(a, id, value, &why))
 			return fail_at(pc, t->col[i], "bad %s '%s': %s", name, value, why);
 	}
-	if (!a->given[OPT_RATE])
+	if (stmt != STMT_ATTACH && !a->given[OPT_RATE])
 		return fail_at(pc, t->n ? t->col[0] : 1, "expected 'rate RATE' in this statement");
 	return 0;
 }
@@ -179,6 +180,31 @@ static int parse_default(struct parse_ctx *pc, const struct tokens *t, struct po
 	return 0;
 }
 
+/* What attach fixes (mode, max-sources), through the same option table as the command line. */
+static int parse_attach(struct parse_ctx *pc, const struct tokens *t, struct policy_doc *doc)
+{
+	char names[128];
+	struct cli_args a;
+	int err;
+
+	if (pc->have_attach)
+		return fail_at(pc, t->col[0], "a second 'attach' statement");
+	if (t->n < 2) {
+		statement_options(STMT_ATTACH, names, sizeof(names));
+		return fail_at(pc, t->col[0], "expected an option after 'attach' (%s)", names);
+	}
+	cli_args_init(&a);
+	err = parse_options(pc, t, 1, STMT_ATTACH, &a);
+	if (err)
+		return err;
+	doc->attach.xdp_flags = a.xdp_flags;
+	doc->attach.mode_given = a.given[OPT_MODE];
+	doc->attach.max_sources = a.max_sources;
+	doc->attach.max_sources_given = a.given[OPT_MAX_SOURCES];
+	pc->have_attach = true;
+	return 0;
+}
+
 static int parse_list_entry(struct parse_ctx *pc, const struct tokens *t, struct cidr_list *l)
 {
 	struct cidr c;
@@ -204,8 +230,11 @@ static int parse_statement(struct parse_ctx *pc, const struct tokens *t, struct 
 		return parse_list_entry(pc, t, &doc->allow);
 	if (!strcmp(kw, "deny"))
 		return parse_list_entry(pc, t, &doc->deny);
+	if (!strcmp(kw, "attach"))
+		return parse_attach(pc, t, doc);
 	return fail_at(pc, t->col[0],
-		       "unknown statement '%s' (expected default, rule, allow or deny)", kw);
+		       "unknown statement '%s' (expected attach, default, rule, allow or deny)",
+		       kw);
 }
 
 /* "-" is standard input. */
@@ -321,6 +350,9 @@ void conf_write(FILE *out, const struct policy_doc *doc)
 	size_t i;
 	int r;
 
+	format_attach_settings(opts, sizeof(opts), &doc->attach);
+	if (opts[0])
+		fprintf(out, "attach %s\n", opts);
 	format_settings(opts, sizeof(opts), &doc->dflt);
 	fprintf(out, "default %s\n", opts);
 	for (r = 0; r < doc->n_rules; r++) {

@@ -10,6 +10,7 @@
  *   rule CIDR OPTIONS...
  *   allow CIDR
  *   deny CIDR
+ *   attach [mode MODE] [max-sources N]
  *
  * with # comments and blank lines. `sluice show` prints this format back.
  */

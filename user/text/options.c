@@ -173,6 +173,12 @@ static int apply_check(struct cli_args *a, const char *v, const char **why)
 	return 0;
 }
 
+static int apply_replace(struct cli_args *a, const char *v, const char **why)
+{
+	(void)a, (void)v, (void)why;
+	return 0;
+}
+
 static int apply_prometheus(struct cli_args *a, const char *v, const char **why)
 {
 	(void)v, (void)why;
@@ -368,6 +374,20 @@ static bool show_syn(const struct settings *s, const struct match *m, char *buf,
 	return m->syn;
 }
 
+/* How show prints the attach statement's options: false when not stated. */
+
+static bool show_mode(const struct attach_settings *as, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", mode_name(as->xdp_flags));
+	return as->mode_given && as->xdp_flags;
+}
+
+static bool show_max_sources(const struct attach_settings *as, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu", (unsigned long long)as->max_sources);
+	return as->max_sources_given;
+}
+
 #define LIMITER(_name, _meta, _values, _fn, _help)                                               \
 	{                                                                                        \
 		.name = _name, .metavar = _meta, .scope = SCOPE_LIMITER, .commands = ON_POLICY,  \
@@ -431,15 +451,19 @@ const struct option_def option_table[OPT_MAX] = {
 		       .metavar = "MODE",
 		       .scope = SCOPE_COMMAND,
 		       .commands = ON(ATTACH),
+		       .statements = STMT_ATTACH,
 		       .values = "native generic skb",
 		       .apply = apply_mode,
+		       .format_attach = show_mode,
 		       .help = "native or generic (skb) XDP; default native when the driver "
 			       "can" },
 	[OPT_MAX_SOURCES] = { .name = "max-sources",
 			      .metavar = "N",
 			      .scope = SCOPE_COMMAND,
 			      .commands = ON(ATTACH),
+			      .statements = STMT_ATTACH,
 			      .apply = apply_max_sources,
+			      .format_attach = show_max_sources,
 			      .help = "buckets tracked at once (default 1000000); a new source "
 				      "takes the place of one idle long enough to have "
 				      "refilled" },
@@ -454,16 +478,24 @@ const struct option_def option_table[OPT_MAX] = {
 		       .short_name = 'f',
 		       .metavar = "FILE",
 		       .scope = SCOPE_COMMAND,
-		       .commands = ON(APPLY) | ON(ALLOW) | ON(DENY),
+		       .commands = ON(ATTACH) | ON(APPLY) | ON(ALLOW) | ON(DENY),
 		       .values = "@file",
 		       .apply = apply_file,
-		       .help = "read from FILE ('-' is standard input)" },
+		       .help = "read from FILE ('-' is standard input); attach: the whole "
+			       "policy and attach settings, in the format of sluice.conf(5)" },
 	[OPT_CHECK] = { .name = "check",
 			.scope = SCOPE_COMMAND,
 			.commands = ON(APPLY),
 			.apply = apply_check,
 			.help = "only check FILE, as apply would before changing anything: no "
 				"interface, no root, nothing changed" },
+	[OPT_REPLACE] = { .name = "replace",
+			  .scope = SCOPE_COMMAND,
+			  .commands = ON(ATTACH),
+			  .apply = apply_replace,
+			  .help = "if IFACE is attached already, make it what this attach "
+				  "describes, keeping bucket state unless --max-sources, --mode "
+				  "or the layout changes; an unchanged policy is left alone" },
 	[OPT_PROMETHEUS] = { .name = "prometheus",
 			     .scope = SCOPE_COMMAND,
 			     .commands = ON(STATS),
@@ -630,6 +662,27 @@ void format_match(char *buf, size_t len, const struct match *m)
 
 	settings_default(&s);
 	format_scope(buf, len, SCOPE_MATCH, &s, m);
+}
+
+void format_attach_settings(char *buf, size_t len, const struct attach_settings *as)
+{
+	char v[64];
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < OPT_MAX; i++) {
+		const struct option_def *o = &option_table[i];
+
+		if (o->format_attach && o->format_attach(as, v, sizeof(v)))
+			append(buf, len, "%s %s", o->name, v);
+	}
+}
+
+const char *statement_name(unsigned int bit)
+{
+	static const char *const names[STMT_COUNT] = { "default", "rule", "attach" };
+
+	return bit < STMT_COUNT ? names[bit] : "?";
 }
 
 void option_usage(const struct option_def *o, char *buf, size_t len)

@@ -52,6 +52,8 @@ enum option_scope {
 /* Config statements that take an option (sluice.conf(5)). */
 #define STMT_DEFAULT (1U << 0)
 #define STMT_RULE    (1U << 1)
+#define STMT_ATTACH  (1U << 2) /* what attach fixes: mode, max-sources */
+#define STMT_COUNT   3
 
 enum option_id {
 	/* Limiter options, in the order `show` prints them. */
@@ -77,6 +79,7 @@ enum option_id {
 	OPT_MULTIPROG,
 	OPT_FILE,
 	OPT_CHECK,
+	OPT_REPLACE,
 	OPT_PROMETHEUS,
 	OPT_WATCH,
 	OPT_COUNT,
@@ -132,6 +135,8 @@ struct option_def {
 	int (*apply)(struct cli_args *a, const char *value, const char **why);
 	/* Limiter and match options: false when s/m holds the default (show omits it). */
 	bool (*format)(const struct settings *s, const struct match *m, char *buf, size_t len);
+	/* Options of the attach statement: false when the file does not state it. */
+	bool (*format_attach)(const struct attach_settings *as, char *buf, size_t len);
 	const char *help;
 };
 
@@ -160,6 +165,10 @@ int option_apply(struct cli_args *a, enum option_id id, const char *value, const
 void format_settings(char *buf, size_t len, const struct settings *s);
 /* "proto tcp dport 22 syn", or "" for no L4 class. */
 void format_match(char *buf, size_t len, const struct match *m);
+/* "mode native max-sources 1000000": what as states, "" when nothing. */
+void format_attach_settings(char *buf, size_t len, const struct attach_settings *as);
+/* The statement words: "default", "rule", "attach", by STMT_* bit number. */
+const char *statement_name(unsigned int bit);
 
 /* "--rate RATE" or "-n, --limit N", as help and man pages show an option. */
 void option_usage(const struct option_def *o, char *buf, size_t len);

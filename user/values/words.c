@@ -58,6 +58,13 @@ int parse_mode(const char *s, uint32_t *xdp_flags, const char **why)
 	return -EINVAL;
 }
 
+const char *mode_name(uint32_t xdp_flags)
+{
+	if (xdp_flags & XDP_FLAGS_DRV_MODE)
+		return "native";
+	return xdp_flags & XDP_FLAGS_SKB_MODE ? "generic" : "auto";
+}
+
 int parse_proto(const char *s, uint8_t *proto, const char **why)
 {
 	size_t i;

@@ -10,6 +10,8 @@ int parse_action(const char *s, uint32_t *action, const char **why);
 const char *action_name(uint32_t action);
 /* native, or generic (also spelled skb, as xdp-loader does). */
 int parse_mode(const char *s, uint32_t *xdp_flags, const char **why);
+/* "native" or "generic" for the flags parse_mode gives; "auto" for 0. */
+const char *mode_name(uint32_t xdp_flags);
 #define DSCP_MAX 63
 /* 0-63, or a class name, any case: cs0-cs7, af11-af43 (drop precedence 1-3), ef. */
 int parse_dscp(const char *s, uint8_t *dscp, const char **why);
