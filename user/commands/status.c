@@ -5,10 +5,12 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "table_hash.h"
+#include "base/clock.h"
 #include "base/errors.h"
 #include "base/json.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
+#include "values/rate.h"
 #include "values/words.h"
 
 #define MAX_ATTACHED 256
@@ -16,8 +18,10 @@
 struct iface_status {
 	const char *ifname;
 	const char *mode;
-	const char *health; /* "ok", or why the state is stale */
-	bool partial;	    /* maps missing: only the health is known */
+	const char *health;  /* "ok", or why the state is stale */
+	bool partial;	     /* maps missing: only the health is known */
+	bool other_layout;   /* not this sluice's layout: only health and layout are known */
+	unsigned int layout; /* of the live configuration; 0 when unknown */
 	unsigned int prog_id;
 	unsigned int max_sources;
 	struct sluice_config cfg;
@@ -47,6 +51,15 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	if (err)
 		return err;
 	err = policy_default(&st.maps, &is->cfg, &is->dflt);
+	if (err == -EPROTO) {
+		/* Listed all the same, with its layout: status warns, upgrade refuses. */
+		config_layout(st.maps.config, &is->layout);
+		is->health = state_health(&st, &is->prog_id);
+		is->partial = is->other_layout = true;
+		state_close(&st);
+		return 0;
+	}
+	is->layout = is->cfg.layout_version;
 	if (!err && bpf_obj_get_info_by_fd(st.maps.buckets, &info, &len))
 		err = -errno;
 	is->max_sources = is->cfg.max_sources ?: (unsigned int)table_sources_of(info.max_entries);
@@ -65,16 +78,38 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	return 0;
 }
 
+/* The advice for an interface of another layout, "" for one of ours. */
+static void layout_warning(const struct iface_status *is, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (is->other_layout)
+		layout_advice(buf, len, is->ifname, is->layout);
+}
+
+static void status_json_layout(struct json *j, const struct iface_status *is)
+{
+	char warning[IF_NAMESIZE * 3 + 256];
+
+	json_u64(j, "layout_version", is->layout);
+	layout_warning(is, warning, sizeof(warning));
+	if (warning[0])
+		json_string(j, "layout_warning", warning);
+	else
+		json_null(j, "layout_warning");
+}
+
 static void status_json_one(struct json *j, const struct iface_status *is)
 {
+	char opts[640], changed[32];
 	struct settings s;
-	char opts[640];
 
 	json_object_begin(j, NULL);
 	json_ifname(j, is->ifname);
 	json_string(j, "state", is->health);
 	json_string(j, "mode", is->mode);
 	json_u64(j, "prog_id", is->prog_id);
+	if (is->other_layout || !is->partial)
+		status_json_layout(j, is);
 	if (is->partial) {
 		json_object_end(j);
 		return;
@@ -95,6 +130,9 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_u64(j, "rules", is->cfg.rules_v4 + is->cfg.rules_v6);
 	json_u64(j, "max_sources", is->max_sources);
 	json_u64(j, "generation", is->cfg.generation);
+	format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
+	json_string(j, "changed_at", changed);
+	json_u64(j, "changed_at_unix", is->cfg.changed_at_ns / NSEC_PER_SEC);
 	json_string(j, "options", opts);
 	json_object_end(j);
 }
@@ -112,21 +150,30 @@ static void status_json_error(struct json *j, const char *ifname, int err)
 
 static void status_human_one(const struct iface_status *is)
 {
-	if (is->partial)
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %s", is->ifname,
-		       is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-", is->health);
-	else
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %s", is->ifname,
-		       is->mode, is->prog_id, is->rate, is->burst, action_name(is->dflt.action),
-		       is->dflt.ipv4_prefix, is->dflt.ipv6_prefix,
-		       is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources, is->health);
-	if (strcmp(is->health, STATE_OK))
+	char changed[32];
+
+	if (is->partial) {
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-6s %-20s %s",
+		       is->ifname, is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-", "-",
+		       "-", is->health);
+	} else {
+		format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %-6llu %-20s %s",
+		       is->ifname, is->mode, is->prog_id, is->rate, is->burst,
+		       action_name(is->dflt.action), is->dflt.ipv4_prefix, is->dflt.ipv6_prefix,
+		       is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources,
+		       (unsigned long long)is->cfg.generation, changed, is->health);
+	}
+	if (is->other_layout)
+		printf(" (layout %u)", is->layout);
+	else if (strcmp(is->health, STATE_OK))
 		printf(" (run 'sluice detach %s')", is->ifname);
 	putchar('\n');
 }
 
 static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 {
+	char warning[IF_NAMESIZE * 3 + 256];
 	struct iface_status is;
 	struct json j;
 	int i, err, ret = EXIT_OK;
@@ -135,9 +182,9 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 		json_init(&j, stdout);
 		json_array_begin(&j, NULL);
 	} else {
-		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %s\n", "INTERFACE",
-		       "MODE", "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6", "RULES",
-		       "MAX-SOURCES", "STATE");
+		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-6s %-20s %s\n",
+		       "INTERFACE", "MODE", "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6",
+		       "RULES", "MAX-SOURCES", "GEN", "CHANGED", "STATE");
 	}
 	for (i = 0; i < n; i++) {
 		err = status_collect(names[i], &is);
@@ -151,6 +198,9 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 			ret = state_fail_cmd("status", err, names[i]);
 			continue;
 		}
+		layout_warning(&is, warning, sizeof(warning));
+		if (warning[0]) /* stderr, also with --json: the entry has it too */
+			fprintf(stderr, "sluice status: warning: %s\n", warning);
 		if (json)
 			status_json_one(&j, &is);
 		else
