@@ -766,6 +766,9 @@ int list_update(const struct policy_maps *m, struct list_change *c)
 			      &c->missing);
 	if (err)
 		goto out;
+	/* Adding only what is there already changes nothing: no new generation. */
+	if (merged.count == (c->deny ? live.deny.count : live.allow.count))
+		goto out;
 	next = live;
 	*(c->deny ? &next.deny : &next.allow) = merged;
 	err = lists_fit(m, &next, c->why, sizeof(c->why));
