@@ -15,10 +15,12 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # procps: sysctl in the veth lab).
 # scdoc: the man pages; bash-completion: the completion test; man-db and
 # groff-base: the man pages' render check; libclang-rt-14-dev: the libFuzzer
-# target, built only for `make fuzz` and `make test`.
+# target, built only for `make fuzz` and `make test`; python3: the syslog
+# listener that reads the audit trail back (test_audit.sh).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
-		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base
+		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base \
+		python3
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
 ifeq ($(V),1)

@@ -23,6 +23,7 @@ SUITES=(
 	tests/e2e/test_generator.sh
 	tests/e2e/test_control.sh
 	tests/e2e/test_vocabulary.sh
+	tests/e2e/test_audit.sh
 )
 
 total_passed=0
