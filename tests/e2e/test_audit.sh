@@ -66,6 +66,12 @@ audit_count() {
 	audit_lines | wc -l
 }
 
+# The bytes the listener had to escape (\xNN), which the binary sent raw;
+# the binary's own escapes come out with their backslash doubled (\\xNN).
+raw_bytes() {
+	sed -E 's/\\\\//g' | grep -oE '\\x[0-9a-f]{2}'
+}
+
 # last_line: the newest audit line, waiting briefly for the datagram to land.
 last_line() {
 	sleep 0.2
@@ -206,9 +212,7 @@ test_control_chars() {
 	line=$(last_line)
 	CHECK_DETAIL=$line
 	check "control characters: one datagram, one line" test "$RC" = 0 -a "$NEW" = 1
-	# The listener shows a raw byte as \xNN and a backslash as \\: the binary's
-	# own escapes come out as \\xNN, and no raw control byte may come at all.
-	raw=$(sed -E 's/\\\\//g' <<<"$line" | grep -oE '\\x[0-9a-f]{2}' | tr '\n' ' ')
+	raw=$(raw_bytes <<<"$line" | tr '\n' ' ')
 	check "control characters: none reaches the log raw (escaped by sluice: \\x0a, \\x09, \\x1b)" \
 		test -z "$raw" -a -n "$(grep -F "SUDO_USER 'mal\\\\x0alory\\\\x1b'" <<<"$line")" \
 		-a -n "$(grep -F "'$LAB_TMP/we\\\\x0aird\\\\x09name\\\\x1b[31m'" <<<"$line")"
@@ -339,7 +343,10 @@ test_rules_upgrade
 test_exporter
 test_layout_warning
 test_detach
-check "every line is authpriv.notice, printable ASCII, under $((2048 + 64)) bytes" \
+CHECK_DETAIL=$(audit_lines | raw_bytes | head -3)
+check "all $(audit_count) lines: authpriv.notice, no raw byte outside printable ASCII, under 2112 bytes" \
 	test -z "$(audit_lines | grep -vE "^<$PRI_AUTHPRIV_NOTICE>" | head -1)" -a \
+	-z "$(audit_lines | raw_bytes | head -1)" -a \
 	-z "$(audit_lines | awk 'length($0) > 2112' | head -1)"
+audit_lines | sed 's/^/     /' | cut -c1-400
 lab_finish
