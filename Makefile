@@ -2,6 +2,8 @@
 # sluice: build everything into build/ (git-ignored).
 
 OUTPUT     := build
+# `make` alone builds everything: the first rule below is sluice_commit.h's.
+.DEFAULT_GOAL := all
 CLANG      ?= clang
 CC         ?= gcc
 BPFTOOL    ?= $(shell command -v bpftool || echo /usr/sbin/bpftool)
