@@ -54,7 +54,8 @@ log_up() {
 
 # logged ARGS...: sluice ARGS with syslog going to the listener.
 logged() {
-	nsenter -t "$LOG_PID" -m "$SLUICE" "$@"
+	# Entering a mount namespace moves to its /: stay where the test is.
+	nsenter -t "$LOG_PID" -m --wd="$PWD" "$SLUICE" "$@"
 }
 
 # The audit lines so far, as the listener wrote them.
@@ -161,7 +162,7 @@ test_login_uid() {
 	local before line
 	before=$(audit_count)
 	# pam_loginuid's job, done by hand: the shell sets its own login uid, then becomes sluice.
-	SUDO_USER=bob sh -c 'echo 4242 >/proc/self/loginuid && exec nsenter -t "$1" -m "$2" set "$3" --rate 300/s' \
+	SUDO_USER=bob sh -c 'echo 4242 >/proc/self/loginuid && exec nsenter -t "$1" -m --wd="$PWD" "$2" set "$3" --rate 300/s' \
 		_ "$LOG_PID" "$SLUICE" "$LAB_HOST" >/dev/null 2>&1
 	line=$(last_line)
 	CHECK_DETAIL=$line
