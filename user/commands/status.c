@@ -243,11 +243,12 @@ const struct command cmd_status = {
 	.name = "status",
 	.summary = "list attached interfaces and their settings",
 	.synopsis = "[IFACE] [--json]",
-	.description = "List the interfaces sluice is attached to, with mode and settings, and the\n"
-		       "configuration's generation and when it last changed. State left by an\n"
-		       "interface that was deleted, or by an attach or detach that was interrupted,\n"
-		       "is shown as stale; 'sluice detach' removes it. State of another layout\n"
-		       "than this sluice's is listed with a warning saying what to do.",
+	.description =
+		"List the interfaces sluice is attached to, with mode and settings, and the\n"
+		"configuration's generation and when it last changed. State left by an\n"
+		"interface that was deleted, or by an attach or detach that was interrupted,\n"
+		"is shown as stale; 'sluice detach' removes it. State of another layout\n"
+		"than this sluice's is listed with a warning saying what to do.",
 	.iface = IFACE_OPTIONAL,
 	.root = true,
 	.run = status_run,
