@@ -2,7 +2,7 @@
 # sluice: build everything into build/ (git-ignored).
 
 OUTPUT     := build
-# `make` alone builds everything: the first rule below is sluice_commit.h's.
+# A plain `make` builds everything, whatever rule comes first below.
 .DEFAULT_GOAL := all
 CLANG      ?= clang
 CC         ?= gcc

@@ -23,8 +23,6 @@ expect "make all builds sluice" grep -q -- "-o $out/sluice\$" <<<"$plain"
 expect "make all builds the man pages" grep -q "scdoc < $out/sluice.8.scd > $out/sluice.8" <<<"$plain"
 expect "make all builds sluice.conf(5)" grep -q "$out/sluice.conf.5" <<<"$plain"
 expect "make all builds the completion" grep -q "completion > $out/sluice.bash" <<<"$plain"
-expect "make with no target builds all (sluice and its man pages)" \
-	bash -c "grep -q -- '-o $out/sluice\$' <<<\"\$0\" && grep -q '$out/sluice.8\$' <<<\"\$0\"" "$(dry)"
 expect "make all builds no libFuzzer target" bash -c "! grep -q -- '-fsanitize=fuzzer' <<<\"\$0\"" "$plain"
 expect "make fuzzers builds the libFuzzer target" grep -q -- '-fsanitize=fuzzer' <<<"$(dry fuzzers)"
 # One real object, to see what a build prints.
