@@ -22,10 +22,12 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # xdp-loader) and the libxdp dispatcher object. systemd: systemd-analyze
 # checks the units; build-essential (dpkg-buildpackage requires it), debhelper,
 # dpkg-dev and lintian: the Debian package and its test (docs/operations.md).
+# python3: the syslog listener that reads the audit trail back (test_audit.sh).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
 		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base \
-		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian
+		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian \
+		python3
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
 ifeq ($(V),1)

@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 6
+#define SLUICE_LAYOUT_VERSION 7
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -272,6 +272,15 @@ struct sluice_config {
 	__u32 max_sources;    /* as given to attach (sizing rounds sets up); 0: not recorded */
 	__u32 pad2;
 	__u64 table_seed[3];
+	/*
+	 * For status, the exporter and the audit trail (userspace only): when
+	 * this generation was published (CLOCK_REALTIME, ns), and the entries
+	 * of the allow and deny lists, so a change can say old -> new without
+	 * walking the tries.
+	 */
+	__u64 changed_at_ns;
+	__u32 allow_count;
+	__u32 deny_count;
 };
 
 #define SLUICE_JIFFY_RECIP_SHIFT 48

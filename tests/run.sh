@@ -27,6 +27,7 @@ SUITES=(
 	tests/e2e/test_install.sh
 	tests/e2e/test_deb.sh
 	tests/e2e/test_config.sh
+	tests/e2e/test_audit.sh
 )
 
 total_passed=0

@@ -16,7 +16,12 @@
 #include "sluice_commit.h"
 #include "base/version.h"
 #include "commands/commands.h"
+#include "outputs/audit.h"
 #include "text/cli.h"
+
+/* The command line as typed, for the audit trail. */
+static int typed_argc;
+static char **typed_argv;
 
 /* libbpf's warnings, unless SLUICE_DEBUG asks for everything. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -106,11 +111,48 @@ static enum state_use state_use(const struct command *c, const struct cli_args *
 	return a->verb ? verb_find(c, a->verb)->state : c->state;
 }
 
+/*
+ * Commands that create, remove or change an interface's state are audited:
+ * what they changed is told from snapshots taken before and after, under
+ * the lock, so every such command writes its line here and no other place.
+ */
+static bool audited(enum state_use use, const struct cli_args *a)
+{
+	return a->ifname && (use == USE_CHANGE || use == USE_LOCK);
+}
+
+/* One syslog line when the command changed anything, whatever its exit status. */
+static void audit_after(const struct cli_args *a, struct audit_snapshot *before, int ret)
+{
+	struct audit_snapshot after;
+	struct audit_event e = {
+		.ifname = a->ifname,
+		.command = a->name,
+		.verb = a->verb,
+		.argc = typed_argc,
+		.argv = typed_argv,
+		.before = before,
+		.after = &after,
+		.exit_status = ret,
+	};
+	char line[AUDIT_LINE_MAX];
+
+	audit_snapshot_take(a->ifname, &after);
+	if (audit_changed(before, &after)) {
+		audit_who_read(&e.who);
+		audit_format(line, sizeof(line), &e);
+		audit_log(line);
+	}
+	audit_snapshot_free(&after);
+	audit_snapshot_free(before);
+}
+
 /* Takes what the command needs, runs it, releases. */
 static int run(const struct command *c, struct cli_args *a)
 {
 	enum state_use use = state_use(c, a);
 	struct state st, *stp = NULL;
+	struct audit_snapshot before;
 	int ret, lock_fd = -1;
 
 	if (c->root) {
@@ -129,7 +171,11 @@ static int run(const struct command *c, struct cli_args *a)
 			return ret;
 		stp = &st;
 	}
+	if (audited(use, a))
+		audit_snapshot_take(a->ifname, &before);
 	ret = c->run(a, stp);
+	if (audited(use, a))
+		audit_after(a, &before, ret);
 	if (stp)
 		state_close(stp);
 	state_unlock(lock_fd);
@@ -188,6 +234,8 @@ int main(int argc, char **argv)
 	char **args;
 	int at, ret;
 
+	typed_argc = argc;
+	typed_argv = argv;
 	output_json_errors(cli_wants_json(argc, argv));
 	libbpf_set_print(libbpf_print);
 	at = command_index(argc, argv);

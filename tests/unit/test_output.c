@@ -24,8 +24,13 @@
 #include "base/json.h"
 #include "base/utf8.h"
 #include "base/version.h"
+#include "outputs/audit.h"
 #include "outputs/prom.h"
 #include "unit.h"
+
+/* The layout version as the exposition spells it. */
+#define STR_(x) #x
+#define STR(x)	STR_(x)
 
 struct seconds_case {
 	const char *in;
@@ -582,6 +587,8 @@ static void test_prometheus(void)
 	s[0].sum.c[SLUICE_CNT_DENIED].packets = 5;
 	s[0].sum.c[SLUICE_CNT_DENIED].bytes = 320;
 	s[1].sum.c[SLUICE_CNT_NEW_SOURCE].packets = 4;
+	s[0].generation = 42;
+	s[0].changed_at_ns = 1764585907999999999ULL;
 	ifs[0] = (struct prom_iface){ "eth0", &s[0], true };
 	ifs[1] = (struct prom_iface){ "we\"ird", &s[1], false };
 	ifs[2] = (struct prom_iface){ "gone0", NULL, false };
@@ -622,7 +629,7 @@ static void test_prometheus(void)
 	      "%d series", occurrences(text, "\"gone0\""));
 	check(strstr(text,
 		     "# TYPE sluice_build_info gauge\nsluice_build_info{version=\"" SLUICE_VERSION
-		     "\",layout=\"6\"} 1\n") != NULL &&
+		     "\",layout=\"" STR(SLUICE_LAYOUT_VERSION) "\"} 1\n") != NULL &&
 		      occurrences(text, "sluice_build_info{") == 1,
 	      "Prometheus: sluice_build_info with the version and state layout, once", "%s", text);
 	check(strstr(text,
@@ -630,6 +637,16 @@ static void test_prometheus(void)
 		     "sluice_exporter_table_walks_total{interface=\"we\\\"ird\"} 6\n"
 		     "sluice_exporter_table_walks_total{interface=\"et" FFFD "h\"} 7\n") != NULL,
 	      "Prometheus: table walks per interface read", "%s", text);
+	check(strstr(text, "# TYPE sluice_config_generation gauge\n"
+			   "sluice_config_generation{interface=\"eth0\"} 42\n"
+			   "sluice_config_generation{interface=\"we\\\"ird\"} 0\n") != NULL &&
+		      strstr(text,
+			     "# TYPE sluice_config_last_change_timestamp_seconds gauge\n"
+			     "sluice_config_last_change_timestamp_seconds{interface=\"eth0\"} "
+			     "1764585907\n") != NULL &&
+		      !strstr(text, "sluice_config_generation{interface=\"gone0\"}"),
+	      "Prometheus: the configuration's generation and last change, per interface read",
+	      "%s", text);
 	help_of(text, "sluice_insert_failed_total", help, sizeof(help));
 	check(strstr(help, "error: Buckets that could not be created (not for memory)") &&
 		      strstr(help,
@@ -655,6 +672,130 @@ static void test_prometheus(void)
 	free(text);
 }
 
+/* A policy whose default has rate (packets per second). */
+static void audit_doc(struct policy_doc *doc, uint64_t rate)
+{
+	doc_init(doc);
+	settings_default(&doc->dflt);
+	doc->dflt.rate.amount = rate;
+	doc->dflt.rate.period_ns = 1000000000ULL;
+	doc->dflt.rate.unit = SLUICE_UNIT_PACKETS;
+}
+
+static void audit_snap(struct audit_snapshot *s, struct policy_doc *doc, uint64_t generation)
+{
+	memset(s, 0, sizeof(*s));
+	s->present = true;
+	s->read = doc != NULL;
+	s->prog_id = 7;
+	s->doc = doc;
+	s->cfg.generation = generation;
+	s->cfg.layout_version = SLUICE_LAYOUT_VERSION;
+}
+
+static bool printable_ascii(const char *line)
+{
+	for (; *line; line++)
+		if ((unsigned char)*line < 0x20 || (unsigned char)*line > 0x7e)
+			return false;
+	return true;
+}
+
+static void audit_line(char *line, size_t len, char **argv, int argc,
+		       const struct audit_snapshot *a, const struct audit_snapshot *b)
+{
+	struct audit_event e = {
+		.ifname = argv[argc > 3 && !strcmp(argv[2], "add") ? 3 : 2],
+		.command = argv[1],
+		.verb = argc > 3 && !strcmp(argv[2], "add") ? "add" : NULL,
+		.argc = argc,
+		.argv = argv,
+		.who = { .uid = 0, .euid = 0, .login_uid = AUDIT_LOGIN_UID_UNSET },
+		.before = a,
+		.after = b,
+	};
+
+	audit_format(line, len, &e);
+}
+
+static void test_audit(void)
+{
+	static struct policy_doc d100, d200;
+	static char *big_argv[20004];
+	struct audit_snapshot a, b, none = { 0 };
+	char line[AUDIT_LINE_MAX], *huge;
+	char *set_argv[] = { "sluice", "set", "slh1", "--rate", "200/s" };
+	char *odd_argv[] = { "sluice", "allow", "add",	"sl\th1", "1.2.3.4\n",
+			     "it's",   "a\\b",	"\xff", "" };
+	struct audit_event e = {
+		.ifname = "slh1",
+		.command = "set",
+		.argc = 5,
+		.argv = set_argv,
+		.who = { .uid = 0, .euid = 0, .login_uid = 1000, .sudo_user = "al\nice" },
+		.before = &a,
+		.after = &b,
+	};
+	int i;
+
+	audit_doc(&d100, 100);
+	audit_doc(&d200, 200);
+	audit_snap(&a, &d100, 4);
+	audit_snap(&b, &d200, 5);
+	audit_format(line, sizeof(line), &e);
+	check(!strcmp(line, "slh1: set by uid 0, SUDO_USER 'al\\x0aice', login uid 1000: "
+			    "rate 100/s -> 200/s; generation 4 -> 5; command: sluice set slh1 "
+			    "--rate 200/s"),
+	      "audit: set says who (SUDO_USER escaped), old -> new and the generation", "%s", line);
+	check(audit_changed(&a, &b) && !audit_changed(&a, &a),
+	      "audit: a change is a new generation; the same one is none", "%s", line);
+
+	b.doc = &d100;
+	b.cfg.deny_count = 20000;
+	audit_line(line, sizeof(line), odd_argv, 9, &a, &b);
+	check(strstr(line, ": deny 0 -> 20000 entries (+20000); generation 4 -> 5; ") &&
+		      strstr(line, "command: sluice allow add 'sl\\x09h1' '1.2.3.4\\x0a' 'it\\'s' "
+				   "'a\\\\b' '\\xff' ''") &&
+		      !strncmp(line, "'sl\\x09h1': allow add by uid 0: ", 32) &&
+		      printable_ascii(line),
+	      "audit: list counts; every argument quoted so no control byte reaches the log", "%s",
+	      line);
+
+	big_argv[0] = "sluice", big_argv[1] = "deny", big_argv[2] = "add", big_argv[3] = "slh1";
+	for (i = 4; i < 20004; i++)
+		big_argv[i] = "198.51.100.0/24";
+	audit_line(line, sizeof(line), big_argv, 20004, &a, &b);
+	check(strlen(line) < AUDIT_LINE_MAX && strstr(line, "more arguments)") &&
+		      strstr(line, "deny 0 -> 20000 entries (+20000)"),
+	      "audit: 20000 CIDRs on the command line are summarised, not logged", "%zu: %s",
+	      strlen(line), line);
+
+	huge = malloc(1 << 20);
+	if (huge) {
+		memset(huge, 'x', (1 << 20) - 1);
+		huge[(1 << 20) - 1] = '\0';
+		big_argv[4] = huge;
+		audit_line(line, sizeof(line), big_argv, 5, &a, &b);
+		check(strlen(line) < AUDIT_LINE_MAX && strstr(line, "xxx...") &&
+			      printable_ascii(line),
+		      "audit: a megabyte argument is cut", "%zu bytes", strlen(line));
+		free(huge);
+	}
+
+	audit_snap(&b, &d100, 2);
+	audit_line(line, sizeof(line), set_argv, 5, &none, &b);
+	check(strstr(line, ": attached, program 7, rate 100/s, rules 0, allow 0 entries, "
+			   "deny 0 entries; generation none -> 2; ") != NULL &&
+		      audit_changed(&none, &b),
+	      "audit: attach says what it made", "%s", line);
+	audit_line(line, sizeof(line), set_argv, 5, &b, &none);
+	check(strstr(line, ": detached (was program 7); generation 2 -> none; ") != NULL &&
+		      audit_changed(&b, &none) && !audit_changed(&none, &none),
+	      "audit: detach says what went", "%s", line);
+	doc_free(&d100);
+	doc_free(&d200);
+}
+
 void suite_output(void)
 {
 	test_seconds();
@@ -667,4 +808,5 @@ void suite_output(void)
 	test_json_name();
 	test_json_depth();
 	test_prometheus();
+	test_audit();
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Time as the commands measure it: CLOCK_MONOTONIC, in nanoseconds. */
+/*
+ * Time as the commands measure it: CLOCK_MONOTONIC, in nanoseconds; and
+ * the wall clock, for moments people read (when a change was made).
+ */
 #ifndef SLUICE_BASE_CLOCK_H
 #define SLUICE_BASE_CLOCK_H
 
@@ -8,5 +11,7 @@
 #define NSEC_PER_SEC 1000000000ULL
 
 uint64_t monotonic_ns(void);
+/* CLOCK_REALTIME: nanoseconds since 1970 (UTC). */
+uint64_t realtime_ns(void);
 
 #endif /* SLUICE_BASE_CLOCK_H */

@@ -137,6 +137,8 @@ static int rule_run(struct cli_args *a, struct state *st)
 			rule_list_human(&doc);
 		goto out;
 	}
+	if (!strcmp(a->verb, "flush") && !doc.n_rules)
+		goto out; /* nothing to flush: no new generation, nothing to audit */
 	if (!strcmp(a->verb, "flush"))
 		doc.n_rules = 0;
 	else

@@ -5,11 +5,13 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "table_hash.h"
+#include "base/clock.h"
 #include "base/errors.h"
 #include "base/json.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
 #include "pins/multiprog.h"
+#include "values/rate.h"
 #include "values/words.h"
 
 #define MAX_ATTACHED 256
@@ -22,8 +24,10 @@ struct iface_status {
 	const char *xdp_mode; /* native, generic: how the program (or dispatcher) runs */
 	struct mp_prog sharing[MAX_SHARING]; /* multiprog: every program in the dispatcher */
 	int nsharing;
-	const char *health; /* "ok", or why the state is stale */
-	bool partial;	    /* maps missing: only the health is known */
+	const char *health;  /* "ok", or why the state is stale */
+	bool partial;	     /* maps missing: only the health is known */
+	bool other_layout;   /* not this sluice's layout: only health and layout are known */
+	unsigned int layout; /* of the live configuration; 0 when unknown */
 	unsigned int prog_id;
 	unsigned int max_sources;
 	struct sluice_config cfg;
@@ -82,6 +86,15 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	if (err)
 		return err;
 	err = policy_default(&st.maps, &is->cfg, &is->dflt);
+	if (err == -EPROTO) {
+		/* Listed all the same, with its layout: status warns, upgrade refuses. */
+		config_layout(st.maps.config, &is->layout);
+		is->health = state_health(&st, &is->prog_id);
+		is->partial = is->other_layout = true;
+		state_close(&st);
+		return 0;
+	}
+	is->layout = is->cfg.layout_version;
 	if (!err && bpf_obj_get_info_by_fd(st.maps.buckets, &info, &len))
 		err = -errno;
 	is->max_sources = is->cfg.max_sources ?: (unsigned int)table_sources_of(info.max_entries);
@@ -100,10 +113,30 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	return 0;
 }
 
+/* The advice for an interface of another layout, "" for one of ours. */
+static void layout_warning(const struct iface_status *is, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (is->other_layout)
+		layout_advice(buf, len, is->ifname, is->layout);
+}
+
+static void status_json_layout(struct json *j, const struct iface_status *is)
+{
+	char warning[IF_NAMESIZE * 3 + 256];
+
+	json_u64(j, "layout_version", is->layout);
+	layout_warning(is, warning, sizeof(warning));
+	if (warning[0])
+		json_string(j, "layout_warning", warning);
+	else
+		json_null(j, "layout_warning");
+}
+
 static void status_json_one(struct json *j, const struct iface_status *is)
 {
+	char opts[640], changed[32];
 	struct settings s;
-	char opts[640];
 
 	json_object_begin(j, NULL);
 	json_ifname(j, is->ifname);
@@ -113,6 +146,8 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_u64(j, "prog_id", is->prog_id);
 	if (!strcmp(is->mode, "multiprog"))
 		status_json_sharing(j, is);
+	if (is->other_layout || !is->partial)
+		status_json_layout(j, is);
 	if (is->partial) {
 		json_object_end(j);
 		return;
@@ -133,6 +168,9 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_u64(j, "rules", is->cfg.rules_v4 + is->cfg.rules_v6);
 	json_u64(j, "max_sources", is->max_sources);
 	json_u64(j, "generation", is->cfg.generation);
+	format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
+	json_string(j, "changed_at", changed);
+	json_u64(j, "changed_at_unix", is->cfg.changed_at_ns / NSEC_PER_SEC);
 	json_string(j, "options", opts);
 	json_object_end(j);
 }
@@ -166,15 +204,23 @@ static void status_human_sharing(const struct iface_status *is)
 
 static void status_human_one(const struct iface_status *is)
 {
-	if (is->partial)
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %s", is->ifname,
-		       is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-", is->health);
-	else
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %s", is->ifname,
-		       is->mode, is->prog_id, is->rate, is->burst, action_name(is->dflt.action),
-		       is->dflt.ipv4_prefix, is->dflt.ipv6_prefix,
-		       is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources, is->health);
-	if (strcmp(is->health, STATE_OK))
+	char changed[32];
+
+	if (is->partial) {
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-6s %-20s %s",
+		       is->ifname, is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-", "-",
+		       "-", is->health);
+	} else {
+		format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %-6llu %-20s %s",
+		       is->ifname, is->mode, is->prog_id, is->rate, is->burst,
+		       action_name(is->dflt.action), is->dflt.ipv4_prefix, is->dflt.ipv6_prefix,
+		       is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources,
+		       (unsigned long long)is->cfg.generation, changed, is->health);
+	}
+	if (is->other_layout)
+		printf(" (layout %u)", is->layout);
+	else if (strcmp(is->health, STATE_OK))
 		printf(" (run 'sluice detach %s')", is->ifname);
 	putchar('\n');
 	status_human_sharing(is);
@@ -182,6 +228,7 @@ static void status_human_one(const struct iface_status *is)
 
 static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 {
+	char warning[IF_NAMESIZE * 3 + 256];
 	struct iface_status is;
 	struct json j;
 	int i, err, ret = EXIT_OK;
@@ -190,9 +237,9 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 		json_init(&j, stdout);
 		json_array_begin(&j, NULL);
 	} else {
-		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %s\n", "INTERFACE",
-		       "MODE", "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6", "RULES",
-		       "MAX-SOURCES", "STATE");
+		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-6s %-20s %s\n",
+		       "INTERFACE", "MODE", "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6",
+		       "RULES", "MAX-SOURCES", "GEN", "CHANGED", "STATE");
 	}
 	for (i = 0; i < n; i++) {
 		err = status_collect(names[i], &is);
@@ -206,6 +253,9 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 			ret = state_fail_cmd("status", err, names[i]);
 			continue;
 		}
+		layout_warning(&is, warning, sizeof(warning));
+		if (warning[0]) /* stderr, also with --json: the entry has it too */
+			fprintf(stderr, "sluice status: warning: %s\n", warning);
 		if (json)
 			status_json_one(&j, &is);
 		else
@@ -248,9 +298,12 @@ const struct command cmd_status = {
 	.name = "status",
 	.summary = "list attached interfaces and their settings",
 	.synopsis = "[IFACE] [--json]",
-	.description = "List the interfaces sluice is attached to, with mode and settings. State\n"
-		       "left by an interface that was deleted, or by an attach or detach that was\n"
-		       "interrupted, is shown as stale; 'sluice detach' removes it.",
+	.description =
+		"List the interfaces sluice is attached to, with mode and settings, and the\n"
+		"configuration's generation and when it last changed. State left by an\n"
+		"interface that was deleted, or by an attach or detach that was interrupted,\n"
+		"is shown as stale; 'sluice detach' removes it. State of another layout\n"
+		"than this sluice's is listed with a warning saying what to do.",
 	.iface = IFACE_OPTIONAL,
 	.root = true,
 	.run = status_run,

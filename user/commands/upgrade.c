@@ -51,6 +51,13 @@ static int upgrade_swap(struct state *st)
 	}
 	new_id = link_prog_id(st->link_fd, &ifindex);
 	sluice__destroy(skel);
+	/* The program runs: only the record of the change is missing if this fails. */
+	err = config_republish(&st->maps);
+	if (err)
+		return fail_runtime(
+			"upgrade", err,
+			"%s runs program %u now, but its generation could not be raised",
+			st->ifname, new_id);
 	printf("sluice: upgraded %s: program %u replaced by %u, buckets and policy kept\n",
 	       st->ifname, old_id, new_id);
 	return EXIT_OK;

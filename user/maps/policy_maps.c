@@ -13,6 +13,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "base/clock.h"
 #include "base/errors.h"
 #include "maps/percpu.h"
 #include "maps/policy_maps.h"
@@ -535,19 +536,24 @@ static int rules_clear(const struct policy_maps *m, __u32 set)
  * failure it is emptied again, so a full trie never outlives the command.
  */
 static int write_lists(const struct policy_maps *m, const struct policy_doc *doc, __u32 set,
-		       __u32 *present, bool emptied)
+		       struct sluice_config *cfg, bool emptied)
 {
 	int err;
 
-	*present = 0;
+	cfg->lists = 0;
 	err = emptied ? 0 : lists_clear(m, set);
 	if (!err)
-		err = list_write(m, false, &doc->allow, set, present);
+		err = list_write(m, false, &doc->allow, set, &cfg->lists);
 	if (!err)
-		err = list_write(m, true, &doc->deny, set, present);
-	if (err)
+		err = list_write(m, true, &doc->deny, set, &cfg->lists);
+	if (err) {
 		lists_clear(m, set);
-	return err;
+		return err;
+	}
+	/* The lists are sorted without duplicates: one entry each. */
+	cfg->allow_count = (__u32)doc->allow.count;
+	cfg->deny_count = (__u32)doc->deny.count;
+	return 0;
 }
 
 /* A map's max_entries, as sized at load. */
@@ -620,6 +626,11 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 	__u32 old_rules, old_lists;
 	int err;
 
+	if (lists) {
+		/* Sorted without duplicates, each entry is counted once. */
+		cidr_list_sort(&doc->allow);
+		cidr_list_sort(&doc->deny);
+	}
 	err = lists ? lists_fit(m, doc, NULL, 0) : 0;
 	if (!err)
 		err = config_load(m, &cfg);
@@ -640,7 +651,7 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 		err = write_rule_tries(m, doc, cfg.policy_set, &cfg);
 	if (!err && lists) {
 		cfg.list_set = !old_lists;
-		err = write_lists(m, doc, cfg.list_set, &cfg.lists, false);
+		err = write_lists(m, doc, cfg.list_set, &cfg, false);
 	}
 	if (err)
 		return err;
@@ -690,7 +701,7 @@ static int lists_store(const struct policy_maps *m, const struct policy_doc *doc
 		return err;
 	old_lists = cfg.list_set;
 	cfg.list_set = !old_lists;
-	err = write_lists(m, doc, cfg.list_set, &cfg.lists, true);
+	err = write_lists(m, doc, cfg.list_set, &cfg, true);
 	if (!err)
 		err = config_write(m->config, m->generation, &cfg);
 	if (!err)
@@ -754,6 +765,9 @@ int list_update(const struct policy_maps *m, struct list_change *c)
 	err = cidr_list_merge(c->deny ? &live.deny : &live.allow, c->items, c->add, &merged,
 			      &c->missing);
 	if (err)
+		goto out;
+	/* Adding only what is there already changes nothing: no new generation. */
+	if (merged.count == (c->deny ? live.deny.count : live.allow.count))
 		goto out;
 	next = live;
 	*(c->deny ? &next.deny : &next.allow) = merged;
@@ -847,6 +861,30 @@ int config_read(int config_fd, struct sluice_config *cfg)
 	return err;
 }
 
+int config_layout(int config_fd, __u32 *layout)
+{
+	struct bpf_map_info info = {};
+	__u32 zero = 0, len = sizeof(info);
+	void *value = NULL;
+	int fd, err = 0;
+
+	fd = config_slot_fd(config_fd);
+	if (fd < 0)
+		return fd;
+	/* Every layout's configuration begins with its version: read it at any size. */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		err = -errno;
+	else if (info.value_size < sizeof(*layout) || !(value = calloc(1, info.value_size)))
+		err = info.value_size < sizeof(*layout) ? -EPROTO : -ENOMEM;
+	else if (bpf_map_lookup_elem(fd, &zero, value))
+		err = -errno;
+	else
+		memcpy(layout, value, sizeof(*layout));
+	free(value);
+	close(fd);
+	return err;
+}
+
 int config_write(int config_fd, int generation_fd, struct sluice_config *cfg)
 {
 	struct sluice_config old = {};
@@ -859,6 +897,7 @@ int config_write(int config_fd, int generation_fd, struct sluice_config *cfg)
 		return err;
 	err = 0;
 	cfg->generation = old.generation + 1;
+	cfg->changed_at_ns = realtime_ns();
 	if (bpf_map_update_elem(generation_fd, &zero, &cfg->generation, BPF_ANY))
 		return -errno;
 
@@ -872,6 +911,14 @@ int config_write(int config_fd, int generation_fd, struct sluice_config *cfg)
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+int config_republish(const struct policy_maps *m)
+{
+	struct sluice_config cfg;
+	int err = config_load(m, &cfg);
+
+	return err ?: config_write(m->config, m->generation, &cfg);
 }
 
 int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)

@@ -58,12 +58,21 @@ int list_update(const struct policy_maps *m, struct list_change *c);
 int lists_fit(const struct policy_maps *m, const struct policy_doc *doc, char *why, size_t len);
 
 int config_read(int config_fd, struct sluice_config *cfg);
+/* The layout version of the live configuration, whatever its layout (for status). */
+int config_layout(int config_fd, __u32 *layout);
 /*
  * Publishes cfg in one step, with the next generation number: raises the
  * generation first (retiring every cached over-limit decision), then swaps
  * the fully written configuration in.
  */
 int config_write(int config_fd, int generation_fd, struct sluice_config *cfg);
+
+/*
+ * Publishes the live configuration again, unchanged, as a new generation:
+ * for a change outside it (upgrade swaps the program), which retires the
+ * cached decisions and moves the generation and changed_at like any other.
+ */
+int config_republish(const struct policy_maps *m);
 
 /* For commands: policy_load/policy_store, printing one line on failure; an exit status. */
 int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists);

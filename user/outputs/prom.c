@@ -197,6 +197,18 @@ static unsigned long long up_of(const struct prom_iface *pi, int f, const void *
 	return pi->s && pi->attached;
 }
 
+static unsigned long long generation_of(const struct prom_iface *pi, int f, const void *arg)
+{
+	(void)f, (void)arg;
+	return pi->s->generation;
+}
+
+static unsigned long long changed_at_of(const struct prom_iface *pi, int f, const void *arg)
+{
+	(void)f, (void)arg;
+	return pi->s->changed_at_ns / 1000000000ULL;
+}
+
 static unsigned long long walks_of(const struct prom_iface *pi, int f, const void *arg)
 {
 	(void)pi;
@@ -229,6 +241,19 @@ static const struct iface_metric gauges[] = {
 		.type = "gauge",
 		.help = "1 when the program runs on the interface, 0 when its pinned state is stale.",
 		.value = attached_of,
+	},
+	{
+		.name = "sluice_config_generation",
+		.type = "gauge",
+		.help = "The configuration's generation: raised by every change (attach, set, rule, "
+			"allow, deny, apply, upgrade); each has one line in the audit log.",
+		.value = generation_of,
+	},
+	{
+		.name = "sluice_config_last_change_timestamp_seconds",
+		.type = "gauge",
+		.help = "When the configuration last changed, in seconds since 1970 (UTC).",
+		.value = changed_at_of,
 	},
 	{
 		.name = "sluice_up",

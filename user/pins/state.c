@@ -911,15 +911,31 @@ int state_inspect(const char *ifname, const char **health)
 	return strcmp(*health, STATE_OK) ? 1 : 0;
 }
 
+void layout_advice(char *buf, size_t len, const char *ifname, unsigned int running)
+{
+	/* The one wording of another layout, for every command and status. */
+	if (!running || running == SLUICE_LAYOUT_VERSION)
+		snprintf(buf, len,
+			 "the pinned state of %s has another layout version than this sluice's "
+			 "(%d), from another version of sluice: run 'sluice detach %s', then "
+			 "attach and apply again (buckets start afresh)",
+			 ifname, SLUICE_LAYOUT_VERSION, ifname);
+	else
+		snprintf(buf, len,
+			 "the pinned state of %s has another layout version (%u) than this "
+			 "sluice's (%d), from %s sluice: run 'sluice detach %s', then attach "
+			 "and apply again (buckets start afresh)",
+			 ifname, running, SLUICE_LAYOUT_VERSION,
+			 running < SLUICE_LAYOUT_VERSION ? "an older" : "a newer", ifname);
+}
+
 int fail_state(const char *cmd, int err, const char *ifname, const char *doing)
 {
-	/* The one wording of another layout, for every command. */
-	if (err == -EPROTO)
-		return fail_runtime(
-			cmd, 0,
-			"the pinned state of %s has another layout version than this "
-			"sluice's (%d), from another version of sluice: run 'sluice "
-			"detach %s', then attach and apply again (buckets start afresh)",
-			ifname, SLUICE_LAYOUT_VERSION, ifname);
+	char advice[IF_NAMESIZE * 3 + 256];
+
+	if (err == -EPROTO) {
+		layout_advice(advice, sizeof(advice), ifname, 0);
+		return fail_runtime(cmd, 0, "%s", advice);
+	}
 	return fail_runtime(cmd, err, "cannot %s of %s", doing, ifname);
 }

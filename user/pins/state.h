@@ -137,6 +137,12 @@ bool state_multiprog(const struct state *st);
 int state_inspect(const char *ifname, const char **health);
 
 /*
+ * What to do about state of another layout than this sluice's, in one line
+ * (the one wording, for fail_state and status): running is the state's
+ * layout version, 0 when unknown.
+ */
+void layout_advice(char *buf, size_t len, const char *ifname, unsigned int running);
+/*
  * A failed read of IFACE's pinned state ("cannot DOING of IFACE: ..."), with
  * advice when the state has another layout (-EPROTO); EXIT_FAILURE_RUNTIME.
  */

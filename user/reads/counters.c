@@ -157,6 +157,8 @@ static int rules_read(const struct state *st, struct sample *s)
 		goto out;
 	}
 	s->nrules = doc.n_rules + 1;
+	s->generation = cfg.generation;
+	s->changed_at_ns = cfg.changed_at_ns;
 	for (i = 0; !err && i < s->nrules; i++) {
 		struct sluice_stats sum;
 

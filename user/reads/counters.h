@@ -47,6 +47,9 @@ struct sample {
 	uint64_t sources;     /* buckets in the table now */
 	uint64_t capacity;    /* most buckets the table holds: every way of every set */
 	uint64_t max_sources; /* what attach was given; the table has room to spare */
+	/* The configuration the rules were read from: its generation, and when it was made. */
+	uint64_t generation;
+	uint64_t changed_at_ns; /* CLOCK_REALTIME */
 };
 
 int sample_read(const struct state *st, struct sample *s);

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "values/number.h"
 #include "values/rate.h"
 
@@ -267,4 +268,13 @@ void format_burst(char *buf, unsigned long len, const struct burst *burst)
 		unit_exact(burst->value, burst->bytes ? SLUICE_UNIT_BYTES : SLUICE_UNIT_PACKETS);
 
 	snprintf(buf, len, "%llu%s", (unsigned long long)(burst->value / u->value), u->name);
+}
+
+void format_utc(char *buf, unsigned long len, uint64_t unix_ns)
+{
+	time_t t = (time_t)(unix_ns / 1000000000ULL);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, len, "-");
 }

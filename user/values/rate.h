@@ -53,5 +53,7 @@ int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out
 /* Canonical spellings that parse back to the same value: lowercase k, kbit, kB; s, m, h. */
 void format_rate(char *buf, unsigned long len, const struct rate *rate);
 void format_burst(char *buf, unsigned long len, const struct burst *burst);
+/* A wall-clock moment (ns since 1970) in RFC 3339, UTC, to the second: 2026-12-01T10:45:07Z. */
+void format_utc(char *buf, unsigned long len, uint64_t unix_ns);
 
 #endif /* SLUICE_VALUES_RATE_H */
