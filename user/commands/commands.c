@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The command table, and the help read from it and from the option table. */
 #include <string.h>
+#include <unistd.h>
 #include "base/errors.h"
 #include "commands/commands.h"
 
@@ -15,6 +16,13 @@ const struct verb edit_verbs[] = {
 	{ "list", "ls", USE_READ },  { "flush", NULL, USE_CHANGE },
 	{ NULL, NULL, USE_NONE },
 };
+
+uint64_t command_caps(const struct command *c, enum state_use use)
+{
+	uint64_t need = use == USE_READ ? 0 : c->caps;
+
+	return need && geteuid() ? need | CAP_BIT(CAP_DAC_OVERRIDE) : need;
+}
 
 const struct command *command_find(const char *name)
 {

@@ -22,7 +22,7 @@ int attach_settings_live(const struct state *st, struct attach_settings *as)
 	int err;
 
 	memset(as, 0, sizeof(*as));
-	err = config_read(st->maps.config, &cfg);
+	err = config_read(&st->maps, &cfg);
 	if (!err && cfg.layout_version != SLUICE_LAYOUT_VERSION)
 		err = -EPROTO;
 	if (!err && bpf_obj_get_info_by_fd(st->maps.buckets, &info, &len))
@@ -34,6 +34,8 @@ int attach_settings_live(const struct state *st, struct attach_settings *as)
 	as->max_sources_given = true;
 	mode = xdp_mode_name((int)if_nametoindex(st->ifname));
 	as->mode_given = !parse_mode(mode, &as->xdp_flags, &why);
+	as->group = state_group(st);
+	as->group_given = as->group != STATE_NO_GROUP;
 	return 0;
 }
 

@@ -88,7 +88,7 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	err = policy_default(&st.maps, &is->cfg, &is->dflt);
 	if (err == -EPROTO) {
 		/* Listed all the same, with its layout: status warns, upgrade refuses. */
-		config_layout(st.maps.config, &is->layout);
+		config_layout(&st.maps, &is->layout);
 		is->health = state_health(&st, &is->prog_id);
 		is->partial = is->other_layout = true;
 		state_close(&st);
@@ -305,6 +305,5 @@ const struct command cmd_status = {
 		"is shown as stale; 'sluice detach' removes it. State of another layout\n"
 		"than this sluice's is listed with a warning saying what to do.",
 	.iface = IFACE_OPTIONAL,
-	.root = true,
 	.run = status_run,
 };
