@@ -17,6 +17,7 @@ static const struct {
 	{ CAP_PERFMON, "CAP_PERFMON" },
 	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
 	{ CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE" },
+	{ CAP_CHOWN, "CAP_CHOWN" },
 };
 
 #define N_CAP_NAMES (sizeof(cap_names) / sizeof(cap_names[0]))

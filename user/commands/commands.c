@@ -17,11 +17,16 @@ const struct verb edit_verbs[] = {
 	{ NULL, NULL, USE_NONE },
 };
 
+bool command_reads(enum state_use use)
+{
+	return use == USE_READ || use == USE_NONE;
+}
+
 uint64_t command_caps(const struct command *c, enum state_use use)
 {
-	uint64_t need = use == USE_READ ? 0 : c->caps;
-
-	return need && geteuid() ? need | CAP_BIT(CAP_DAC_OVERRIDE) : need;
+	if (command_reads(use))
+		return 0;
+	return geteuid() ? c->caps | CAPS_NOT_ROOT : c->caps;
 }
 
 const struct command *command_find(const char *name)

@@ -69,15 +69,22 @@ int command_unknown(const char *cmd, const char *word);
 void command_help(FILE *out, const struct command *c);
 /* 'sluice --help'. */
 void commands_usage(FILE *out);
-/* Changing an interface's maps and link: measured, docs/operations.md. */
-#define CAPS_CHANGE (CAP_BIT(CAP_BPF) | CAP_BIT(CAP_NET_ADMIN))
-/* Loading a program besides: the verifier wants CAP_PERFMON for sluice's. */
-#define CAPS_LOAD (CAPS_CHANGE | CAP_BIT(CAP_PERFMON))
+/*
+ * Measured (docs/operations.md): writing maps and creating the idle
+ * configuration's map takes CAP_BPF; loading the program also CAP_PERFMON
+ * (the verifier refuses sluice's without it) and attaching it to a link
+ * CAP_NET_ADMIN. detach only unpins root's files.
+ */
+#define CAPS_CHANGE CAP_BIT(CAP_BPF)
+#define CAPS_LOAD   (CAP_BIT(CAP_BPF) | CAP_BIT(CAP_NET_ADMIN) | CAP_BIT(CAP_PERFMON))
+#define CAPS_UNPIN  0
+/* Run by another uid: to open root's pins and lock, and to give what it pins to root. */
+#define CAPS_NOT_ROOT (CAP_BIT(CAP_DAC_OVERRIDE) | CAP_BIT(CAP_CHOWN))
 /*
  * What a command with this state use needs: its caps to change, none to
- * read; and, run by another uid than root, CAP_DAC_OVERRIDE for the pins
- * and the lock, which are root's.
+ * read; and, run by another uid than root, CAPS_NOT_ROOT.
  */
+bool command_reads(enum state_use use);
 uint64_t command_caps(const struct command *c, enum state_use use);
 /* A verb's canonical name for word (or an alias), or NULL. */
 const struct verb *verb_find(const struct command *c, const char *word);

@@ -895,11 +895,26 @@ int config_layout(const struct policy_maps *m, __u32 *layout)
 	return err;
 }
 
+/* The slot the datapath reads, swapped to fd; with its pin staged first, so that fails alone. */
+static int config_swap(const struct policy_maps *m, int fd)
+{
+	__u32 zero = 0;
+	int err;
+
+	if (m->dir < 0)
+		return bpf_map_update_elem(m->config, &zero, &fd, BPF_ANY) ? -errno : 0;
+	err = state_pin_stage(m->dir, fd, SLUICE_PIN_CONFIG_LIVE);
+	if (err)
+		return err;
+	err = bpf_map_update_elem(m->config, &zero, &fd, BPF_ANY) ? -errno : 0;
+	return state_pin_commit(m->dir, SLUICE_PIN_CONFIG_LIVE, !err) ?: err;
+}
+
 /*
  * A configuration's map is written once, frozen, and never changed: a
  * reader who opened it (by pin, or the datapath through the slot) reads
- * one generation whole. It is swapped into the slot, then pinned over the
- * last one, both before the writer touches the sets the old one names.
+ * one generation whole. It is swapped into the slot and pinned over the
+ * last one before the writer touches the sets the old one names.
  */
 static int config_publish(const struct policy_maps *m, const struct sluice_config *cfg)
 {
@@ -910,11 +925,10 @@ static int config_publish(const struct policy_maps *m, const struct sluice_confi
 			    NULL);
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY) || bpf_map_freeze(fd) ||
-	    bpf_map_update_elem(m->config, &zero, &fd, BPF_ANY))
+	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY) || bpf_map_freeze(fd))
 		err = -errno;
-	if (!err && m->dir >= 0)
-		err = state_pin_replace(m->dir, fd, SLUICE_PIN_CONFIG_LIVE);
+	if (!err)
+		err = config_swap(m, fd);
 	close(fd);
 	return err;
 }

@@ -636,13 +636,18 @@ int state_pin_open_at(int dir_fd, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-int state_pin_replace(int dir_fd, int fd, const char *name)
+/* bpffs takes no '.' in a name: the staging suffix's ':' again. */
+static void pin_staged_name(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s:new", name);
+}
+
+int state_pin_stage(int dir_fd, int fd, const char *name)
 {
 	char tmp[NAME_MAX], path[64 + NAME_MAX];
 	int err;
 
-	/* bpffs takes no '.' in a name: the staging suffix's ':' again. */
-	snprintf(tmp, sizeof(tmp), "%s:new", name);
+	pin_staged_name(tmp, sizeof(tmp), name);
 	err = path_at(path, sizeof(path), dir_fd, tmp);
 	if (err)
 		return err;
@@ -650,11 +655,19 @@ int state_pin_replace(int dir_fd, int fd, const char *name)
 	if (bpf_obj_pin(fd, path))
 		return -errno;
 	err = state_pin_share(dir_fd, tmp);
-	if (!err && renameat(dir_fd, tmp, dir_fd, name))
-		err = -errno;
 	if (err)
 		unlinkat(dir_fd, tmp, 0);
 	return err;
+}
+
+int state_pin_commit(int dir_fd, const char *name, bool keep)
+{
+	char tmp[NAME_MAX];
+
+	pin_staged_name(tmp, sizeof(tmp), name);
+	if (!keep)
+		return unlinkat(dir_fd, tmp, 0) ? -errno : 0;
+	return renameat(dir_fd, tmp, dir_fd, name) ? -errno : 0;
 }
 
 /*
@@ -670,8 +683,9 @@ int state_pin_share(int dir_fd, const char *name)
 	if (fstat(dir_fd, &sb))
 		return -errno;
 	shared = sb.st_gid && (sb.st_mode & S_IRGRP);
-	if (fchownat(dir_fd, name, 0, shared ? sb.st_gid : 0, AT_SYMLINK_NOFOLLOW) ||
-	    fchmodat(dir_fd, name, shared ? 0640 : 0600, 0))
+	/* The mode while still the pinner's: once root's, changing it would take CAP_FOWNER. */
+	if (fchmodat(dir_fd, name, shared ? 0640 : 0600, 0) ||
+	    fchownat(dir_fd, name, 0, shared ? sb.st_gid : 0, AT_SYMLINK_NOFOLLOW))
 		return -errno;
 	return 0;
 }

@@ -71,11 +71,13 @@ gid_t state_group(const struct state *st);
 /* The map pinned as name in the directory dir_fd, opened BPF_F_RDONLY. */
 int state_pin_open_at(int dir_fd, const char *name);
 /*
- * Pins fd as name in the directory dir_fd in one step, replacing what was
- * pinned there: pinned under a temporary name, shared as the directory
- * is, then renamed over name. A reader opens the old object or the new.
+ * Pins fd as name in the directory dir_fd in two steps, replacing what was
+ * pinned there: staged under a temporary name, shared as the directory is
+ * (a failure leaves nothing), then renamed over name (keep) or dropped. A
+ * reader opens the old object or the new, never none.
  */
-int state_pin_replace(int dir_fd, int fd, const char *name);
+int state_pin_stage(int dir_fd, int fd, const char *name);
+int state_pin_commit(int dir_fd, const char *name, bool keep);
 /* A checked fd of an interface's (or staging name's) directory. */
 int state_dir_fd(const char *ifname);
 
