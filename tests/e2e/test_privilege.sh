@@ -166,16 +166,12 @@ test_ambient_caps() {
 }
 
 test_exporter() {
-	local out addr i
+	local addr
 	# Not through the function: $! must be the exporter itself, for kill.
 	setpriv --reuid="$MEMBER" --regid="$GROUP" --init-groups --inh-caps=-all --bounding-set=-all \
 		"$SLUICE" exporter --listen 127.0.0.1:0 >"$LAB_TMP/exporter.out" 2>&1 &
 	EXPORTER_PID=$!
-	for i in $(seq 50); do
-		addr=$(sed -n 's|^sluice exporter: serving http://\(.*\)/metrics$|\1|p' "$LAB_TMP/exporter.out")
-		[ -n "$addr" ] && break
-		sleep 0.1
-	done
+	addr=$(exporter_addr "$LAB_TMP/exporter.out")
 	curl -s -m 10 -o "$LAB_TMP/metrics" "http://$addr/metrics"
 	CHECK_DETAIL=$(grep "interface=\"$LAB_HOST\"" "$LAB_TMP/metrics" | head -3)
 	check "the exporter as a member serves the interface's counters" \
