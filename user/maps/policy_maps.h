@@ -67,7 +67,7 @@ int config_layout(const struct policy_maps *m, __u32 *layout);
 /*
  * Publishes cfg in one step, with the next generation number: raises the
  * generation first (retiring every cached over-limit decision), then swaps
- * the fully written, frozen configuration in and pins it as config_live
+ * the fully written configuration in and pins it as config_live
  * (when m->dir is a directory).
  */
 int config_write(const struct policy_maps *m, struct sluice_config *cfg);
