@@ -64,7 +64,6 @@ static int command_index(int argc, char **argv)
 	return i < argc ? i : -1;
 }
 
-
 static int unknown_verb(const struct command *c, const char *word)
 {
 	const char *names[16], *near;
@@ -155,11 +154,11 @@ static int run(const struct command *c, struct cli_args *a)
 	struct audit_snapshot before;
 	int ret, lock_fd = -1;
 
-	if (c->root) {
-		ret = require_root(c->name);
-		if (ret)
-			return ret;
-	}
+	ret = require_caps(c->name, command_caps(c, use));
+	if (ret)
+		return ret;
+	if (command_reads(use))
+		state_readonly();
 	if (use == USE_LOCK) {
 		lock_fd = state_lock_cmd(c->name);
 		if (lock_fd < 0)
@@ -251,7 +250,8 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argv[at][0] == '-')
-		return fail_input(NULL, "unknown option '%s' before the command (see 'sluice --help')",
+		return fail_input(NULL,
+				  "unknown option '%s' before the command (see 'sluice --help')",
 				  argv[at]);
 	c = command_find(argv[at]);
 	if (!c)

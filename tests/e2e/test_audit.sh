@@ -249,15 +249,11 @@ scrape_value() {
 }
 
 test_exporter() {
-	local addr i gen unix
+	local addr gen unix
 	"$SLUICE" exporter --listen 127.0.0.1:0 >"$LAB_TMP/exporter.out" 2>&1 &
 	EXPORTER_PID=$!
 	LAB_PIDS+=("$EXPORTER_PID")
-	for i in $(seq 50); do
-		addr=$(sed -n 's|^sluice exporter: serving http://\(.*\)/metrics$|\1|p' "$LAB_TMP/exporter.out")
-		[ -n "$addr" ] && break
-		sleep 0.1
-	done
+	addr=$(exporter_addr "$LAB_TMP/exporter.out")
 	curl -s -m 10 -o "$LAB_TMP/m1" "http://$addr/metrics"
 	gen=$(generation)
 	unix=$("$SLUICE" status "$LAB_HOST" --json | jq -r '.[0].changed_at_unix')

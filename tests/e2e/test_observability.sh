@@ -511,10 +511,10 @@ test_dry_run() {
 }
 
 # The schemas the README documents: exact key sets and types.
-STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","burst","changed_at","changed_at_unix","generation","interface","ipv4_prefix","ipv6_prefix","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state","xdp_mode"])
+STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","burst","changed_at","changed_at_unix","generation","group","interface","ipv4_prefix","ipv6_prefix","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state","xdp_mode"])
 	and ([.interface, .state, .mode, .xdp_mode, .rate, .rate_unit, .action, .options, .changed_at] | map(type == "string") | all)
 	and ([.prog_id, .rate_amount, .rate_period_ns, .burst, .ipv4_prefix, .ipv6_prefix, .rules, .max_sources, .generation, .changed_at_unix, .layout_version] | map(type == "number") | all)
-	and .layout_warning == null)'
+	and .layout_warning == null and .group == null)'
 PAIR_SCHEMA='def pair(rated): keys == ["bps","bytes","packets","pps"] and (.packets | type == "number") and (.bytes | type == "number")
 	and (if rated then (.pps | type == "number") and (.bps | type == "number") else .pps == null and .bps == null end);'
 STATS_SCHEMA="$PAIR_SCHEMA"'
