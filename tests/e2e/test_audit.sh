@@ -54,8 +54,9 @@ log_up() {
 
 # logged ARGS...: sluice ARGS with syslog going to the listener.
 logged() {
-	# Entering a mount namespace moves to its /: stay where the test is.
-	nsenter -t "$LOG_PID" -m --wd="$PWD" "$SLUICE" "$@"
+	# Entering a mount namespace moves to its /: keep the listener's root
+	# (a chroot, such as tools/clean-root.sh's) and stay where the test is.
+	nsenter -t "$LOG_PID" -m --root --wd="$PWD" "$SLUICE" "$@"
 }
 
 # The audit lines so far, as the listener wrote them.
