@@ -27,10 +27,19 @@
 #include "maps.h"
 #include "table.h"
 
-/* Which of a packet's aggregates it has taken from, and which have no bucket yet. */
-struct aggregates_taken {
-	__u32 taken;   /* bit i: aggregate i charged, to give back if refused later */
-	__u32 missing; /* bit i: aggregate i to create once the source passed */
+/*
+ * What a packet took from its aggregates, carried across the three steps
+ * below. The steps are global functions, which the verifier checks once
+ * each: inlined, it checked every combination of their outcomes in the
+ * caller, and Linux 6.1's verifier (Debian 12's) ran out of its million
+ * instructions doing so.
+ */
+struct aggregates_step {
+	struct table_op op;  /* scratch */
+	__u64 now;	     /* in */
+	__u64 admissible_at; /* out: when the refusing bucket could take a packet (0: unknown) */
+	__u32 taken;	     /* bit i: aggregate i charged, to give back if refused later */
+	__u32 missing;	     /* bit i: aggregate i to create once the source passed */
 };
 
 static __always_inline void aggregate_key(struct sluice_key *key, const struct packet *pkt,
@@ -49,10 +58,10 @@ static __always_inline void aggregate_op(struct table_op *op, struct xdp_md *ctx
 					 const struct sluice_config *cfg,
 					 const struct sluice_aggregate *a, __u64 now)
 {
-	struct sluice_key key;
-
-	aggregate_key(&key, pkt, a, p->id);
-	table_op_place(op, cfg, &key, TABLE_AGGREGATES, cfg->aggregate_sets);
+	/* The key is built in place: a copy on this frame would take the
+	 * call chain's stack past 512 bytes. */
+	aggregate_key(&op->key, pkt, a, p->id);
+	table_op_place(op, cfg, &op->key, TABLE_AGGREGATES, cfg->aggregate_sets);
 	op->now = now;
 	op->cost = unit_cost(ctx, a->interval, a->rate_unit != SLUICE_UNIT_PACKETS);
 	op->limit = a->limit;
@@ -70,64 +79,75 @@ static __always_inline __u64 aggregate_admissible_at(const struct table_op *op,
 				  a->limit);
 }
 
-/* Gives back what the packet took from its aggregates; op is scratch. */
-static __always_inline void aggregates_refund(struct xdp_md *ctx, const struct packet *pkt,
-					      const struct sluice_policy *p,
-					      const struct sluice_config *cfg, __u64 now,
-					      struct aggregates_taken *t, struct table_op *op)
+static __always_inline void aggregates_give_back(struct xdp_md *ctx, const struct packet *pkt,
+						 const struct sluice_policy *p,
+						 const struct sluice_config *cfg,
+						 struct aggregates_step *s)
 {
 	int i;
 
 #pragma unroll
 	for (i = 0; i < SLUICE_MAX_AGGREGATES; i++) {
-		if (!(t->taken & (1U << i)))
+		if (!(s->taken & (1U << i)))
 			continue;
-		aggregate_op(op, ctx, pkt, p, cfg, &p->aggregates[i], now);
-		table_refund(op);
+		aggregate_op(&s->op, ctx, pkt, p, cfg, &p->aggregates[i], s->now);
+		table_refund(&s->op);
 	}
-	t->taken = 0;
+	s->taken = 0;
+}
+
+/* Gives back what the packet took from its aggregates (s->taken). */
+__attribute__((noinline)) int aggregates_refund(struct xdp_md *ctx, const struct packet *pkt,
+						const struct sluice_policy *p,
+						const struct sluice_config *cfg,
+						struct aggregates_step *s)
+{
+	if (!pkt || !p || !cfg || !s)
+		return 0;
+	aggregates_give_back(ctx, pkt, p, cfg, s);
+	return 0;
 }
 
 /*
  * Takes this packet from each aggregate bucket of its family that exists,
- * noting in *t what it took and which have no bucket yet. On a refusal it
- * gives all back and returns METER_OVER, with *admissible_at the earliest
+ * noting in s what it took and which have no bucket yet. On a refusal it
+ * gives all back and returns METER_OVER, with s->admissible_at the earliest
  * moment the refusing bucket could take a packet again (0: unknown). A
- * packet that could not fit even a new bucket is refused here. op is
- * scratch.
+ * packet that could not fit even a new bucket is refused here.
  */
-static __always_inline int aggregates_take(struct xdp_md *ctx, const struct packet *pkt,
-					   const struct sluice_policy *p,
-					   const struct sluice_config *cfg, __u64 now,
-					   struct aggregates_taken *t, __u64 *admissible_at,
-					   struct table_op *op)
+__attribute__((noinline)) int aggregates_take(struct xdp_md *ctx, const struct packet *pkt,
+					      const struct sluice_policy *p,
+					      const struct sluice_config *cfg,
+					      struct aggregates_step *s)
 {
 	const struct sluice_aggregate *a;
 	int i, ret;
 
-	*admissible_at = 0;
+	if (!pkt || !p || !cfg || !s)
+		return METER_OVER;
+	s->admissible_at = 0;
 #pragma unroll
 	for (i = 0; i < SLUICE_MAX_AGGREGATES; i++) {
 		a = &p->aggregates[i];
 		if (i >= p->n_aggregates || a->family != pkt->family)
 			continue;
-		aggregate_op(op, ctx, pkt, p, cfg, a, now);
-		ret = meter_settled(ctx, table_meter(op));
+		aggregate_op(&s->op, ctx, pkt, p, cfg, a, s->now);
+		ret = meter_settled(ctx, table_meter(&s->op));
 		if (ret == METER_CONFORMS) {
-			t->taken |= 1U << i;
+			s->taken |= 1U << i;
 			continue;
 		}
-		if (ret == TABLE_MISSING && op->cost <= op->limit) {
-			t->missing |= 1U << i;
+		if (ret == TABLE_MISSING && s->op.cost <= s->op.limit) {
+			s->missing |= 1U << i;
 			continue;
 		}
 		if (ret == METER_OVER)
-			*admissible_at = aggregate_admissible_at(op, a);
+			s->admissible_at = aggregate_admissible_at(&s->op, a);
 		goto refused;
 	}
 	return METER_CONFORMS;
 refused:
-	aggregates_refund(ctx, pkt, p, cfg, now, t, op);
+	aggregates_give_back(ctx, pkt, p, cfg, s);
 	return METER_OVER;
 }
 
@@ -135,31 +155,31 @@ refused:
  * Gives each of the packet's aggregates still without a bucket a new one,
  * full but for this packet. METER_OVER when one refuses the packet (another
  * CPU made it first), or has no room and --on-full says drop, with
- * *admissible_at as above; the caller gives back what was taken. op is
- * scratch.
+ * s->admissible_at as above; the caller gives back what was taken.
  */
-static __always_inline int aggregates_create(struct xdp_md *ctx, const struct packet *pkt,
-					     const struct sluice_policy *p,
-					     const struct sluice_config *cfg, __u64 now,
-					     struct aggregates_taken *t, __u64 *admissible_at,
-					     struct table_op *op)
+__attribute__((noinline)) int aggregates_create(struct xdp_md *ctx, const struct packet *pkt,
+						const struct sluice_policy *p,
+						const struct sluice_config *cfg,
+						struct aggregates_step *s)
 {
 	const struct sluice_aggregate *a;
 	int i, ret;
 
-	*admissible_at = 0;
+	if (!pkt || !p || !cfg || !s)
+		return METER_OVER;
+	s->admissible_at = 0;
 #pragma unroll
 	for (i = 0; i < SLUICE_MAX_AGGREGATES; i++) {
-		if (!(t->missing & (1U << i)))
+		if (!(s->missing & (1U << i)))
 			continue;
 		a = &p->aggregates[i];
-		aggregate_op(op, ctx, pkt, p, cfg, a, now);
-		op->fresh.tat = now + op->cost;
-		op->fresh.passed = 1;
-		op->fresh.dropped = 0;
-		ret = meter_settled(ctx, table_insert(op));
+		aggregate_op(&s->op, ctx, pkt, p, cfg, a, s->now);
+		s->op.fresh.tat = s->now + s->op.cost;
+		s->op.fresh.passed = 1;
+		s->op.fresh.dropped = 0;
+		ret = meter_settled(ctx, table_insert(&s->op));
 		if (ret == TABLE_NEW || ret == TABLE_REPLACED || ret == METER_CONFORMS) {
-			t->taken |= 1U << i;
+			s->taken |= 1U << i;
 			continue;
 		}
 		if (ret == TABLE_FULL) {
@@ -168,7 +188,7 @@ static __always_inline int aggregates_create(struct xdp_md *ctx, const struct pa
 				continue;
 		}
 		if (ret == METER_OVER)
-			*admissible_at = aggregate_admissible_at(op, a);
+			s->admissible_at = aggregate_admissible_at(&s->op, a);
 		return METER_OVER;
 	}
 	return METER_CONFORMS;

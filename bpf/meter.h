@@ -274,31 +274,29 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 					__u32 index, const struct sluice_config *cfg,
 					struct sluice_hot *h, __u64 now)
 {
-	struct aggregates_taken taken = {};
-	struct table_op op, agg;
-	__u64 admissible_at;
+	struct aggregates_step agg = {};
+	struct table_op op;
 	int ret;
 
 	table_op_init(&op, cfg, key);
 	op.now = now ?: clock_now();
 	if (!p->n_aggregates)
 		return meter_source(ctx, pkt, p, index, cfg, h, &op);
-	if (aggregates_take(ctx, pkt, p, cfg, op.now, &taken, &admissible_at, &agg) !=
-	    METER_CONFORMS) {
-		meter_aggregate_refused(pkt, p, index, cfg, h, admissible_at, &op);
+	agg.now = op.now;
+	if (aggregates_take(ctx, pkt, p, cfg, &agg) != METER_CONFORMS) {
+		meter_aggregate_refused(pkt, p, index, cfg, h, agg.admissible_at, &op);
 		return METER_OVER;
 	}
 	ret = meter_source(ctx, pkt, p, index, cfg, h, &op);
-	if (ret == METER_CONFORMS && taken.missing &&
-	    aggregates_create(ctx, pkt, p, cfg, op.now, &taken, &admissible_at, &agg) !=
-		    METER_CONFORMS) {
+	if (ret == METER_CONFORMS && agg.missing &&
+	    aggregates_create(ctx, pkt, p, cfg, &agg) != METER_CONFORMS) {
 		meter_source_refund(ctx, p, &op);
-		if (h && admissible_at)
-			hot_remember(h, pkt, p, index, cfg, admissible_at, &op);
+		if (h && agg.admissible_at)
+			hot_remember(h, pkt, p, index, cfg, agg.admissible_at, &op);
 		ret = METER_OVER;
 	}
 	if (ret != METER_CONFORMS)
-		aggregates_refund(ctx, pkt, p, cfg, op.now, &taken, &agg);
+		aggregates_refund(ctx, pkt, p, cfg, &agg);
 	return ret;
 }
 

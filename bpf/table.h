@@ -94,18 +94,21 @@ static __always_inline void table_op_init(struct table_op *op, const struct slui
 /*
  * Set i of the op's key in its table. Two lookups, not one on a chosen map,
  * which the verifier could not inline: the empty asm keeps the compiler
- * from merging them.
+ * from merging them. The index is copied to the stack: before Linux 6.2 a
+ * map key must be there (or in a packet or map value), not in the memory
+ * a global function's pointer argument points to.
  */
 static __always_inline struct sluice_set *table_set(const struct table_op *op, int i)
 {
+	__u32 index = op->set[i];
 	struct sluice_set *s;
 
 	if (op->table == TABLE_AGGREGATES) {
-		s = bpf_map_lookup_elem(&aggregates, &op->set[i]);
+		s = bpf_map_lookup_elem(&aggregates, &index);
 		asm volatile("" ::: "memory");
 		return s;
 	}
-	return bpf_map_lookup_elem(&buckets, &op->set[i]);
+	return bpf_map_lookup_elem(&buckets, &index);
 }
 
 static __always_inline int key_same(const struct sluice_key *a, const struct sluice_key *b)
