@@ -93,8 +93,10 @@ shared_checks() {
 	local before out rc status sent lost got hits0 seen0 passed0 dropped0 passed dropped most
 	# 2. With it: both in the dispatcher, sluice after xdp-filter.
 	out=$("$SLUICE" attach "$LAB_HOST" --rate "$RATE/s" --burst "$RATE" --multiprog 2>&1)
-	CHECK_DETAIL="$out"
-	check "attach --multiprog beside xdp-filter" grep -q "through libxdp's dispatcher" <<<"$out"
+	rc=$?
+	CHECK_DETAIL="exit $rc: $out"
+	check "attach --multiprog beside xdp-filter: exit 0, says it went through the dispatcher" \
+		test "$rc" = 0 -a -n "$(grep "^sluice: attached to .* through libxdp's dispatcher" <<<"$out")"
 	CHECK_DETAIL="$(dispatcher | tr '\n' ';')"
 	check "xdp-loader status shows sluice_xdp at priority 20, after $filter_prog" \
 		test "$(dispatcher | awk '$1 != "main" { printf "%s ", $1 }')" = "$filter_prog sluice_xdp " \
