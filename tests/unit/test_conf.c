@@ -442,7 +442,7 @@ static const char *cidrs_text(const struct cidr_list *l)
 
 	out[0] = '\0';
 	for (i = 0; i < l->count; i++) {
-		format_cidr(one, sizeof(one), &l->items[i]);
+		format_cidr(one, sizeof(one), &l->items[i].cidr);
 		if (i)
 			strncat(out, " ", sizeof(out) - strlen(out) - 1);
 		strncat(out, one, sizeof(out) - strlen(out) - 1);

@@ -78,6 +78,7 @@ enum option_id {
 	OPT_MAX_SOURCES,
 	OPT_MULTIPROG,
 	OPT_FILE,
+	OPT_TIMEOUT,
 	OPT_CHECK,
 	OPT_REPLACE,
 	OPT_PROMETHEUS,
@@ -111,6 +112,7 @@ struct cli_args {
 	bool multiprog; /* attach through libxdp's dispatcher */
 	uint64_t max_sources;
 	const char *file;
+	uint64_t timeout_ns; /* deny add --timeout; 0: never expires */
 	bool json, pretty, prometheus;
 	uint64_t watch_ns; /* 0: print once */
 	uint64_t count;
