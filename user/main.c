@@ -64,7 +64,6 @@ static int command_index(int argc, char **argv)
 	return i < argc ? i : -1;
 }
 
-
 static int unknown_verb(const struct command *c, const char *word)
 {
 	const char *names[16], *near;
@@ -252,7 +251,8 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argv[at][0] == '-')
-		return fail_input(NULL, "unknown option '%s' before the command (see 'sluice --help')",
+		return fail_input(NULL,
+				  "unknown option '%s' before the command (see 'sluice --help')",
 				  argv[at]);
 	c = command_find(argv[at]);
 	if (!c)
