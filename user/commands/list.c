@@ -55,9 +55,11 @@ int list_check(struct cli_args *a)
 	return change ? list_items(a) : -1;
 }
 
-/* Whole seconds a live timed entry has left, rounded up: never 0. */
+/* Whole seconds a timed entry has left, rounded up: 0 only once it expired since it was read. */
 static uint64_t seconds_left(const struct list_entry *e, uint64_t now_ns)
 {
+	if (e->expires_ns <= now_ns)
+		return 0;
 	return (e->expires_ns - now_ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
 }
 
