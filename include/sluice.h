@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 8
+#define SLUICE_LAYOUT_VERSION 9
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -32,6 +32,11 @@
 #define SLUICE_MAP_ADMISSION  "admission"
 #define SLUICE_MAP_AGGREGATES "aggregates"
 #define SLUICE_MAP_GENERATION "generation"
+/*
+ * The map the config slot holds, pinned too, so that a reader without
+ * CAP_SYS_ADMIN (which bpf_map_get_fd_by_id needs) can read it.
+ */
+#define SLUICE_PIN_CONFIG_LIVE "config_live"
 
 /*
  * Meter time is nanoseconds scaled by 2^SLUICE_TIME_SHIFT, so an emission

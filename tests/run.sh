@@ -17,6 +17,7 @@ SUITES=(
 	tests/e2e/test_policy.sh
 	tests/e2e/test_resilience.sh
 	tests/e2e/test_pins.sh
+	tests/e2e/test_privilege.sh
 	tests/e2e/test_spoof.sh
 	tests/fuzz/run.sh
 	tests/e2e/test_observability.sh

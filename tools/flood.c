@@ -24,7 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "flood.h"
+#include "flood_opts.h"
 #include "flood.skel.h"
 
 /* Frames per test run at full speed: about 10-20 ms of work at 2-3 Mpps. */

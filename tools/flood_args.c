@@ -9,7 +9,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "flood.h"
+#include "flood_opts.h"
 
 #define DEFAULT_SRC4 "10.77.0.1"
 #define DEFAULT_SRC6 "fd00:77::1"

@@ -15,7 +15,7 @@
 #include <linux/netlink.h>
 #include <linux/sockios.h>
 
-#include "flood.h"
+#include "flood_opts.h"
 
 /*
  * Not in Debian 12's UAPI headers (netdev genetlink family, Linux 6.3+);

@@ -16,7 +16,7 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 
-#include "flood.h"
+#include "flood_opts.h"
 #include "flood_layout.h"
 
 #define FLOOD_SPORT 9001

@@ -155,11 +155,11 @@ static int run(const struct command *c, struct cli_args *a)
 	struct audit_snapshot before;
 	int ret, lock_fd = -1;
 
-	if (c->root) {
-		ret = require_root(c->name);
-		if (ret)
-			return ret;
-	}
+	ret = require_caps(c->name, command_caps(c, use));
+	if (ret)
+		return ret;
+	if (command_reads(use))
+		state_readonly();
 	if (use == USE_LOCK) {
 		lock_fd = state_lock_cmd(c->name);
 		if (lock_fd < 0)

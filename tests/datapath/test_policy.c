@@ -538,9 +538,9 @@ static void case_rule_id_reuse_fresh(void)
 	in_debt = passes(&fx, &src, 1);
 	/* Two changes: id 1 leaves both sets of slots (ids 2, then 3). */
 	err = rule_rate_change(&fx, 2) ?: rule_rate_change(&fx, 3);
-	err = err ?: config_read(fx.st.maps.config, &cfg);
+	err = err ?: config_read(&fx.st.maps, &cfg);
 	cfg.next_policy_id = 65535;
-	err = err ?: config_write(fx.st.maps.config, fx.st.maps.generation, &cfg);
+	err = err ?: config_write(&fx.st.maps, &cfg);
 	/* 65535, then past 0 to 1 unless its bucket counts. */
 	err = err ?: rule_rate_change(&fx, 4) ?: rule_rate_change(&fx, 5);
 	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
@@ -581,9 +581,9 @@ static void case_rule_id_wrap(void)
 		free(before);
 		return;
 	}
-	err = config_read(fx.st.maps.config, &cfg);
+	err = config_read(&fx.st.maps, &cfg);
 	cfg.next_policy_id = 65530;
-	err = err ?: config_write(fx.st.maps.config, fx.st.maps.generation, &cfg);
+	err = err ?: config_write(&fx.st.maps, &cfg);
 	/* Every id's admission state looks used: a reused id must be reset. */
 	for (key = 0; !err && key < 65536; key++)
 		err = bpf_map_update_elem(fx.st.maps.admission, &key, &stale, BPF_ANY);

@@ -69,7 +69,7 @@ static int torn_ways(struct fixture *fx, int *valid)
 	int w, torn = 0;
 
 	*valid = 0;
-	if (config_read(fx->st.maps.config, &cfg))
+	if (config_read(&fx->st.maps, &cfg))
 		return -1;
 	for (i = 0; i < cfg.table_sets; i++) {
 		if (bpf_map_lookup_elem(fx->st.maps.buckets, &i, &s))

@@ -138,3 +138,15 @@ flood() {
 		--duration "$2" --rate "$3" 2>"$LAB_TMP/flood.err" |
 		awk '/^sent/ { print $2, $5 }'
 }
+
+# exporter_addr FILE: the address an exporter writing to FILE serves, once it
+# says so (up to 5 s); empty if it never does.
+exporter_addr() {
+	local i addr
+	for i in $(seq 50); do
+		addr=$(sed -n 's|^sluice exporter: serving http://\(.*\)/metrics$|\1|p' "$1")
+		[ -n "$addr" ] && break
+		sleep 0.1
+	done
+	echo "$addr"
+}

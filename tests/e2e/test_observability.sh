@@ -127,10 +127,13 @@ test_watch() {
 
 	jq -r '[.counters.passed.pps, .counters.dropped.pps, .counters.passed.bps] | @tsv' \
 		"$LAB_TMP/watch.json" >"$LAB_TMP/watch.json.rates" 2>/dev/null
-	CHECK_DETAIL="exit $rc2; frames: $(tr '\n' ';' <"$LAB_TMP/watch.json.rates")"
+	CHECK_DETAIL="exit $rc2; intervals $(jq -s -c '[.[].interval_s]' "$LAB_TMP/watch.json" 2>/dev/null)"
+	# A late read (a busy host) is followed by an early one: reads keep to
+	# a fixed schedule.
 	check "stats --watch --json: one JSON document per interval, about 1 s apart" \
 		test "$rc2" = 0 -a "$(jq -s 'length' "$LAB_TMP/watch.json")" = 3 -a \
-		"$(jq -s '[.[] | .interval_s > 0.9 and .interval_s < 1.3] | all' "$LAB_TMP/watch.json")" = true
+		"$(jq -s '[.[] | .interval_s > 0.7 and .interval_s < 1.5] | all' "$LAB_TMP/watch.json")" = true
+	CHECK_DETAIL="frames: $(tr '\n' ';' <"$LAB_TMP/watch.json.rates")"
 	check "stats --watch --json: sane rates" rates_sane "$LAB_TMP/watch.json.rates" "$offered" "$size"
 	CHECK_DETAIL=$(jq -c '.table' "$LAB_TMP/watch.json" | head -1)
 	check "stats --watch --json: no new sources per second once all are known" \
@@ -245,7 +248,10 @@ scraped_dropped() {
 raw_request() {
 	local fd line
 	exec {fd}<>"/dev/tcp/${EXPORTER_ADDR%:*}/${EXPORTER_ADDR##*:}" || return 1
-	printf '%b' "$1" >&"$fd"
+	# A server that answers before reading all of a long request and then
+	# closes makes the rest of the write fail (EPIPE, or a reset): its reply
+	# is still in the receive queue, so read it anyway.
+	(trap '' PIPE; printf '%b' "$1" >&"$fd") 2>/dev/null
 	read -r -t 5 line <&"$fd"
 	exec {fd}>&-
 	printf '%s\n' "${line%$'\r'}"
@@ -267,7 +273,7 @@ concurrent_scrapes() {
 }
 
 test_exporter() {
-	local fpid t0 t1 d0 d1 rate want fds=() fd i req
+	local fpid d0 d1 fds=() fd i req
 	exporter_start --listen 127.0.0.1:0 || {
 		CHECK_DETAIL=$(cat "$LAB_TMP/exporter.out")
 		check "exporter starts on 127.0.0.1 with a free port" false
@@ -278,20 +284,24 @@ test_exporter() {
 	fpid=$!
 	LAB_PIDS+=("$fpid")
 	sleep 1
-	t0=$(date +%s.%N)
+	local a0 a1 b0 b1
+	a0=$(stat dropped)
 	CHECK_DETAIL="status $(scrape "$LAB_TMP/scrape.a")"
+	a1=$(stat dropped)
 	check "exporter: GET /metrics during a flood answers 200" test -s "$LAB_TMP/scrape.a"
 	sleep 1
-	t1=$(date +%s.%N)
+	b0=$(stat dropped)
 	scrape "$LAB_TMP/scrape.b" >/dev/null
+	b1=$(stat dropped)
 	CHECK_DETAIL=$(promtool check metrics <"$LAB_TMP/scrape.a" 2>&1 | head -3)
 	check "exporter: the scrape passes promtool check metrics" bash -c "promtool check metrics <'$LAB_TMP/scrape.a'"
 	d0=$(scraped_dropped "$LAB_TMP/scrape.a")
 	d1=$(scraped_dropped "$LAB_TMP/scrape.b")
-	rate=$(awk -v a="$d0" -v b="$d1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%d", (b - a) / (e - s) }')
-	want=$((PPS - SOURCES * RATE))
-	CHECK_DETAIL="dropped $d0 then $d1: $rate/s, want about $want/s"
-	check "exporter: two scrapes a second apart show the flood's drop rate (20%)" near "$want" "$rate" 20
+	# What the generator offers depends on the host's load; what sluice
+	# counted does not: each scrape must lie between stats reads around it.
+	CHECK_DETAIL="stats $a0 <= scrape $d0 <= stats $a1, then stats $b0 <= scrape $d1 <= stats $b1"
+	check "exporter: each scrape during the flood shows the drop counter as stats reads it around the scrape" \
+		test "$a0" -le "$d0" -a "$d0" -le "$a1" -a "$b0" -le "$d1" -a "$d1" -le "$b1" -a "$d1" -gt "$d0"
 	CHECK_DETAIL=$(curl -s -m 5 -o /dev/null -w '%{content_type}' "http://$EXPORTER_ADDR/metrics")
 	check "exporter: content type is the text exposition format 0.0.4" \
 		test "$CHECK_DETAIL" = "text/plain; version=0.0.4; charset=utf-8"
@@ -501,10 +511,10 @@ test_dry_run() {
 }
 
 # The schemas the README documents: exact key sets and types.
-STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","burst","changed_at","changed_at_unix","generation","interface","ipv4_prefix","ipv6_prefix","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state"])
-	and ([.interface, .state, .mode, .rate, .rate_unit, .action, .options, .changed_at] | map(type == "string") | all)
+STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","burst","changed_at","changed_at_unix","generation","group","interface","ipv4_prefix","ipv6_prefix","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state","xdp_mode"])
+	and ([.interface, .state, .mode, .xdp_mode, .rate, .rate_unit, .action, .options, .changed_at] | map(type == "string") | all)
 	and ([.prog_id, .rate_amount, .rate_period_ns, .burst, .ipv4_prefix, .ipv6_prefix, .rules, .max_sources, .generation, .changed_at_unix, .layout_version] | map(type == "number") | all)
-	and .layout_warning == null)'
+	and .layout_warning == null and .group == null)'
 PAIR_SCHEMA='def pair(rated): keys == ["bps","bytes","packets","pps"] and (.packets | type == "number") and (.bytes | type == "number")
 	and (if rated then (.pps | type == "number") and (.bps | type == "number") else .pps == null and .bps == null end);'
 STATS_SCHEMA="$PAIR_SCHEMA"'

@@ -630,7 +630,7 @@ static int model_sync(struct runner *rn)
 	__u32 index;
 	int i;
 
-	if (config_read(rn->fx.st.maps.config, &cfg))
+	if (config_read(&rn->fx.st.maps, &cfg))
 		return -1;
 	for (i = 0; i <= rn->n_live; i++) {
 		index = cfg.policy_set * SLUICE_MAX_POLICIES + (__u32)i;
@@ -774,10 +774,10 @@ static int ids_near_wrap(struct runner *rn)
 {
 	struct sluice_config cfg;
 
-	if (config_read(rn->fx.st.maps.config, &cfg))
+	if (config_read(&rn->fx.st.maps, &cfg))
 		return -1;
 	cfg.next_policy_id = WRAP_NEXT_ID;
-	return config_write(rn->fx.st.maps.config, rn->fx.st.maps.generation, &cfg);
+	return config_write(&rn->fx.st.maps, &cfg);
 }
 
 /* Every entry of an array map zeroed, in one call. */
@@ -870,11 +870,11 @@ static int runner_open(struct runner *rn, struct fixture *fx, const struct seque
 	if (!err)
 		err = state_forget(&rn->fx);
 	if (!err)
-		err = config_read(rn->fx.st.maps.config, &cfg);
+		err = config_read(&rn->fx.st.maps, &cfg);
 	if (err)
 		return err;
 	cfg.next_policy_id = 1;
-	err = config_write(rn->fx.st.maps.config, rn->fx.st.maps.generation, &cfg);
+	err = config_write(&rn->fx.st.maps, &cfg);
 	if (!err)
 		err = parse_doc(s->initial, &doc);
 	if (err)

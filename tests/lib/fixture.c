@@ -175,7 +175,7 @@ int fixture_bucket_count(struct fixture *fx)
 int fixture_bucket(struct fixture *fx, const struct sluice_key *key, struct sluice_bucket *b)
 {
 	struct sluice_config cfg;
-	int err = config_read(fx->st.maps.config, &cfg);
+	int err = config_read(&fx->st.maps, &cfg);
 
 	return err ? err : table_lookup(fx->st.maps.buckets, &cfg, key, b);
 }

@@ -119,7 +119,7 @@ static const struct error_case error_cases[] = {
 	  ":1:1:", "needs a byte rate" },
 	/* The attach statement: mode and max-sources, through the same option table. */
 	{ "attach alone", "attach\ndefault rate 1/s\n",
-	  ":1:1:", "expected an option after 'attach' (mode, max-sources)" },
+	  ":1:1:", "expected an option after 'attach' (mode, max-sources, group)" },
 	{ "second attach", "attach mode native\ndefault rate 1/s\nattach max-sources 5\n",
 	  ":3:1:", "second 'attach'" },
 	{ "bad mode", "attach mode offload\ndefault rate 1/s\n",
@@ -131,7 +131,7 @@ static const struct error_case error_cases[] = {
 	{ "max-sources without a value", "default rate 1/s\nattach max-sources\n",
 	  ":2:8:", "expected a value after 'max-sources'" },
 	{ "a limiter option in attach", "attach rate 5/s\ndefault rate 1/s\n",
-	  ":1:8:", "unknown option 'rate' (expected mode, max-sources)" },
+	  ":1:8:", "unknown option 'rate' (expected mode, max-sources, group)" },
 	{ "mode in default", "default rate 1/s mode native\n", ":1:18:", "unknown option 'mode'" },
 	{ "max-sources in a rule", "default rate 1/s\nrule 10.0.0.0/8 rate 1/s max-sources 5\n",
 	  ":2:26:", "unknown option 'max-sources'" },

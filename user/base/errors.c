@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
-#include <unistd.h>
 #include "base/errors.h"
 #include "base/json.h"
 
@@ -79,12 +78,4 @@ int fail_runtime(const char *cmd, int err, const char *fmt, ...)
 int fail_json(const char *cmd, int err)
 {
 	return err ? fail_runtime(cmd, err, "cannot write the JSON document") : EXIT_OK;
-}
-
-int require_root(const char *cmd)
-{
-	if (geteuid() == 0)
-		return 0;
-	error_line(cmd, "must be run as root (needs CAP_BPF and CAP_NET_ADMIN)");
-	return EXIT_FAILURE_RUNTIME;
 }

@@ -34,7 +34,5 @@ int fail_runtime(const char *cmd, int err, const char *fmt, ...)
  * deep, unbalanced ends): one line, EXIT_FAILURE_RUNTIME; EXIT_OK for 0.
  */
 int fail_json(const char *cmd, int err);
-/* Fails unless we run as root; returns 0 or an exit status. */
-int require_root(const char *cmd);
 
 #endif /* SLUICE_BASE_ERRORS_H */

@@ -12,7 +12,7 @@ const struct command cmd_allow = {
 	.verbs = edit_verbs,
 	.more_args = true,
 	.iface = IFACE_REQUIRED,
-	.root = true,
+	.caps = CAPS_CHANGE,
 	.check = list_check,
 	.run = list_run,
 };

@@ -89,7 +89,7 @@ const struct command cmd_apply = {
 		"  allow CIDR\n"
 		"  deny CIDR",
 	.iface = IFACE_OPTIONAL, /* none with --check */
-	.root = true,
+	.caps = CAPS_CHANGE,
 	.state = USE_LOCK, /* it opens IFACE itself, to point to attach -f when not attached */
 	.check = apply_check,
 	.run = apply_run,

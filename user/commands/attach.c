@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sluice.skel.h"
+#include "base/caps.h"
 #include "base/errors.h"
 #include "commands/commands.h"
 #include "commands/policy_file.h"
@@ -25,6 +26,7 @@ struct attach_opts {
 	uint64_t max_sources;
 	uint32_t xdp_flags;
 	bool multiprog; /* through libxdp's dispatcher */
+	gid_t group;	/* may read the pins; STATE_NO_GROUP: root alone */
 };
 
 /* The program's name in the kernel, as libxdp and bpftool show it. */
@@ -69,6 +71,8 @@ static int attach_check_args(struct cli_args *a)
 	a->doc->attach.mode_given = a->given[OPT_MODE];
 	a->doc->attach.max_sources = a->max_sources;
 	a->doc->attach.max_sources_given = a->given[OPT_MAX_SOURCES];
+	a->doc->attach.group = a->group;
+	a->doc->attach.group_given = a->given[OPT_GROUP];
 	if (doc_validate(a->doc, &why))
 		return fail_input("attach", "%s", why);
 	return -1;
@@ -189,9 +193,34 @@ static int check_free(const struct attach_opts *o)
 	return o->multiprog ? check_shareable(o) : check_no_xdp(o);
 }
 
-static int attach_load(struct sluice **skel, struct attach_opts *o)
+/*
+ * The first configuration, pinned (config_live) in the staging directory
+ * as it is published, with the directory's group.
+ */
+static int attach_configure(struct sluice *skel, struct attach_opts *o, const char *staging)
 {
 	struct state st;
+	int err;
+
+	state_from_object(skel->obj, &st);
+	st.maps.dir = state_dir_fd(staging);
+	if (st.maps.dir < 0)
+		return st.maps.dir;
+	err = policy_create(&st.maps, o->max_sources, &o->doc);
+	close(st.maps.dir);
+	return err;
+}
+
+/* The staging directory, shared with the group before anything is pinned in it. */
+static int staging_make(const struct attach_opts *o, const char *staging)
+{
+	int err = state_mkdir(staging);
+
+	return err ?: state_share(staging, o->group);
+}
+
+static int attach_load(struct sluice **skel, struct attach_opts *o, const char *staging)
+{
 	int err;
 
 	*skel = sluice__open();
@@ -200,10 +229,7 @@ static int attach_load(struct sluice **skel, struct attach_opts *o)
 	err = state_size((*skel)->obj, o->max_sources);
 	if (!err)
 		err = sluice__load(*skel);
-	if (err)
-		return err;
-	state_from_object((*skel)->obj, &st);
-	return policy_create(&st.maps, o->max_sources, &o->doc);
+	return err ?: attach_configure(*skel, o, staging);
 }
 
 static void attach_report(const struct attach_opts *o)
@@ -242,7 +268,6 @@ static int prog_pin(struct sluice *skel, const char *staging)
  */
 static int attach_shared(struct sluice **skel, struct attach_opts *o, const char *staging)
 {
-	struct state st;
 	int err;
 
 	*skel = sluice__open();
@@ -250,13 +275,15 @@ static int attach_shared(struct sluice **skel, struct attach_opts *o, const char
 		return -errno;
 	err = state_size((*skel)->obj, o->max_sources);
 	if (!err)
-		err = mp_attach((*skel)->obj, SLUICE_PROG_NAME, o->ifindex, o->xdp_flags);
+		err = staging_make(o, staging);
 	if (err)
 		return err;
-	state_from_object((*skel)->obj, &st);
-	err = policy_create(&st.maps, o->max_sources, &o->doc);
-	if (!err)
-		err = state_mkdir(staging);
+	err = mp_attach((*skel)->obj, SLUICE_PROG_NAME, o->ifindex, o->xdp_flags);
+	if (err) {
+		state_remove(staging);
+		return err;
+	}
+	err = attach_configure(*skel, o, staging);
 	if (!err)
 		err = state_pin((*skel)->obj, staging);
 	if (!err)
@@ -275,9 +302,7 @@ static int attach_staged(struct sluice *skel, const struct attach_opts *o, const
 {
 	int err;
 
-	err = state_mkdir(staging);
-	if (!err)
-		err = state_pin(skel->obj, staging);
+	err = state_pin(skel->obj, staging);
 	if (!err)
 		err = link_attach_and_pin(skel, o, staging);
 	if (!err)
@@ -295,13 +320,20 @@ static int attach_staged(struct sluice *skel, const struct attach_opts *o, const
 static int attach_direct(struct sluice **skel, struct attach_opts *o, const char *staging,
 			 bool remove_old)
 {
-	int err = attach_load(skel, o);
+	int err = staging_make(o, staging);
 
 	if (err) {
+		fail_runtime("attach", err, "cannot make the state directory of %s", o->ifname);
+		return err;
+	}
+	err = attach_load(skel, o, staging);
+	if (err) {
+		state_remove(staging);
 		fail_runtime("attach", err, "cannot load the XDP program");
 		return err;
 	}
 	if (remove_old && (err = state_remove(o->ifname))) {
+		state_remove(staging);
 		fail_runtime("attach", err, "cannot remove the old state of %s", o->ifname);
 		return err;
 	}
@@ -311,13 +343,33 @@ static int attach_direct(struct sluice **skel, struct attach_opts *o, const char
 	return err;
 }
 
+/*
+ * The group must reach the pins: the pin root searchable, and where
+ * /sys/fs/bpf is not, the mirror, whose bind mount takes CAP_SYS_ADMIN.
+ */
+static int share_root(void)
+{
+	int err = state_share_root();
+
+	if (err == -EPERM && !(caps_effective() & CAP_BIT(CAP_SYS_ADMIN)))
+		return require_caps("attach", CAP_BIT(CAP_SYS_ADMIN));
+	if (err == -EPERM)
+		return state_fail_cmd("attach", err, NULL);
+	if (err)
+		return fail_runtime("attach", err, "cannot let the group reach %s (mount %s)",
+				    SLUICE_PIN_ROOT, SLUICE_PIN_MIRROR);
+	return -1;
+}
+
 static int attach_run(struct cli_args *a, struct state *unused)
 {
 	struct attach_opts o = { .ifname = a->ifname,
 				 .doc = *a->doc,
 				 .max_sources = a->max_sources,
 				 .xdp_flags = a->xdp_flags,
-				 .multiprog = a->multiprog };
+				 .multiprog = a->multiprog,
+				 .group = a->doc->attach.group_given ? (gid_t)a->doc->attach.group
+								     : STATE_NO_GROUP };
 	struct sluice *skel = NULL;
 	char staging[IF_NAMESIZE + 16];
 	bool remove_old = false;
@@ -332,6 +384,8 @@ static int attach_run(struct cli_args *a, struct state *unused)
 		return state_fail_cmd("attach", err, NULL);
 	if (err)
 		return fail_runtime("attach", err, "cannot prepare %s", SLUICE_PIN_ROOT);
+	if (o.group != STATE_NO_GROUP && (ret = share_root()) >= 0)
+		return ret;
 	/* Under the lock, a staged state is what a killed attach left: drop it. */
 	err = state_remove_staged(o.ifname);
 	if (!err)
@@ -378,7 +432,7 @@ const struct command cmd_attach = {
 		"this attach describes, keeping its program and buckets when --max-sources\n"
 		"and --mode stay (else it is attached afresh); the same policy is left alone.",
 	.iface = IFACE_REQUIRED,
-	.root = true,
+	.caps = CAPS_LOAD,
 	.state = USE_LOCK,
 	.check = attach_check,
 	.run = attach_run,

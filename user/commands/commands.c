@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The command table, and the help read from it and from the option table. */
 #include <string.h>
+#include <unistd.h>
 #include "base/errors.h"
 #include "commands/commands.h"
 
@@ -15,6 +16,18 @@ const struct verb edit_verbs[] = {
 	{ "list", "ls", USE_READ },  { "flush", NULL, USE_CHANGE },
 	{ NULL, NULL, USE_NONE },
 };
+
+bool command_reads(enum state_use use)
+{
+	return use == USE_READ || use == USE_NONE;
+}
+
+uint64_t command_caps(const struct command *c, enum state_use use)
+{
+	if (command_reads(use))
+		return 0;
+	return geteuid() ? c->caps | CAPS_NOT_ROOT : c->caps;
+}
 
 const struct command *command_find(const char *name)
 {

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "base/caps.h"
 #include "pins/state.h"
 #include "text/options.h"
 
@@ -38,7 +39,11 @@ struct command {
 	const struct verb *verbs; /* ends with a NULL name; NULL: no verb */
 	enum iface_arg iface;	  /* the positional after the verb */
 	bool more_args;		  /* more positionals, which check() reads; else refused */
-	bool root;
+	/*
+	 * The capabilities its changing uses (USE_LOCK, USE_CHANGE) need; a
+	 * use that reads needs none, only permission on the pins.
+	 */
+	uint64_t caps;
 	enum state_use state; /* when there are no verbs */
 	/* Checks that need no privilege; -1 to go on, else the exit status. */
 	int (*check)(struct cli_args *a);
@@ -64,6 +69,23 @@ int command_unknown(const char *cmd, const char *word);
 void command_help(FILE *out, const struct command *c);
 /* 'sluice --help'. */
 void commands_usage(FILE *out);
+/*
+ * Measured (docs/operations.md): writing maps and creating the idle
+ * configuration's map takes CAP_BPF; loading the program also CAP_PERFMON
+ * (the verifier refuses sluice's without it) and attaching it to a link
+ * CAP_NET_ADMIN. detach only unpins root's files.
+ */
+#define CAPS_CHANGE CAP_BIT(CAP_BPF)
+#define CAPS_LOAD   (CAP_BIT(CAP_BPF) | CAP_BIT(CAP_NET_ADMIN) | CAP_BIT(CAP_PERFMON))
+#define CAPS_UNPIN  0
+/* Run by another uid: to open root's pins and lock, and to give what it pins to root. */
+#define CAPS_NOT_ROOT (CAP_BIT(CAP_DAC_OVERRIDE) | CAP_BIT(CAP_CHOWN))
+/*
+ * What a command with this state use needs: its caps to change, none to
+ * read; and, run by another uid than root, CAPS_NOT_ROOT.
+ */
+bool command_reads(enum state_use use);
+uint64_t command_caps(const struct command *c, enum state_use use);
 /* A verb's canonical name for word (or an alias), or NULL. */
 const struct verb *verb_find(const struct command *c, const char *word);
 

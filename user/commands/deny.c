@@ -13,7 +13,7 @@ const struct command cmd_deny = {
 	.verbs = edit_verbs,
 	.more_args = true,
 	.iface = IFACE_REQUIRED,
-	.root = true,
+	.caps = CAPS_CHANGE,
 	.check = list_check,
 	.run = list_run,
 };

@@ -46,7 +46,7 @@ const struct command cmd_detach = {
 		       "detach that was interrupted. An interface sluice is not attached to is\n"
 		       "left as it is, exit 0, so detaching twice is safe.",
 	.iface = IFACE_REQUIRED,
-	.root = true,
+	.caps = CAPS_UNPIN,
 	.state = USE_LOCK,
 	.run = detach_run,
 };

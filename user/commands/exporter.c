@@ -403,6 +403,5 @@ const struct command cmd_exporter = {
 	.description =
 		"Serve the counters of every attached interface at http://ADDR:PORT/metrics in\n"
 		"the Prometheus text format, until SIGINT or SIGTERM.",
-	.root = true,
 	.run = exporter_run,
 };

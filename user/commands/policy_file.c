@@ -22,7 +22,7 @@ int attach_settings_live(const struct state *st, struct attach_settings *as)
 	int err;
 
 	memset(as, 0, sizeof(*as));
-	err = config_read(st->maps.config, &cfg);
+	err = config_read(&st->maps, &cfg);
 	if (!err && cfg.layout_version != SLUICE_LAYOUT_VERSION)
 		err = -EPROTO;
 	if (!err && bpf_obj_get_info_by_fd(st->maps.buckets, &info, &len))
@@ -34,6 +34,8 @@ int attach_settings_live(const struct state *st, struct attach_settings *as)
 	as->max_sources_given = true;
 	mode = xdp_mode_name((int)if_nametoindex(st->ifname));
 	as->mode_given = !parse_mode(mode, &as->xdp_flags, &why);
+	as->group = state_group(st);
+	as->group_given = as->group != STATE_NO_GROUP;
 	return 0;
 }
 
@@ -57,6 +59,24 @@ bool attach_settings_differ(const struct attach_settings *want, const struct att
 	return false;
 }
 
+/* A group the file states that the state does not have (or a group it does not state, for
+ * --replace). */
+static bool group_differs(const struct attach_settings *want, const struct attach_settings *live,
+			  char *buf, size_t len)
+{
+	char w[40] = "none", l[40] = "none";
+
+	if (want->group_given == live->group_given &&
+	    (!want->group_given || want->group == live->group))
+		return false;
+	if (want->group_given)
+		format_group(w, sizeof(w), want->group);
+	if (live->group_given)
+		format_group(l, sizeof(l), live->group);
+	snprintf(buf, len, "group %s (running %s)", w, l);
+	return true;
+}
+
 int attach_settings_check(const char *cmd, const struct state *st, const char *file,
 			  const struct attach_settings *want)
 {
@@ -67,7 +87,8 @@ int attach_settings_check(const char *cmd, const struct state *st, const char *f
 	err = attach_settings_live(st, &live);
 	if (err)
 		return fail_state(cmd, err, st->ifname, "read the attach settings");
-	if (!attach_settings_differ(want, &live, false, what, sizeof(what)))
+	if (!attach_settings_differ(want, &live, false, what, sizeof(what)) &&
+	    !(want->group_given && group_differs(want, &live, what, sizeof(what))))
 		return EXIT_OK;
 	return fail_input(cmd,
 			  "%s states %s: attach settings change only with 'sluice attach %s -f "
@@ -156,6 +177,22 @@ int policy_replace_cmd(const char *cmd, struct state *st, struct policy_doc *doc
 	return policy_store_cmd(cmd, st, doc, true);
 }
 
+/* The group is no table's shape: --replace changes it in place. -1 to go on. */
+static int regroup(const struct state *st, const struct attach_settings *want,
+		   const struct attach_settings *live)
+{
+	char what[96];
+	int err;
+
+	if (!group_differs(want, live, what, sizeof(what)))
+		return -1;
+	err = state_share(st->ifname, want->group_given ? (gid_t)want->group : STATE_NO_GROUP);
+	if (err)
+		return fail_runtime("attach", err, "cannot change the group of %s", st->ifname);
+	printf("sluice: attach: %s: %s\n", st->ifname, what);
+	return -1;
+}
+
 /* The interface is attached and whole: keep it, or say why it is attached afresh. */
 static int replace_attached(const char *ifname, struct policy_doc *doc, bool *remove_old)
 {
@@ -182,7 +219,9 @@ static int replace_attached(const char *ifname, struct policy_doc *doc, bool *re
 	} else {
 		/* Same layout and table: the program and every map stay. */
 		*remove_old = false;
-		ret = policy_replace_cmd("attach", &st, doc);
+		ret = regroup(&st, &doc->attach, &live);
+		if (ret < 0)
+			ret = policy_replace_cmd("attach", &st, doc);
 		if (!ret)
 			printf("sluice: attach: %s kept its program and buckets\n", ifname);
 	}

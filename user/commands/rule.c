@@ -172,7 +172,7 @@ const struct command cmd_rule = {
 	.verbs = edit_verbs,
 	.more_args = true,
 	.iface = IFACE_REQUIRED,
-	.root = true,
+	.caps = CAPS_CHANGE,
 	.check = rule_check,
 	.run = rule_run,
 };

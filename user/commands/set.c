@@ -87,7 +87,7 @@ const struct command cmd_set = {
 		"The --aggregate options given replace all aggregates; --aggregate none clears\n"
 		"them. A source's debt never reaches past what the new burst allows.",
 	.iface = IFACE_REQUIRED,
-	.root = true,
+	.caps = CAPS_CHANGE,
 	.state = USE_CHANGE,
 	.check = set_check,
 	.run = set_run,

@@ -29,7 +29,6 @@ const struct command cmd_show = {
 	.description = "Print the running policy of IFACE, and how it is attached (XDP mode,\n"
 		       "max-sources), in the format 'sluice apply' and 'sluice attach -f' read.",
 	.iface = IFACE_REQUIRED,
-	.root = true,
 	.state = USE_READ,
 	.run = show_run,
 };

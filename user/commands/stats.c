@@ -173,7 +173,6 @@ const struct command cmd_stats = {
 		"per-second rates: packets (pps) and bits (bits/s); with --json, one JSON\n"
 		"document per line, per interval.",
 	.iface = IFACE_REQUIRED,
-	.root = true,
 	.state = USE_READ,
 	.check = stats_check,
 	.run = stats_run,

@@ -34,6 +34,7 @@ struct iface_status {
 	struct sluice_policy dflt;
 	char rate[32];
 	char burst[32];
+	char group[40]; /* that may read the state (attach --group), "" when none */
 };
 
 /* Cheap: one netlink query and the dispatcher's programs. */
@@ -78,6 +79,8 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	err = state_open(ifname, &st);
 	if ((!err || err == -ESTALE) && state_multiprog(&st))
 		status_sharing(ifname, is);
+	if (!err && state_group(&st) != STATE_NO_GROUP)
+		format_group(is->group, sizeof(is->group), state_group(&st));
 	if (err == -ESTALE) {
 		is->health = state_health(&st, &is->prog_id);
 		is->partial = true;
@@ -88,7 +91,7 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	err = policy_default(&st.maps, &is->cfg, &is->dflt);
 	if (err == -EPROTO) {
 		/* Listed all the same, with its layout: status warns, upgrade refuses. */
-		config_layout(st.maps.config, &is->layout);
+		config_layout(&st.maps, &is->layout);
 		is->health = state_health(&st, &is->prog_id);
 		is->partial = is->other_layout = true;
 		state_close(&st);
@@ -144,6 +147,10 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_string(j, "mode", is->mode);
 	json_string(j, "xdp_mode", is->xdp_mode);
 	json_u64(j, "prog_id", is->prog_id);
+	if (is->group[0])
+		json_string(j, "group", is->group);
+	else
+		json_null(j, "group");
 	if (!strcmp(is->mode, "multiprog"))
 		status_json_sharing(j, is);
 	if (is->other_layout || !is->partial)
@@ -207,16 +214,17 @@ static void status_human_one(const struct iface_status *is)
 	char changed[32];
 
 	if (is->partial) {
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-6s %-20s %s",
-		       is->ifname, is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-", "-",
-		       "-", is->health);
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-12s %-6s %-20s %s",
+		       is->ifname, is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-",
+		       is->group[0] ? is->group : "-", "-", "-", is->health);
 	} else {
 		format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %-6llu %-20s %s",
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %-12s %-6llu %-20s %s",
 		       is->ifname, is->mode, is->prog_id, is->rate, is->burst,
 		       action_name(is->dflt.action), is->dflt.ipv4_prefix, is->dflt.ipv6_prefix,
 		       is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources,
-		       (unsigned long long)is->cfg.generation, changed, is->health);
+		       is->group[0] ? is->group : "-", (unsigned long long)is->cfg.generation,
+		       changed, is->health);
 	}
 	if (is->other_layout)
 		printf(" (layout %u)", is->layout);
@@ -237,9 +245,9 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 		json_init(&j, stdout);
 		json_array_begin(&j, NULL);
 	} else {
-		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-6s %-20s %s\n",
+		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-12s %-6s %-20s %s\n",
 		       "INTERFACE", "MODE", "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6",
-		       "RULES", "MAX-SOURCES", "GEN", "CHANGED", "STATE");
+		       "RULES", "MAX-SOURCES", "GROUP", "GEN", "CHANGED", "STATE");
 	}
 	for (i = 0; i < n; i++) {
 		err = status_collect(names[i], &is);
@@ -305,6 +313,5 @@ const struct command cmd_status = {
 		"is shown as stale; 'sluice detach' removes it. State of another layout\n"
 		"than this sluice's is listed with a warning saying what to do.",
 	.iface = IFACE_OPTIONAL,
-	.root = true,
 	.run = status_run,
 };

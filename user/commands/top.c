@@ -330,7 +330,6 @@ const struct command cmd_top = {
 		"the limit (dropped, or would-drop in dry run), and whether they are limited\n"
 		"now, with the time until their next packet would pass.",
 	.iface = IFACE_REQUIRED,
-	.root = true,
 	.state = USE_READ,
 	.run = top_run,
 };

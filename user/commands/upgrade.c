@@ -13,7 +13,7 @@
 static int check_layout(struct state *st)
 {
 	struct sluice_config cfg;
-	int err = config_read(st->maps.config, &cfg);
+	int err = config_read(&st->maps, &cfg);
 
 	if (err == -EPROTO || (!err && cfg.layout_version != SLUICE_LAYOUT_VERSION))
 		return fail_state("upgrade", -EPROTO, st->ifname, NULL);
@@ -96,7 +96,7 @@ const struct command cmd_upgrade = {
 		"pinned maps: no bucket resets, no setting changes, and no packet goes\n"
 		"unfiltered. State pinned by a sluice with another layout is refused.",
 	.iface = IFACE_REQUIRED,
-	.root = true,
+	.caps = CAPS_LOAD,
 	.state = USE_CHANGE,
 	.run = upgrade_run,
 };

@@ -221,7 +221,7 @@ static int policy_load_rules(const struct policy_maps *m, const struct sluice_co
 
 static int config_load(const struct policy_maps *m, struct sluice_config *cfg)
 {
-	int err = config_read(m->config, cfg);
+	int err = config_read(m, cfg);
 
 	if (!err && cfg->layout_version != SLUICE_LAYOUT_VERSION)
 		return -EPROTO;
@@ -752,7 +752,7 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 		return err;
 	cfg.next_policy_id = doc->next_id;
 	cfg.ids_wrapped = doc->ids_wrapped;
-	err = config_write(m->config, m->generation, &cfg);
+	err = config_write(m, &cfg);
 	if (err)
 		return err;
 
@@ -805,7 +805,7 @@ static int lists_store(const struct policy_maps *m, const struct policy_doc *doc
 	cfg.list_set = !old_lists;
 	err = write_lists(m, doc, cfg.list_set, &cfg, true);
 	if (!err)
-		err = config_write(m->config, m->generation, &cfg);
+		err = config_write(m, &cfg);
 	if (!err)
 		err = list_delete(m, false, &taken->live.allow, old_lists);
 	if (!err)
@@ -915,7 +915,7 @@ int policy_create(const struct policy_maps *m, uint64_t max_sources, struct poli
 	cfg.next_policy_id = 1;
 	if (tick < (NSEC_PER_SEC << SLUICE_TIME_SHIFT))
 		cfg.jiffy_recip = (1ULL << SLUICE_JIFFY_RECIP_SHIFT) / tick;
-	err = config_write(m->config, m->generation, &cfg);
+	err = config_write(m, &cfg);
 	return err ? err : policy_store(m, doc, true);
 }
 
@@ -937,24 +937,34 @@ int policy_default(const struct policy_maps *m, struct sluice_config *cfg, struc
 }
 
 /* The inner map currently in the config slot. */
-static int config_slot_fd(int config_fd)
+/*
+ * The live configuration's map: its pin (config_live), which read
+ * permission opens, or for state pinned before it existed, the slot of the
+ * map-in-map, which only CAP_SYS_ADMIN may open by id.
+ */
+static int config_slot_fd(const struct policy_maps *m)
 {
 	__u32 zero = 0, inner_id;
 	int fd;
 
-	if (bpf_map_lookup_elem(config_fd, &zero, &inner_id))
+	if (m->dir >= 0) {
+		fd = state_pin_open_at(m->dir, SLUICE_PIN_CONFIG_LIVE);
+		if (fd != -ENOENT)
+			return fd;
+	}
+	if (bpf_map_lookup_elem(m->config, &zero, &inner_id))
 		return -errno;
 	fd = bpf_map_get_fd_by_id(inner_id);
 	return fd < 0 ? -errno : fd;
 }
 
-int config_read(int config_fd, struct sluice_config *cfg)
+int config_read(const struct policy_maps *m, struct sluice_config *cfg)
 {
 	struct bpf_map_info info = {};
 	__u32 zero = 0, len = sizeof(info);
 	int fd, err = 0;
 
-	fd = config_slot_fd(config_fd);
+	fd = config_slot_fd(m);
 	if (fd < 0)
 		return fd;
 	/* State pinned by a sluice of another layout: never read past our struct. */
@@ -968,14 +978,14 @@ int config_read(int config_fd, struct sluice_config *cfg)
 	return err;
 }
 
-int config_layout(int config_fd, __u32 *layout)
+int config_layout(const struct policy_maps *m, __u32 *layout)
 {
 	struct bpf_map_info info = {};
 	__u32 zero = 0, len = sizeof(info);
 	void *value = NULL;
 	int fd, err = 0;
 
-	fd = config_slot_fd(config_fd);
+	fd = config_slot_fd(m);
 	if (fd < 0)
 		return fd;
 	/* Every layout's configuration begins with its version: read it at any size. */
@@ -992,32 +1002,60 @@ int config_layout(int config_fd, __u32 *layout)
 	return err;
 }
 
-int config_write(int config_fd, int generation_fd, struct sluice_config *cfg)
+/* The slot the datapath reads, swapped to fd; with its pin staged first, so that fails alone. */
+static int config_swap(const struct policy_maps *m, int fd)
 {
-	struct sluice_config old = {};
 	__u32 zero = 0;
-	int fd, err;
+	int err;
 
-	/* A freshly loaded program has an empty slot: generation 0. */
-	err = config_read(config_fd, &old);
-	if (err && err != -ENOENT)
+	if (m->dir < 0)
+		return bpf_map_update_elem(m->config, &zero, &fd, BPF_ANY) ? -errno : 0;
+	err = state_pin_stage(m->dir, fd, SLUICE_PIN_CONFIG_LIVE);
+	if (err)
 		return err;
-	err = 0;
-	cfg->generation = old.generation + 1;
-	cfg->changed_at_ns = realtime_ns();
-	if (bpf_map_update_elem(generation_fd, &zero, &cfg->generation, BPF_ANY))
-		return -errno;
+	err = bpf_map_update_elem(m->config, &zero, &fd, BPF_ANY) ? -errno : 0;
+	return state_pin_commit(m->dir, SLUICE_PIN_CONFIG_LIVE, !err) ?: err;
+}
 
-	/* Fill a fresh slot completely, then swap it in with one update. */
+/*
+ * A configuration's map is written once and never changed (not frozen:
+ * the tests rewrite one in place to stand for an older layout): a reader
+ * who opened it (by pin, or the datapath through the slot) reads one
+ * generation whole. It is swapped into the slot and pinned over the
+ * last one before the writer touches the sets the old one names.
+ */
+static int config_publish(const struct policy_maps *m, const struct sluice_config *cfg)
+{
+	__u32 zero = 0;
+	int fd, err = 0;
+
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sluice_config", sizeof(__u32), sizeof(*cfg), 1,
 			    NULL);
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY) ||
-	    bpf_map_update_elem(config_fd, &zero, &fd, BPF_ANY))
+	if (bpf_map_update_elem(fd, &zero, cfg, BPF_ANY))
 		err = -errno;
+	if (!err)
+		err = config_swap(m, fd);
 	close(fd);
 	return err;
+}
+
+int config_write(const struct policy_maps *m, struct sluice_config *cfg)
+{
+	struct sluice_config old = {};
+	__u32 zero = 0;
+	int err;
+
+	/* A freshly loaded program has an empty slot: generation 0. */
+	err = config_read(m, &old);
+	if (err && err != -ENOENT)
+		return err;
+	cfg->generation = old.generation + 1;
+	cfg->changed_at_ns = realtime_ns();
+	if (bpf_map_update_elem(m->generation, &zero, &cfg->generation, BPF_ANY))
+		return -errno;
+	return config_publish(m, cfg);
 }
 
 int config_republish(const struct policy_maps *m)
@@ -1025,7 +1063,7 @@ int config_republish(const struct policy_maps *m)
 	struct sluice_config cfg;
 	int err = config_load(m, &cfg);
 
-	return err ?: config_write(m->config, m->generation, &cfg);
+	return err ?: config_write(m, &cfg);
 }
 
 int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)

@@ -57,15 +57,20 @@ int list_update(const struct policy_maps *m, struct list_change *c);
  */
 int lists_fit(const struct policy_maps *m, const struct policy_doc *doc, char *why, size_t len);
 
-int config_read(int config_fd, struct sluice_config *cfg);
+/*
+ * The live configuration, from its pin (config_live: read permission
+ * suffices), else, for older state, the map-in-map's slot (CAP_SYS_ADMIN).
+ */
+int config_read(const struct policy_maps *m, struct sluice_config *cfg);
 /* The layout version of the live configuration, whatever its layout (for status). */
-int config_layout(int config_fd, __u32 *layout);
+int config_layout(const struct policy_maps *m, __u32 *layout);
 /*
  * Publishes cfg in one step, with the next generation number: raises the
  * generation first (retiring every cached over-limit decision), then swaps
- * the fully written configuration in.
+ * the fully written configuration in and pins it as config_live
+ * (when m->dir is a directory).
  */
-int config_write(int config_fd, int generation_fd, struct sluice_config *cfg);
+int config_write(const struct policy_maps *m, struct sluice_config *cfg);
 
 /*
  * Publishes the live configuration again, unchanged, as a new generation:

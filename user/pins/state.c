@@ -30,6 +30,25 @@
 #define BPFFS_ROOT "/sys/fs/bpf"
 
 /*
+ * Where the pins are reached: SLUICE_PIN_ROOT, or for a reader that cannot
+ * pass /sys/fs/bpf (often 0700), the read-only bind mount of it that
+ * attach --group makes (SLUICE_PIN_MIRROR).
+ */
+static const char *pin_root = SLUICE_PIN_ROOT;
+/* Commands that only read open map pins BPF_F_RDONLY: file permission suffices. */
+static bool pins_readonly;
+
+void state_readonly(void)
+{
+	pins_readonly = true;
+}
+
+const char *state_pin_root(void)
+{
+	return pin_root;
+}
+
+/*
  * Every pin of an interface: its name, the map's name in the BPF object
  * (NULL for the link or, through libxdp, the program), and where struct
  * state keeps its fd.
@@ -65,6 +84,11 @@ static int *pin_fd(struct state *st, size_t i)
 	return (int *)((char *)st + pins[i].offset);
 }
 
+static bool pin_is_link(size_t i)
+{
+	return pins[i].offset == offsetof(struct state, link_fd);
+}
+
 /*
  * Why the last directory check refused, for state_root_cmd(). Every
  * directory sluice pins in is checked on the way down, without following
@@ -88,6 +112,9 @@ static int dir_open_checked(int parent, const char *name, const char *path, bool
 	int fd;
 
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* A directory a reader may pass but not list (/run/sluice 0711): a path fd does. */
+	if (fd < 0 && errno == EACCES)
+		fd = openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOTDIR || errno == ELOOP)
 			return dir_refuse(path, "not a directory (a symlink?)");
@@ -110,12 +137,14 @@ static int dir_open_checked(int parent, const char *name, const char *path, bool
 	return fd;
 }
 
-/* Opens, checking each on the way, SLUICE_PIN_ROOT or (!itself) its parent. */
-static int pin_root_walk(bool itself)
+/* Opens, checking each on the way, the pin root at root or (!itself) its parent. */
+static int pin_root_walk_at(const char *root, bool itself)
 {
-	char path[] = SLUICE_PIN_ROOT, *name, *next, *last = strrchr(path, '/') + 1;
+	char path[PATH_MAX], *name, *next, *last;
 	int fd, parent;
 
+	snprintf(path, sizeof(path), "%s", root);
+	last = strrchr(path, '/') + 1;
 	unsafe_why[0] = '\0';
 	fd = dir_open_checked(AT_FDCWD, "/", "/", true);
 	for (name = path + 1; fd >= 0 && name; name = next) {
@@ -133,10 +162,29 @@ static int pin_root_walk(bool itself)
 	return fd;
 }
 
-/* SLUICE_PIN_ROOT, checked; -ENOENT when missing, -EPERM when unsafe. */
+static int pin_root_walk(bool itself)
+{
+	return pin_root_walk_at(SLUICE_PIN_ROOT, itself);
+}
+
+/*
+ * The pin root, checked; -ENOENT when missing, -EPERM when unsafe. A
+ * process that may not pass /sys/fs/bpf (-EACCES) reaches it through the
+ * mirror, when there is one, and keeps to it from then on.
+ */
 static int pin_root_open(void)
 {
-	return pin_root_walk(true);
+	int fd = pin_root_walk_at(pin_root, true);
+
+	if (fd == -EACCES && pin_root != (const char *)SLUICE_PIN_MIRROR) {
+		int mirror = pin_root_walk_at(SLUICE_PIN_MIRROR, true);
+
+		if (mirror == -ENOENT || mirror == -EACCES)
+			return fd;
+		pin_root = SLUICE_PIN_MIRROR;
+		return mirror;
+	}
+	return fd;
 }
 
 int bpffs_ensure(void)
@@ -181,6 +229,12 @@ int state_fail_cmd(const char *cmd, int err, const char *ifname)
 {
 	if (err == -EPERM && unsafe_why[0])
 		return fail_runtime(cmd, 0, "%s", unsafe_why);
+	if (err == -EACCES)
+		return fail_runtime(
+			cmd, 0,
+			"cannot read %s%s%s: permission denied (run it as root, or as a "
+			"member of the group given to 'sluice attach --group')",
+			SLUICE_PIN_ROOT, ifname ? "/" : "", ifname ? ifname : "");
 	if (!ifname)
 		return fail_runtime(cmd, err, "cannot open %s", SLUICE_PIN_ROOT);
 	return fail_runtime(cmd, err, "cannot open the state of %s", ifname);
@@ -197,6 +251,68 @@ static int lock_dir_open(void)
 		return -errno;
 	/* The same checks as the pin directories', without sticky leniency. */
 	return dir_open_checked(AT_FDCWD, SLUICE_LOCK_DIR, SLUICE_LOCK_DIR, false);
+}
+
+/* Is the mirror SLUICE_PIN_ROOT itself (the same directory)? */
+static bool mirror_mounted(void)
+{
+	struct stat mirror, root;
+
+	return !stat(SLUICE_PIN_MIRROR, &mirror) && !stat(SLUICE_PIN_ROOT, &root) &&
+	       mirror.st_dev == root.st_dev && mirror.st_ino == root.st_ino;
+}
+
+/* fd's directory searchable (and, with what, more) by group and others. */
+static int dir_grant(int fd, mode_t what)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb))
+		return -errno;
+	if ((sb.st_mode & what) == what)
+		return 0;
+	return fchmod(fd, (sb.st_mode & 07777) | what) ? -errno : 0;
+}
+
+/*
+ * A read-only bind mount of the pin root under /run/sluice (searchable by
+ * all, root's): the group reaches the pins without passing /sys/fs/bpf.
+ */
+static int mirror_ensure(void)
+{
+	int run, err;
+
+	run = lock_dir_open();
+	if (run < 0)
+		return run;
+	err = dir_grant(run, S_IXGRP | S_IXOTH);
+	if (!err && mkdirat(run, strrchr(SLUICE_PIN_MIRROR, '/') + 1, 0755) && errno != EEXIST)
+		err = -errno;
+	close(run);
+	if (err || mirror_mounted())
+		return err;
+	if (mount(SLUICE_PIN_ROOT, SLUICE_PIN_MIRROR, NULL, MS_BIND, NULL) ||
+	    mount(NULL, SLUICE_PIN_MIRROR, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL))
+		return -errno;
+	return 0;
+}
+
+int state_share_root(void)
+{
+	struct stat sb;
+	int fd, err;
+
+	fd = pin_root_open();
+	if (fd < 0)
+		return fd;
+	/* Listing the pin root names interfaces, which ip link tells anyone. */
+	err = dir_grant(fd, S_IRGRP | S_IXGRP | S_IROTH | S_IXOTH);
+	close(fd);
+	if (err)
+		return err;
+	if (!stat(BPFFS_ROOT, &sb) && (sb.st_mode & S_IXOTH))
+		return 0;
+	return mirror_ensure();
 }
 
 static int lock_file_open(void)
@@ -374,9 +490,9 @@ int state_path(const char *ifname, const char *name, char *buf, size_t len)
 	if (!state_name_valid(ifname))
 		return -EINVAL;
 	if (name)
-		n = snprintf(buf, len, "%s/%s/%s", SLUICE_PIN_ROOT, ifname, name);
+		n = snprintf(buf, len, "%s/%s/%s", pin_root, ifname, name);
 	else
-		n = snprintf(buf, len, "%s/%s", SLUICE_PIN_ROOT, ifname);
+		n = snprintf(buf, len, "%s/%s", pin_root, ifname);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -481,17 +597,136 @@ int state_exists(const char *ifname)
 	return err ?: dir_exists(staging);
 }
 
-/* A pin of dir (checked by the caller), by path. */
-static int pin_open(const char *dir, const char *name)
+/*
+ * A pin of dir (checked by the caller), by path. A reader opens a map
+ * BPF_F_RDONLY, which needs only read permission on the pin; the kernel
+ * opens links and programs only read-write.
+ */
+static int pin_open(const char *dir, const char *name, bool map)
 {
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = map && pins_readonly ? BPF_F_RDONLY : 0);
 	char path[PATH_MAX];
 	int fd, n;
 
 	n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
-	fd = bpf_obj_get(path);
+	fd = bpf_obj_get_opts(path, &opts);
 	return fd < 0 ? -errno : fd;
+}
+
+/* dir_fd's entry name as a path, through /proc: it holds across a rename of the directory. */
+static int path_at(char *buf, size_t len, int dir_fd, const char *name)
+{
+	int n = snprintf(buf, len, "/proc/self/fd/%d/%s", dir_fd, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int state_pin_open_at(int dir_fd, const char *name)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
+	char path[64 + NAME_MAX];
+	int fd, err;
+
+	err = path_at(path, sizeof(path), dir_fd, name);
+	if (err)
+		return err;
+	fd = bpf_obj_get_opts(path, &opts);
+	return fd < 0 ? -errno : fd;
+}
+
+/* bpffs takes no '.' in a name: the staging suffix's ':' again. */
+static void pin_staged_name(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s:new", name);
+}
+
+int state_pin_stage(int dir_fd, int fd, const char *name)
+{
+	char tmp[NAME_MAX], path[64 + NAME_MAX];
+	int err;
+
+	pin_staged_name(tmp, sizeof(tmp), name);
+	err = path_at(path, sizeof(path), dir_fd, tmp);
+	if (err)
+		return err;
+	unlinkat(dir_fd, tmp, 0); /* what a killed publish left */
+	if (bpf_obj_pin(fd, path))
+		return -errno;
+	err = state_pin_share(dir_fd, tmp);
+	if (err)
+		unlinkat(dir_fd, tmp, 0);
+	return err;
+}
+
+int state_pin_commit(int dir_fd, const char *name, bool keep)
+{
+	char tmp[NAME_MAX];
+
+	pin_staged_name(tmp, sizeof(tmp), name);
+	if (!keep)
+		return unlinkat(dir_fd, tmp, 0) ? -errno : 0;
+	return renameat(dir_fd, tmp, dir_fd, name) ? -errno : 0;
+}
+
+/*
+ * A pin made in a directory shared with a group (attach --group: 0750
+ * root:GROUP) is the group's to read: 0640 root:GROUP. Links and programs
+ * stay 0600: the kernel opens them only read-write.
+ */
+int state_pin_share(int dir_fd, const char *name)
+{
+	struct stat sb;
+	bool shared;
+
+	if (fstat(dir_fd, &sb))
+		return -errno;
+	shared = sb.st_gid && (sb.st_mode & S_IRGRP);
+	/* The mode while still the pinner's: once root's, changing it would take CAP_FOWNER. */
+	if (fchmodat(dir_fd, name, shared ? 0640 : 0600, 0) ||
+	    fchownat(dir_fd, name, 0, shared ? sb.st_gid : 0, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	return 0;
+}
+
+/* The pins already there follow the directory: the maps, and the live configuration. */
+static int pins_reshare(int dir_fd)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < N_PINS && !err; i++)
+		if (pins[i].obj_name && faccessat(dir_fd, pins[i].name, F_OK, 0) == 0)
+			err = state_pin_share(dir_fd, pins[i].name);
+	if (!err && faccessat(dir_fd, SLUICE_PIN_CONFIG_LIVE, F_OK, 0) == 0)
+		err = state_pin_share(dir_fd, SLUICE_PIN_CONFIG_LIVE);
+	return err;
+}
+
+int state_share(const char *ifname, gid_t group)
+{
+	bool shared = group != STATE_NO_GROUP;
+	int fd = state_dir_open(ifname, NULL), err = 0;
+
+	if (fd < 0)
+		return fd;
+	/* Never group-writable: the directory checks refuse that. */
+	if (fchown(fd, 0, shared ? group : 0) || fchmod(fd, shared ? 0750 : 0700))
+		err = -errno;
+	if (!err)
+		err = pins_reshare(fd);
+	close(fd);
+	return err;
+}
+
+gid_t state_group(const struct state *st)
+{
+	struct stat sb;
+
+	if (st->maps.dir < 0 || fstat(st->maps.dir, &sb))
+		return STATE_NO_GROUP;
+	return sb.st_gid && (sb.st_mode & S_IRGRP) ? sb.st_gid : STATE_NO_GROUP;
 }
 
 /* Calls fn for the object's map of every pin that is a map. */
@@ -546,25 +781,41 @@ void state_from_object(struct bpf_object *obj, struct state *st)
 		*pin_fd(st, i) = pins[i].obj_name
 					 ? bpf_object__find_map_fd_by_name(obj, pins[i].obj_name)
 					 : -1;
+	st->maps.dir = -1; /* not pinned yet */
 }
+
+struct pin_where {
+	const char *ifname;
+	int dir_fd;
+};
 
 static int pin_one(struct bpf_map *map, size_t pin, void *arg)
 {
+	const struct pin_where *w = arg;
 	char path[PATH_MAX];
 	int err;
 
-	err = state_path(arg, pins[pin].name, path, sizeof(path));
-	return err ? err : bpf_map__pin(map, path);
+	err = state_path(w->ifname, pins[pin].name, path, sizeof(path));
+	if (!err)
+		err = bpf_map__pin(map, path);
+	return err ?: state_pin_share(w->dir_fd, pins[pin].name);
 }
 
 int state_pin(struct bpf_object *obj, const char *ifname)
 {
-	int fd = state_dir_open(ifname, NULL);
+	struct pin_where w = { .ifname = ifname, .dir_fd = state_dir_open(ifname, NULL) };
+	int err;
 
-	if (fd < 0)
-		return fd;
-	close(fd);
-	return for_each_pinned_map(obj, pin_one, (void *)ifname);
+	if (w.dir_fd < 0)
+		return w.dir_fd;
+	err = for_each_pinned_map(obj, pin_one, &w);
+	close(w.dir_fd);
+	return err;
+}
+
+int state_dir_fd(const char *ifname)
+{
+	return state_dir_open(ifname, NULL);
 }
 
 /* Which directory holds ifname's state: its own, else an interrupted attach's. */
@@ -595,16 +846,25 @@ int state_open(const char *ifname, struct state *st)
 	memset(st, 0, sizeof(*st));
 	for (i = 0; i < N_PINS; i++)
 		*pin_fd(st, i) = -1;
+	st->maps.dir = -1;
 	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
 	err = state_dir_name(ifname, st, name, sizeof(name));
 	if (err)
 		return err;
+	st->maps.dir = state_dir_open(name, NULL);
+	if (st->maps.dir < 0)
+		return st->maps.dir;
 
 	/* A missing link or program is for state_health() to name; every map must be there. */
 	for (i = 0; i < N_PINS; i++) {
-		*pin_fd(st, i) = pin_open(st->dir, pins[i].name);
-		if (*pin_fd(st, i) < 0 && pins[i].obj_name) {
-			err = *pin_fd(st, i);
+		err = pin_open(st->dir, pins[i].name, pins[i].obj_name != NULL);
+		if (err == -EACCES && !pins[i].obj_name && pins_readonly) {
+			/* There, and root's alone: a reader judges health without it. */
+			*(pin_is_link(i) ? &st->link_hidden : &st->prog_hidden) = true;
+			continue;
+		}
+		*pin_fd(st, i) = err;
+		if (err < 0 && pins[i].obj_name) {
 			state_close(st);
 			return err == -ENOENT ? -ESTALE : err;
 		}
@@ -621,6 +881,9 @@ void state_close(struct state *st)
 			close(*pin_fd(st, i));
 		*pin_fd(st, i) = -1;
 	}
+	if (st->maps.dir >= 0)
+		close(st->maps.dir);
+	st->maps.dir = -1;
 }
 
 /*
@@ -705,6 +968,9 @@ int state_remove(const char *ifname)
 		if (unlinkat(dir, pins[i].name, 0) && errno != ENOENT)
 			err = err ?: -errno;
 	}
+	if (unlinkat(dir, SLUICE_PIN_CONFIG_LIVE, 0) && errno != ENOENT)
+		err = err ?: -errno;
+	unlinkat(dir, SLUICE_PIN_CONFIG_LIVE ":new", 0); /* what a killed publish left */
 	close(dir);
 	if (unlinkat(root, ifname, AT_REMOVEDIR) && errno != ENOENT)
 		err = err ?: -errno;
@@ -868,13 +1134,36 @@ static const char *multiprog_health(const struct state *st, unsigned int *prog_i
 
 bool state_multiprog(const struct state *st)
 {
-	return st->prog_fd >= 0;
+	return st->prog_fd >= 0 || st->prog_hidden;
+}
+
+/*
+ * A reader that may not open the link (or program) pin sees it there, and
+ * asks netlink what the interface runs: an XDP program, or none. It cannot
+ * tell that program is sluice's (that takes CAP_SYS_ADMIN), so a renamed
+ * or re-created interface that runs another program passes as ok.
+ */
+static const char *reader_health(const struct state *st, unsigned int *prog_id)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, query);
+	int ifindex = (int)if_nametoindex(st->ifname);
+
+	*prog_id = 0;
+	if (st->staged)
+		return STATE_STALE "attach interrupted";
+	if (!ifindex)
+		return STATE_STALE "interface is gone";
+	if (!bpf_xdp_query(ifindex, 0, &query))
+		*prog_id = query.prog_id ?: query.drv_prog_id ?: query.skb_prog_id;
+	return *prog_id ? STATE_OK : STATE_STALE "program is not attached";
 }
 
 const char *state_health(const struct state *st, unsigned int *prog_id)
 {
 	unsigned int ifindex, link_ifindex;
 
+	if (st->link_hidden || st->prog_hidden)
+		return reader_health(st, prog_id);
 	if (state_multiprog(st))
 		return multiprog_health(st, prog_id);
 	*prog_id = link_prog_id(st->link_fd, &link_ifindex);

@@ -10,6 +10,7 @@
 #include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "sluice.h"
 
 /* Every pinned map a policy lives in. */
@@ -21,6 +22,8 @@ struct policy_maps {
 	int admission;	/* per rule id: reset when an id is given to a new rule */
 	/* The set tables: a retired rule id is given again only once neither holds its buckets. */
 	int buckets, aggregates;
+	/* The state's directory, where config_write pins each configuration; -1: not pinned yet. */
+	int dir;
 };
 
 struct state {
@@ -32,7 +35,51 @@ struct state {
 	int hot_fd;
 	struct policy_maps maps;
 	bool staged; /* opened from what an interrupted attach left */
+	/* A reader found the link (or program) pin there, but only root may open it. */
+	bool link_hidden, prog_hidden;
 };
+
+/*
+ * Readers (commands that need no capability) call this first: every map
+ * pin is then opened BPF_F_RDONLY, which read permission on the pin allows.
+ */
+void state_readonly(void);
+/* Where the pins are reached: SLUICE_PIN_ROOT or its mirror. */
+const char *state_pin_root(void);
+/*
+ * attach --group mounts SLUICE_PIN_ROOT here too, read-only, so that its
+ * group reaches the pins where /sys/fs/bpf lets nobody but root pass (a
+ * 0700 bpffs, as systemd mounts it); readers fall back to it.
+ */
+#define SLUICE_PIN_MIRROR "/run/sluice/pins"
+/*
+ * Lets group read ifname's state: its directory 0750 root:group. Pins made
+ * in it afterwards are 0640 root:group (state_pin_share), but the link and
+ * program, which the kernel opens only read-write.
+ */
+int state_share(const char *ifname, gid_t group);
+int state_pin_share(int dir_fd, const char *name);
+/*
+ * Makes a shared state reachable: the pin root readable and searchable
+ * by all (it names interfaces only), and, when /sys/fs/bpf is not
+ * searchable by all, the mirror. -EPERM without CAP_SYS_ADMIN to mount.
+ */
+int state_share_root(void);
+/* The group that may read the state (its directory's), STATE_NO_GROUP when none. */
+#define STATE_NO_GROUP ((gid_t)-1)
+gid_t state_group(const struct state *st);
+/* The map pinned as name in the directory dir_fd, opened BPF_F_RDONLY. */
+int state_pin_open_at(int dir_fd, const char *name);
+/*
+ * Pins fd as name in the directory dir_fd in two steps, replacing what was
+ * pinned there: staged under a temporary name, shared as the directory is
+ * (a failure leaves nothing), then renamed over name (keep) or dropped. A
+ * reader opens the old object or the new, never none.
+ */
+int state_pin_stage(int dir_fd, int fd, const char *name);
+int state_pin_commit(int dir_fd, const char *name, bool keep);
+/* A checked fd of an interface's (or staging name's) directory. */
+int state_dir_fd(const char *ifname);
 
 /*
  * Mounts bpffs on /sys/fs/bpf when nothing is mounted there and creates

@@ -75,6 +75,9 @@ struct attach_settings {
 	uint64_t max_sources; /* SLUICE_DEFAULT_MAX_SOURCES unless stated */
 	bool mode_given;      /* stated in the file (or, for show, read from the kernel) */
 	bool max_sources_given;
+	/* The group that may read the pins (--group; for show, the directory's). */
+	unsigned int group;
+	bool group_given;
 };
 
 struct policy_doc {

@@ -188,7 +188,7 @@ static int table_capacity(const struct state *st, struct sample *s)
 
 	if (bpf_obj_get_info_by_fd(st->maps.buckets, &info, &len))
 		return -errno;
-	err = config_read(st->maps.config, &cfg);
+	err = config_read(&st->maps, &cfg);
 	if (err)
 		return err;
 	s->capacity = (uint64_t)info.max_entries * SLUICE_SET_WAYS;

@@ -202,6 +202,8 @@ static int parse_attach(struct parse_ctx *pc, const struct tokens *t, struct pol
 	doc->attach.mode_given = a.given[OPT_MODE];
 	doc->attach.max_sources = a.max_sources;
 	doc->attach.max_sources_given = a.given[OPT_MAX_SOURCES];
+	doc->attach.group = a.group;
+	doc->attach.group_given = a.given[OPT_GROUP];
 	pc->have_attach = true;
 	return 0;
 }

@@ -10,7 +10,7 @@
  *   rule CIDR OPTIONS...
  *   allow CIDR
  *   deny CIDR [until YYYY-MM-DDTHH:MM:SSZ]
- *   attach [mode MODE] [max-sources N]
+ *   attach [mode MODE] [max-sources N] [group GROUP]
  *
  * with # comments and blank lines. `sluice show` prints this format back.
  */

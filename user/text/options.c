@@ -160,6 +160,11 @@ static int apply_max_sources(struct cli_args *a, const char *v, const char **why
 	return parse_count(v, 1, MAX_SOURCES_MAX, &a->max_sources, why);
 }
 
+static int apply_group(struct cli_args *a, const char *v, const char **why)
+{
+	return parse_group(v, &a->group, why);
+}
+
 static int apply_file(struct cli_args *a, const char *v, const char **why)
 {
 	(void)why;
@@ -393,6 +398,12 @@ static bool show_max_sources(const struct attach_settings *as, char *buf, size_t
 	return as->max_sources_given;
 }
 
+static bool show_group(const struct attach_settings *as, char *buf, size_t len)
+{
+	format_group(buf, len, as->group);
+	return as->group_given;
+}
+
 #define LIMITER(_name, _meta, _values, _fn, _help)                                               \
 	{                                                                                        \
 		.name = _name, .metavar = _meta, .scope = SCOPE_LIMITER, .commands = ON_POLICY,  \
@@ -472,6 +483,16 @@ const struct option_def option_table[OPT_MAX] = {
 			      .help = "buckets tracked at once (default 1000000); a new source "
 				      "takes the place of one idle long enough to have "
 				      "refilled" },
+	[OPT_GROUP] = { .name = "group",
+			.metavar = "GROUP",
+			.scope = SCOPE_COMMAND,
+			.commands = ON(ATTACH),
+			.statements = STMT_ATTACH,
+			.apply = apply_group,
+			.format_attach = show_group,
+			.help = "let the members of GROUP read the pinned state (stats, top, "
+				"status, the exporter) without root or capabilities: its directory "
+				"0750 and its maps 0640, root:GROUP" },
 	[OPT_MULTIPROG] = { .name = "multiprog",
 			    .scope = SCOPE_COMMAND,
 			    .commands = ON(ATTACH),

@@ -52,7 +52,7 @@ enum option_scope {
 /* Config statements that take an option (sluice.conf(5)). */
 #define STMT_DEFAULT (1U << 0)
 #define STMT_RULE    (1U << 1)
-#define STMT_ATTACH  (1U << 2) /* what attach fixes: mode, max-sources */
+#define STMT_ATTACH  (1U << 2) /* what attach fixes: mode, max-sources, group */
 #define STMT_COUNT   3
 
 enum option_id {
@@ -76,6 +76,7 @@ enum option_id {
 	/* Command options. */
 	OPT_MODE,
 	OPT_MAX_SOURCES,
+	OPT_GROUP,
 	OPT_MULTIPROG,
 	OPT_FILE,
 	OPT_TIMEOUT,
@@ -111,6 +112,7 @@ struct cli_args {
 	uint32_t xdp_flags;
 	bool multiprog; /* attach through libxdp's dispatcher */
 	uint64_t max_sources;
+	unsigned int group; /* gid, when given[OPT_GROUP] */
 	const char *file;
 	uint64_t timeout_ns; /* deny add --timeout; 0: never expires */
 	bool json, pretty, prometheus;

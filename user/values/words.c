@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <netinet/in.h>
@@ -56,6 +59,51 @@ int parse_mode(const char *s, uint32_t *xdp_flags, const char **why)
 	}
 	*why = "expected native, generic or skb";
 	return -EINVAL;
+}
+
+/* The group named, or numbered, s; NULL when the system knows none. */
+static const struct group *group_lookup(const char *s)
+{
+	char *end;
+	unsigned long n;
+
+	if (s[0] >= '0' && s[0] <= '9') {
+		n = strtoul(s, &end, 10);
+		return *end || n >= (gid_t)-1 ? NULL : getgrgid((gid_t)n);
+	}
+	return getgrnam(s);
+}
+
+int parse_group(const char *s, unsigned int *gid, const char **why)
+{
+	const struct group *g;
+
+	/* A group name cannot hold these; refusing them keeps show's output one word. */
+	if (!s[0] || s[0] == '-' || strlen(s) > 32 || s[strcspn(s, " \t\n:/#\"'")]) {
+		*why = "expected a group name";
+		return -EINVAL;
+	}
+	g = group_lookup(s);
+	if (!g) {
+		*why = "no such group";
+		return -ENOENT;
+	}
+	if (!g->gr_gid) {
+		*why = "root's group reads the pins already: name another";
+		return -EINVAL;
+	}
+	*gid = g->gr_gid;
+	return 0;
+}
+
+void format_group(char *buf, size_t len, unsigned int gid)
+{
+	const struct group *g = getgrgid((gid_t)gid);
+
+	if (g && !strchr(g->gr_name, ' '))
+		snprintf(buf, len, "%s", g->gr_name);
+	else
+		snprintf(buf, len, "%u", gid);
 }
 
 const char *mode_name(uint32_t xdp_flags)

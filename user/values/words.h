@@ -12,6 +12,14 @@ const char *action_name(uint32_t action);
 int parse_mode(const char *s, uint32_t *xdp_flags, const char **why);
 /* "native" or "generic" for the flags parse_mode gives; "auto" for 0. */
 const char *mode_name(uint32_t xdp_flags);
+/*
+ * A group of the system (getgrnam, or a number getgrgid knows), but root's:
+ * root reads the pins anyway. gid_t as an unsigned int, to keep this header
+ * free of system types.
+ */
+int parse_group(const char *s, unsigned int *gid, const char **why);
+/* The group's name, or its number when it has none (for show, which parse_group reads back). */
+void format_group(char *buf, size_t len, unsigned int gid);
 #define DSCP_MAX 63
 /* 0-63, or a class name, any case: cs0-cs7, af11-af43 (drop precedence 1-3), ef. */
 int parse_dscp(const char *s, uint8_t *dscp, const char **why);

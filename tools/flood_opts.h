@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* sluice-flood: what the option parser, frame builder and device code share. */
-#ifndef SLUICE_FLOOD_H
-#define SLUICE_FLOOD_H
+#ifndef SLUICE_FLOOD_OPTS_H
+#define SLUICE_FLOOD_OPTS_H
 
 #include <stdbool.h>
 #include <linux/if_ether.h>
@@ -102,4 +102,4 @@ int flood_xdp_xmit_supported(int ifindex);
 /* The device's tx_dropped counter, where a veth counts frames its peer refused. */
 __u64 flood_tx_dropped(const char *ifname);
 
-#endif /* SLUICE_FLOOD_H */
+#endif /* SLUICE_FLOOD_OPTS_H */

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Least privilege. attach --group lets a throwaway group read the pins: as a
+# member with no capability (setpriv), stats, stats --json, status, top and
+# the exporter show the counters of real traffic, and set and deny add are
+# refused with nothing changed; someone outside the group can do neither;
+# root without CAP_BPF is refused naming it; a non-root user given exactly
+# the measured capabilities (ambient) changes a rate. All of it in a mount
+# namespace of the test's own with its own bpffs, mounted 0700 as systemd
+# does, so the members reach the pins through /run/sluice/pins, and the
+# host's /sys/fs/bpf and /run/sluice are never touched.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/e2e/lab.sh
+
+# The outer run (host mount namespace) makes and removes the lab, the user
+# and the groups; the inner one (a private mount namespace) runs the checks,
+# with the lab of the outer run.
+OUTER=${2:-$$}
+if [ "${1:-}" = --inner ]; then
+	rm -rf "$LAB_TMP"
+	LAB_TMP=$3
+	LAB_NS=sluice-e2e-$OUTER LAB_HOST=slh$OUTER LAB_PEER=sln$OUTER
+	LAB_NET=10.$((100 + OUTER % 150))
+	LAB_HOST_IP=$LAB_NET.0.1 LAB_PEER_IP=$LAB_NET.0.2 LAB_SRC_BASE=$LAB_NET.1.0
+fi
+GROUP=slpg$OUTER
+MEMBER=slpm$OUTER
+OUTSIDER=slpo$OUTER
+
+if [ "${1:-}" != --inner ]; then
+	cleanup() {
+		local pid
+		# Whatever the inner run left running as the member (by pid: ours alone).
+		for pid in $(ps -u "$MEMBER" -o pid= 2>/dev/null); do kill "$pid"; done
+		userdel "$MEMBER" 2>/dev/null
+		userdel "$OUTSIDER" 2>/dev/null
+		groupdel "$OUTSIDER" 2>/dev/null
+		groupdel "$GROUP" 2>/dev/null
+		lab_down
+	}
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	lab_up || { echo "FAIL lab setup"; echo "0 passed, 1 failed"; exit 1; }
+	trap cleanup EXIT # lab_up set its own
+	groupadd --system "$GROUP" &&
+		useradd --system -M -s /usr/sbin/nologin -g "$GROUP" "$MEMBER" &&
+		useradd --system -M -s /usr/sbin/nologin -U "$OUTSIDER" ||
+		{ echo "FAIL users"; echo "0 passed, 1 failed"; exit 1; }
+	unshare -m --propagation private bash "$0" --inner "$$" "$LAB_TMP"
+	exit $?
+fi
+
+trap - EXIT
+mount -t bpf -o mode=0700 bpf /sys/fs/bpf || { echo "FAIL bpffs"; echo "0 passed, 1 failed"; exit 1; }
+mkdir -p /run/sluice && mount -t tmpfs -o mode=0700 tmpfs /run/sluice
+# Everything sluice pinned goes with this namespace; detach first all the same.
+EXPORTER_PID=
+trap '"$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1; [ -n "$EXPORTER_PID" ] && kill $EXPORTER_PID 2>/dev/null' EXIT
+
+# Without capabilities, no inheritable, bounding or ambient ones to regain.
+as_member() { setpriv --reuid="$MEMBER" --regid="$GROUP" --init-groups --inh-caps=-all --bounding-set=-all "$@"; }
+as_outsider() { setpriv --reuid="$OUTSIDER" --regid="$OUTSIDER" --init-groups --inh-caps=-all --bounding-set=-all "$@"; }
+state() { "$SLUICE" show "$LAB_HOST"; "$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].generation'; }
+D=/sys/fs/bpf/sluice/$LAB_HOST
+
+test_bad_groups() {
+	local out rc
+	out=$("$SLUICE" attach "$LAB_HOST" --rate 100/s --group nosuch$$ 2>&1)
+	rc=$?
+	check "an unknown group: exit 2, one line, nothing attached" \
+		test "$rc" = 2 -a "$(wc -l <<<"$out")" = 1 -a ! -e "$D"
+	out=$("$SLUICE" attach "$LAB_HOST" --rate 100/s --group root 2>&1)
+	check "root's group is refused, exit 2" test $? = 2 -a ! -e "$D"
+	out=$("$SLUICE" attach "$LAB_HOST" --rate 100/s --group 'a:b' 2>&1)
+	check "a bad group name is refused, exit 2" test $? = 2 -a ! -e "$D"
+}
+
+test_attach() {
+	check "attach --group" "$SLUICE" attach "$LAB_HOST" --rate 10/s --group "$GROUP"
+	check "its directory is 0750 root:GROUP" test "$(command stat -c '%U:%G %a' "$D")" = "root:$GROUP 750"
+	check "its maps are 0640 root:GROUP" test "$(command stat -c '%U:%G %a' "$D/stats" "$D/config_live" "$D/buckets" | sort -u)" = "root:$GROUP 640"
+	check "the link stays 0600 root's" test "$(command stat -c '%U:%G %a' "$D/link")" = "root:root 600"
+	check "/sys/fs/bpf stays 0700 (bpffs adds the sticky bit)" test "$(command stat -c '%a' /sys/fs/bpf)" = 1700
+	check "the pin root is mirrored read-only at /run/sluice/pins" \
+		bash -c "findmnt -n -o OPTIONS /run/sluice/pins | grep -q '^ro'"
+	check "status and show say the group" \
+		bash -c "'$SLUICE' show '$LAB_HOST' | grep -qx 'attach mode native max-sources 1000000 group $GROUP' &&
+			 '$SLUICE' status '$LAB_HOST' --json | jq -e '.[0].group == \"$GROUP\"'"
+}
+
+test_member_reads() {
+	local root_json member_json
+	flood 50 1 2000 >/dev/null
+	sleep 0.3
+	check "the member cannot pass /sys/fs/bpf" bash -c "! as_member ls /sys/fs/bpf 2>/dev/null"
+	root_json=$("$SLUICE" stats "$LAB_HOST" --json | jq -c .counters)
+	member_json=$(as_member "$SLUICE" stats "$LAB_HOST" --json | jq -c .counters)
+	CHECK_DETAIL="root $root_json, member $member_json"
+	check "as a member, stats --json gives root's counters of the flood" \
+		test -n "$member_json" -a "$member_json" = "$root_json" -a "$(jq .passed.packets <<<"$member_json")" -gt 0 -a \
+		"$(jq .dropped.packets <<<"$member_json")" -gt 0
+	check "as a member, stats" bash -c "as_member '$SLUICE' stats '$LAB_HOST' | grep -q '^passed'"
+	check "as a member, status: ok" bash -c "as_member '$SLUICE' status '$LAB_HOST' --json | jq -e '.[0].state == \"ok\" and .[0].prog_id > 0'"
+	check "as a member, status lists the interface" bash -c "as_member '$SLUICE' status | grep -q '^$LAB_HOST '"
+	check "as a member, top shows the flood's 50 sources" \
+		bash -c "as_member '$SLUICE' top '$LAB_HOST' -n 100 --json | jq -e '.sources | length == 50'"
+}
+
+test_member_refused() {
+	local before out rc
+	before=$(state)
+	out=$(as_member "$SLUICE" set "$LAB_HOST" --rate 5/s 2>&1)
+	rc=$?
+	CHECK_DETAIL=$out
+	check "as a member, set is refused naming CAP_BPF, exit 1, nothing changed" \
+		test "$rc" = 1 -a "$(state)" = "$before" -a -n "$(grep -o 'missing CAP_BPF' <<<"$out")"
+	out=$(as_member "$SLUICE" deny add "$LAB_HOST" 192.0.2.0/24 2>&1)
+	check "as a member, deny add is refused, exit 1, nothing changed" test $? = 1 -a "$(state)" = "$before"
+}
+
+test_outsider() {
+	local before out rc
+	before=$(state)
+	out=$(as_outsider "$SLUICE" stats "$LAB_HOST" 2>&1)
+	rc=$?
+	CHECK_DETAIL=$out
+	check "outside the group, stats is refused in one line, exit 1" \
+		test "$rc" = 1 -a "$(wc -l <<<"$out")" = 1 -a -n "$(grep -o 'permission denied' <<<"$out")"
+	out=$(as_outsider "$SLUICE" set "$LAB_HOST" --rate 5/s 2>&1)
+	check "outside the group, set is refused, exit 1, nothing changed" test $? = 1 -a "$(state)" = "$before"
+}
+
+test_root_without_caps() {
+	local before out rc
+	before=$(state)
+	out=$(setpriv --inh-caps=-all --bounding-set=-bpf,-net_admin "$SLUICE" set "$LAB_HOST" --rate 5/s 2>&1)
+	rc=$?
+	CHECK_DETAIL=$out
+	check "root without CAP_BPF: set refused naming it, exit 1, nothing changed" \
+		test "$rc" = 1 -a "$(state)" = "$before" -a -n "$(grep -o 'missing CAP_BPF' <<<"$out")"
+	out=$(setpriv --inh-caps=-all --bounding-set=-bpf,-net_admin "$SLUICE" upgrade "$LAB_HOST" 2>&1)
+	rc=$?
+	CHECK_DETAIL=$out
+	check "root without CAP_BPF and CAP_NET_ADMIN: upgrade refused naming both" \
+		test "$rc" = 1 -a "$(state)" = "$before" -a -n "$(grep -o 'missing CAP_BPF and CAP_NET_ADMIN' <<<"$out")"
+	check "root without any capability still reads" \
+		setpriv --inh-caps=-all --bounding-set=-all "$SLUICE" stats "$LAB_HOST"
+}
+
+# The measured minimum for set, run by another uid than root: CAP_BPF,
+# CAP_DAC_OVERRIDE for root's pins and lock, and CAP_CHOWN to give the
+# configuration it pins to root; raised as ambient capabilities.
+test_ambient_caps() {
+	local out
+	out=$(setpriv --reuid="$OUTSIDER" --regid="$OUTSIDER" --clear-groups --inh-caps=-all,+bpf,+dac_override,+chown --ambient-caps=+bpf,+dac_override,+chown \
+		--bounding-set=-all,+bpf,+dac_override,+chown "$SLUICE" set "$LAB_HOST" --rate 42/s 2>&1)
+	CHECK_DETAIL=$out
+	check "a non-root user with ambient CAP_BPF, CAP_DAC_OVERRIDE and CAP_CHOWN changes the rate" \
+		bash -c "'$SLUICE' show '$LAB_HOST' | grep -qx 'default rate 42/s'"
+	out=$(setpriv --reuid="$OUTSIDER" --regid="$OUTSIDER" --clear-groups --inh-caps=-all,+bpf --ambient-caps=+bpf --bounding-set=-all,+bpf \
+		"$SLUICE" set "$LAB_HOST" --rate 43/s 2>&1)
+	CHECK_DETAIL=$out
+	check "with CAP_BPF alone, a non-root user is refused naming CAP_DAC_OVERRIDE and CAP_CHOWN" \
+		test -n "$(grep -o 'missing CAP_DAC_OVERRIDE and CAP_CHOWN' <<<"$out")" -a "$("$SLUICE" show "$LAB_HOST" | grep -c 'rate 43/s')" = 0
+}
+
+test_exporter() {
+	local addr
+	# Not through the function: $! must be the exporter itself, for kill.
+	setpriv --reuid="$MEMBER" --regid="$GROUP" --init-groups --inh-caps=-all --bounding-set=-all \
+		"$SLUICE" exporter --listen 127.0.0.1:0 >"$LAB_TMP/exporter.out" 2>&1 &
+	EXPORTER_PID=$!
+	addr=$(exporter_addr "$LAB_TMP/exporter.out")
+	curl -s -m 10 -o "$LAB_TMP/metrics" "http://$addr/metrics"
+	CHECK_DETAIL=$(grep "interface=\"$LAB_HOST\"" "$LAB_TMP/metrics" | head -3)
+	check "the exporter as a member serves the interface's counters" \
+		grep -qE "^sluice_passed_packets_total\{interface=\"$LAB_HOST\"[^}]*\} [1-9]" "$LAB_TMP/metrics"
+	check "and says it is attached" grep -q "^sluice_attached{interface=\"$LAB_HOST\"} 1" "$LAB_TMP/metrics"
+	kill -TERM "$EXPORTER_PID"
+	wait "$EXPORTER_PID" 2>/dev/null
+	EXPORTER_PID=
+}
+
+test_dir_checks() {
+	chmod g+w "$D"
+	check "a group-writable directory is refused, for root" bash -c "! '$SLUICE' stats '$LAB_HOST' >/dev/null 2>&1"
+	check "and for the member" bash -c "as_member '$SLUICE' stats '$LAB_HOST' 2>&1 | grep -q 'writable by others'"
+	chmod g-w "$D"
+	check "0750 again: readable" bash -c "as_member '$SLUICE' stats '$LAB_HOST' >/dev/null"
+}
+
+test_round_trip() {
+	"$SLUICE" show "$LAB_HOST" >"$LAB_TMP/shown.conf"
+	check "apply of what show printed, group included: nothing changes" \
+		bash -c "'$SLUICE' apply '$LAB_HOST' -f '$LAB_TMP/shown.conf' | grep -q 'nothing changed'"
+	sed "s/ group $GROUP//" "$LAB_TMP/shown.conf" >"$LAB_TMP/nogroup.conf"
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/nogroup.conf" >/dev/null 2>&1
+	check "apply of a file stating no group keeps the group" test "$(command stat -c '%G' "$D")" = "$GROUP"
+	sed "s/ group $GROUP/ group $OUTSIDER/" "$LAB_TMP/shown.conf" >"$LAB_TMP/other.conf"
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/other.conf" >/dev/null 2>&1
+	check "apply of another group: exit 2, points to --replace" test $? = 2 -a "$(command stat -c '%G' "$D")" = "$GROUP"
+	check "attach -f --replace of another group regroups in place" \
+		bash -c "'$SLUICE' attach '$LAB_HOST' -f '$LAB_TMP/other.conf' --replace | grep -q 'kept its program'"
+	check "the state is then the other group's" test "$(command stat -c '%G' "$D" "$D/stats" "$D/config_live" | sort -u)" = "$OUTSIDER"
+	"$SLUICE" detach "$LAB_HOST" >/dev/null
+	check "attach -f of what show printed" "$SLUICE" attach "$LAB_HOST" -f "$LAB_TMP/shown.conf"
+	check "show then prints the same" bash -c "'$SLUICE' show '$LAB_HOST' | diff - '$LAB_TMP/shown.conf'"
+	check "and the member reads it" as_member "$SLUICE" stats "$LAB_HOST"
+}
+
+export -f as_member
+export SLUICE LAB_HOST MEMBER GROUP
+test_bad_groups
+test_attach
+test_member_reads
+test_exporter
+test_member_refused
+test_outsider
+test_root_without_caps
+test_ambient_caps
+test_dir_checks
+test_round_trip
+check "detach" "$SLUICE" detach "$LAB_HOST"
+lab_finish
