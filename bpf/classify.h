@@ -7,6 +7,7 @@
 #ifndef SLUICE_BPF_CLASSIFY_H
 #define SLUICE_BPF_CLASSIFY_H
 
+#include "clock.h"
 #include "maps.h"
 #include "parse.h"
 
@@ -46,13 +47,26 @@ static __always_inline void *lpm_lookup(void *trie_v4, void *trie_v6, const stru
 	return bpf_map_lookup_elem(trie_v6, &k6);
 }
 
+/*
+ * Is the source denied now? The entry found folds in its enclosing
+ * entries' expiry (struct sluice_deny), so an expired one falls back to a
+ * live shorter one. Only a timed entry reads the clock.
+ */
+static __always_inline int deny_holds(const struct packet *pkt, const struct sluice_config *cfg)
+{
+	const struct sluice_deny *d = lpm_lookup(&deny_v4, &deny_v6, pkt, cfg->list_set);
+
+	if (!d)
+		return 0;
+	return !d->denied_until_ns || clock_ns() < d->denied_until_ns;
+}
+
 /* Deny wins over allow; empty tries are not searched. */
 static __always_inline int classify_lists(const struct packet *pkt, const struct sluice_config *cfg)
 {
 	int v4 = pkt->family == SLUICE_FAMILY_IPV4;
 
-	if ((cfg->lists & (v4 ? SLUICE_LIST_DENY_V4 : SLUICE_LIST_DENY_V6)) &&
-	    lpm_lookup(&deny_v4, &deny_v6, pkt, cfg->list_set))
+	if ((cfg->lists & (v4 ? SLUICE_LIST_DENY_V4 : SLUICE_LIST_DENY_V6)) && deny_holds(pkt, cfg))
 		return LIST_DENY;
 	if ((cfg->lists & (v4 ? SLUICE_LIST_ALLOW_V4 : SLUICE_LIST_ALLOW_V6)) &&
 	    lpm_lookup(&allow_v4, &allow_v6, pkt, cfg->list_set))

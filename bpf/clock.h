@@ -26,6 +26,11 @@ static __always_inline __u64 clock_jiffies(void)
 {
 	return test_jiffies;
 }
+
+static __always_inline __u64 clock_ns(void)
+{
+	return test_now_ns;
+}
 #else
 static __always_inline __u64 clock_now(void)
 {
@@ -35,6 +40,12 @@ static __always_inline __u64 clock_now(void)
 static __always_inline __u64 clock_jiffies(void)
 {
 	return bpf_jiffies64();
+}
+
+/* CLOCK_MONOTONIC nanoseconds, the clock of timed deny entries. */
+static __always_inline __u64 clock_ns(void)
+{
+	return bpf_ktime_get_ns();
 }
 #endif
 

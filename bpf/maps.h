@@ -65,20 +65,23 @@ struct {
 	__type(value, struct sluice_rule_group);
 } rules_v6 SEC(".maps");
 
-/* Allow and deny lists: only presence matters; keys carry the set. */
-#define LIST_TRIE(name, key_type)                             \
+/*
+ * Allow and deny lists; keys carry the set. An allow entry is presence
+ * alone, a deny entry says until when it denies (struct sluice_deny).
+ */
+#define LIST_TRIE(name, key_type, value_type)                 \
 	struct {                                              \
 		__uint(type, BPF_MAP_TYPE_LPM_TRIE);          \
 		__uint(max_entries, SLUICE_MAX_LIST_ENTRIES); \
 		__uint(map_flags, BPF_F_NO_PREALLOC);         \
 		__type(key, key_type);                        \
-		__type(value, __u8);                          \
+		__type(value, value_type);                    \
 	} name SEC(".maps")
 
-LIST_TRIE(allow_v4, struct sluice_lpm_v4);
-LIST_TRIE(allow_v6, struct sluice_lpm_v6);
-LIST_TRIE(deny_v4, struct sluice_lpm_v4);
-LIST_TRIE(deny_v6, struct sluice_lpm_v6);
+LIST_TRIE(allow_v4, struct sluice_lpm_v4, __u8);
+LIST_TRIE(allow_v6, struct sluice_lpm_v6, __u8);
+LIST_TRIE(deny_v4, struct sluice_lpm_v4, struct sluice_deny);
+LIST_TRIE(deny_v6, struct sluice_lpm_v6, struct sluice_deny);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

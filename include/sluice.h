@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 8
+#define SLUICE_LAYOUT_VERSION 9
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -307,6 +307,20 @@ struct sluice_lpm_v6 {
 	__u32 prefixlen;
 	__u32 set;
 	__u32 addr[4];
+};
+
+/*
+ * Value of a deny trie entry (the allow tries hold one byte: presence).
+ * Times are CLOCK_MONOTONIC nanoseconds, what bpf_ktime_get_ns() reads;
+ * 0 is never. An LPM lookup finds only the longest entry holding the
+ * source, and a source is denied while any entry holding it is live: so
+ * userspace folds into each entry the latest expiry of itself and every
+ * entry enclosing it, and one lookup and one compare decide. An expired
+ * /32 inside a live /16 then still denies until the /16 expires.
+ */
+struct sluice_deny {
+	__u64 expires_ns;      /* this entry's own expiry, for list and show */
+	__u64 denied_until_ns; /* the latest of its own and its enclosing entries' */
 };
 
 /* Value of a rules trie entry: the policy slots to try, in order. */

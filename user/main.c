@@ -133,6 +133,7 @@ static void audit_after(const struct cli_args *a, struct audit_snapshot *before,
 		.before = before,
 		.after = &after,
 		.exit_status = ret,
+		.timeout_ns = a->timeout_ns,
 	};
 	char line[AUDIT_LINE_MAX];
 

@@ -11,6 +11,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,124 @@ static void case_lists(void)
 	      "deny: always dropped, counted", "passed %d denied %llu", d,
 	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_DENIED));
 	check(b == 0, "a source on both lists is denied", "passed %d", b);
+	fixture_close(&fx);
+}
+
+/* Makes the deny entry spelled cidr expire at expires_ns (test clock); false if it is not there. */
+static bool deny_expires(struct policy_doc *doc, const char *cidr, uint64_t expires_ns)
+{
+	char text[64];
+	size_t i;
+
+	for (i = 0; i < doc->deny.count; i++) {
+		format_cidr(text, sizeof(text), &doc->deny.items[i].cidr);
+		if (!strcmp(text, cidr)) {
+			doc->deny.items[i].expires_ns = expires_ns;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Timed entries: the deny list of case_timed_deny, and when each entry expires. */
+static const char timed_conf[] =
+	"default rate 1000/s burst 1000\n"
+	"deny 10.6.1.0/24\n"				  /* alone, timed */
+	"deny 10.8.0.0/16\ndeny 10.8.1.1/32\n"		  /* a timed /32 in a live /16 */
+	"deny 10.5.0.0/16\ndeny 10.5.1.1/32\n"		  /* a timed /32 in a longer-timed /16 */
+	"deny 10.4.0.0/16\ndeny 10.4.1.1/32\n"		  /* a longer-timed /32 in a timed /16 */
+	"deny 10.3.0.0/16\n"				  /* permanent */
+	"deny 2001:db8:1::/48\n"			  /* IPv6 alone, timed */
+	"deny 2001:db8:2::/48\ndeny 2001:db8:2:1::/64\n"; /* timed /64 in a live /48 */
+
+static const struct {
+	const char *cidr;
+	uint64_t after_s; /* expires this long after NOW_NS */
+} timed_entries[] = {
+	{ "10.6.1.0/24", 10 },	   { "10.8.1.1/32", 5 },       { "10.5.0.0/16", 30 },
+	{ "10.5.1.1/32", 5 },	   { "10.4.0.0/16", 5 },       { "10.4.1.1/32", 30 },
+	{ "2001:db8:1::/48", 10 }, { "2001:db8:2:1::/64", 5 },
+};
+
+static int timed_open(struct fixture *fx)
+{
+	struct policy_doc doc;
+	size_t i;
+	int err;
+
+	err = doc_from_conf_text(timed_conf, &doc);
+	for (i = 0; !err && i < sizeof(timed_entries) / sizeof(timed_entries[0]); i++)
+		if (!deny_expires(&doc, timed_entries[i].cidr,
+				  NOW_NS + timed_entries[i].after_s * NSEC_PER_SEC))
+			err = -ENOENT;
+	if (!err)
+		err = fixture_open_policy(fx, &doc, 1024);
+	doc_free(&doc);
+	if (!err)
+		fixture_set_clock(fx, NOW_NS);
+	return err;
+}
+
+/* Does one frame from src pass at NOW_NS + at_ns? */
+static bool passes_at(struct fixture *fx, const char *src, uint64_t at_ns)
+{
+	struct frame_spec spec = {
+		.family = strchr(src, ':') ? 6 : 4, .src = src, .payload = 18, .dport = 53
+	};
+
+	fixture_set_clock(fx, NOW_NS + at_ns);
+	return passes(fx, &spec, 1) == 1;
+}
+
+#define S(n) ((uint64_t)(n)*NSEC_PER_SEC)
+
+/*
+ * One frame of the timed list's: its source, when it comes, and whether it
+ * must pass. The clock only goes forward for sources that get buckets.
+ */
+static const struct {
+	const char *what, *src;
+	uint64_t at_ns;
+	bool pass;
+} timed_probes[] = {
+	{ "outside every entry: passed", "10.7.0.1", 0, true },
+	{ "timed /24: denied before its expiry", "10.6.1.9", 0, false },
+	{ "timed /24: denied 1 ns before its expiry", "10.6.1.9", S(10) - 1, false },
+	{ "timed /24: passed at its expiry", "10.6.1.9", S(10), true },
+	{ "timed /24: passed long after", "10.6.1.9", S(100), true },
+	{ "timed /32 in a live /16: denied before", "10.8.1.1", 0, false },
+	{ "timed /32 in a live /16: denied by the /16 after", "10.8.1.1", S(6), false },
+	{ "timed /32 in a live /16: denied a day after", "10.8.1.1", S(86400), false },
+	{ "expired /32 in a timed /16: denied by the /16", "10.5.1.1", S(6), false },
+	{ "the timed /16 around it: denied", "10.5.9.9", S(6), false },
+	{ "expired /32 in an expired /16: passed", "10.5.1.1", S(30), true },
+	{ "a /32 outliving its /16: denied", "10.4.1.1", S(6), false },
+	{ "its expired /16: passed", "10.4.9.9", S(6), true },
+	{ "the /32 outliving its /16: passed once expired", "10.4.1.1", S(30), true },
+	{ "permanent: denied", "10.3.0.1", 0, false },
+	{ "permanent: denied ten years on", "10.3.0.1", S(3650ULL * 86400), false },
+	{ "IPv6 timed /48: denied before", "2001:db8:1::1", S(9), false },
+	{ "IPv6 timed /48: passed at its expiry", "2001:db8:1::1", S(10), true },
+	{ "IPv6 expired /64 in a live /48: denied", "2001:db8:2:1::1", S(6), false },
+	{ "IPv6 the live /48 around it: denied", "2001:db8:2:7::1", S(6), false },
+};
+
+static void case_timed_deny(void)
+{
+	struct fixture fx;
+	size_t i;
+	bool passed;
+
+	if (timed_open(&fx)) {
+		check(false, "timed deny entries", "cannot load");
+		return;
+	}
+	for (i = 0; i < sizeof(timed_probes) / sizeof(timed_probes[0]); i++) {
+		passed = passes_at(&fx, timed_probes[i].src, timed_probes[i].at_ns);
+		check(passed == timed_probes[i].pass, timed_probes[i].what, "%s at +%.9f s: %s",
+		      timed_probes[i].src, (double)timed_probes[i].at_ns / NSEC_PER_SEC,
+		      passed ? "passed" : "dropped");
+	}
 	fixture_close(&fx);
 }
 
@@ -502,6 +621,7 @@ static void case_rule_id_wrap(void)
 void suite_policy(void)
 {
 	case_lists();
+	case_timed_deny();
 	case_most_specific();
 	case_classes();
 	case_fragments();

@@ -204,6 +204,21 @@ test_lists() {
 		grep -qE ": deny flush by uid 0: deny 20200 -> 0 entries \(-20200\); " <<<"$line"
 	run_logged 0 allow flush "$LAB_HOST"
 	check "allow flush of an empty list: no line" test "$RC" = 0 -a "$NEW" = 0
+
+	run_logged 1 deny add "$LAB_HOST" 198.51.100.7 --timeout 10m
+	line=$(last_line)
+	CHECK_DETAIL=$line
+	check "deny add --timeout: one line with the count and the timeout" \
+		grep -qE ": deny add by uid 0: deny 0 -> 1 entries \(\+1\), timeout 10m; generation [0-9]+ -> [0-9]+; command: sluice deny add $LAB_HOST 198.51.100.7 --timeout 10m$" <<<"$line"
+	run_logged 1 deny add "$LAB_HOST" 198.51.100.7 --timeout 1h
+	line=$(last_line)
+	CHECK_DETAIL=$line
+	check "deny add --timeout extending an entry: the timeout, no count change" \
+		grep -qE ": deny add by uid 0: timeout 1h; generation " <<<"$line"
+	run_logged 0 deny add "$LAB_HOST" 198.51.100.7 --timeout 90s
+	check "deny add --timeout shorter than the entry has left: exit 0, no line" \
+		test "$RC" = 0 -a "$NEW" = 0
+	run_logged 1 deny flush "$LAB_HOST"
 }
 
 test_control_chars() {

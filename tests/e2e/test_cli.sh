@@ -127,6 +127,27 @@ BAD_INVOCATIONS=(
 	"set HOST --aggregate ipv6/0=5/s"
 	"attach nosuchif0 --rate 5/s --aggregate /0=5/s"
 	"apply HOST -f FAMCONF"
+	# Timed bans: bad durations, --timeout where it does not go, bad 'until' in files.
+	"deny add HOST 10.9.0.0/16 --timeout"
+	"deny add HOST 10.9.0.0/16 --timeout 0"
+	"deny add HOST 10.9.0.0/16 --timeout 0s"
+	"deny add HOST 10.9.0.0/16 --timeout 0.5s"
+	"deny add HOST 10.9.0.0/16 --timeout -5m"
+	"deny add HOST 10.9.0.0/16 --timeout 10"
+	"deny add HOST 10.9.0.0/16 --timeout 10x"
+	"deny add HOST 10.9.0.0/16 --timeout 3651d"
+	"deny add HOST 10.9.0.0/16 --timeout 99999999999999999999s"
+	"deny add HOST 10.9.0.0/16 --timeout=1h --timeout abc"
+	"deny add HOST -f BADLIST --timeout 1h"
+	"deny del HOST 10.2.0.0/16 --timeout 1h"
+	"deny list HOST --timeout 1h"
+	"deny flush HOST --timeout 1h"
+	"allow add HOST 10.9.0.0/16 --timeout 1h"
+	"rule add HOST 10.9.0.0/16 --rate 1/s --timeout 1h"
+	"attach lo --rate 5/d"
+	"apply HOST -f UNTILCONF"
+	"apply HOST -f ALLOWUNTILCONF"
+	"apply HOST -f BADDATECONF"
 )
 
 # The pinned state byte for byte (every map but the live counters and
@@ -155,6 +176,9 @@ test_bad_invocations() {
 		inv=${inv//NULLIST/$LAB_TMP/nul.list}
 		inv=${inv//LONGCONF/$LAB_TMP/long.conf}
 		inv=${inv//FAMCONF/$LAB_TMP/family.conf}
+		inv=${inv//ALLOWUNTILCONF/$LAB_TMP/allow-until.conf}
+		inv=${inv//UNTILCONF/$LAB_TMP/until.conf}
+		inv=${inv//BADDATECONF/$LAB_TMP/bad-date.conf}
 		read -r -a args <<<"${inv//HOST/$LAB_HOST}"
 		out=$("$SLUICE" "${args[@]}" 2>&1 >/dev/null)
 		rc=$?
@@ -215,6 +239,25 @@ test_messages() {
 	# Options are checked before the interface: no attach can slip through.
 	check "attach refuses a /0 aggregate" says "at least 1" \
 		"$SLUICE" attach nosuchif0 --rate 5/s --aggregate /0=5/s
+	check "--timeout 0s says the least" says "bad value '0s' for --timeout: must be at least 1s" \
+		"$SLUICE" deny add "$LAB_HOST" 10.9.0.0/16 --timeout 0s
+	check "--timeout without a unit names the units" says "expected a duration with its unit" \
+		"$SLUICE" deny add "$LAB_HOST" 10.9.0.0/16 --timeout 10
+	check "--timeout past ten years says the most" says "must be at most 3650d" \
+		"$SLUICE" deny add "$LAB_HOST" 10.9.0.0/16 --timeout 3651d
+	check "deny del --timeout says it goes with add" says "--timeout goes with add" \
+		"$SLUICE" deny del "$LAB_HOST" 10.2.0.0/16 --timeout 1h
+	check "allow add --timeout says allow does not take it" \
+		says "--timeout is not an option of allow" \
+		"$SLUICE" allow add "$LAB_HOST" 10.9.0.0/16 --timeout 1h
+	check "a bad until in a file names FILE:LINE:COL" \
+		says "until.conf:2:24: bad time 'tomorrow': expected a UTC time" \
+		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/until.conf"
+	check "until on an allow entry is refused at its column" \
+		says "allow-until.conf:2:19: allow entries never expire" \
+		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/allow-until.conf"
+	check "a day that does not exist is a bad time" says "bad-date.conf:2:24: bad time '2030-02-31T00:00:00Z'" \
+		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/bad-date.conf"
 	CHECK_DETAIL="state changed"
 	check "none of these changed the state" test "$(snapshot)" = "$before"
 	# The longest line is accepted: the running policy again, its first line padded.
@@ -286,6 +329,12 @@ printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s\0\n' >"$LAB_TMP/nul.conf"
 printf '10.0.0.0/8\n10.\0\n' >"$LAB_TMP/nul.list"
 awk 'BEGIN { printf "%-4096s\n", "default rate 5/s" }' >"$LAB_TMP/long.conf"
 printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s proto icmpv6\n' >"$LAB_TMP/family.conf"
+printf 'default rate 5/s\ndeny 10.9.0.0/16 until tomorrow\n' >"$LAB_TMP/until.conf"
+printf 'default rate 5/s\nallow 10.9.0.0/16 until 2030-01-01T00:00:00Z\n' >"$LAB_TMP/allow-until.conf"
+printf 'default rate 5/s\ndeny 10.9.0.0/16 until 2030-02-31T00:00:00Z\n' >"$LAB_TMP/bad-date.conf"
+# A timed and a permanent deny entry, so every refusal above leaves both as they were.
+"$SLUICE" deny add "$LAB_HOST" 10.2.0.0/16 --timeout 1d >/dev/null
+"$SLUICE" deny add "$LAB_HOST" 10.3.0.0/16 >/dev/null
 test_bad_invocations
 test_messages
 test_not_root

@@ -105,6 +105,11 @@ test_member_reads() {
 	check "as a member, status lists the interface" bash -c "as_member '$SLUICE' status | grep -q '^$LAB_HOST '"
 	check "as a member, top shows the flood's 50 sources" \
 		bash -c "as_member '$SLUICE' top '$LAB_HOST' -n 100 --json | jq -e '.sources | length == 50'"
+	"$SLUICE" deny add "$LAB_HOST" 198.51.100.9 --timeout 1h >/dev/null
+	CHECK_DETAIL=$(as_member "$SLUICE" deny list "$LAB_HOST" --json 2>&1)
+	check "as a member, deny list --json reads a timed entry's time left" \
+		jq -e '.[0].cidr == "198.51.100.9/32" and .[0].expires_in_s > 3590' <<<"$CHECK_DETAIL"
+	"$SLUICE" deny del "$LAB_HOST" 198.51.100.9 >/dev/null
 }
 
 test_member_refused() {

@@ -295,6 +295,95 @@ static void test_counts(void)
 	      "count '1.5' is refused: not a whole number", "got '%s'", why);
 }
 
+/* --timeout: a duration with its unit, parsed, then formatted in its canonical spelling. */
+static const struct {
+	const char *in;
+	int err;
+	uint64_t ns;
+	const char *canonical; /* NULL when refused */
+} duration_cases[] = {
+	{ "90s", 0, 90 * NSEC_PER_SEC, "90s" },
+	{ "60s", 0, 60 * NSEC_PER_SEC, "1m" },
+	{ "10m", 0, 600 * NSEC_PER_SEC, "10m" },
+	{ "1h", 0, 3600 * NSEC_PER_SEC, "1h" },
+	{ "1.5h", 0, 5400 * NSEC_PER_SEC, "90m" },
+	{ "2d", 0, 2 * 86400 * NSEC_PER_SEC, "2d" },
+	{ "48h", 0, 2 * 86400 * NSEC_PER_SEC, "2d" },
+	{ "1.5s", 0, 1500000000ULL, "1.500000000s" },
+	{ "3min", 0, 180 * NSEC_PER_SEC, "3m" },
+	{ "1day", 0, 86400 * NSEC_PER_SEC, "1d" },
+	{ "1s", 0, NSEC_PER_SEC, "1s" },
+	{ "3650d", 0, 3650 * 86400 * NSEC_PER_SEC, "3650d" },
+	{ "0", -EINVAL, 0, NULL },
+	{ "0s", -ERANGE, 0, NULL },
+	{ "0.999999999s", -ERANGE, 0, NULL },
+	{ "-5m", -EINVAL, 0, NULL },
+	{ "10", -EINVAL, 0, NULL },
+	{ "10x", -EINVAL, 0, NULL },
+	{ "", -EINVAL, 0, NULL },
+	{ "3651d", -ERANGE, 0, NULL },
+	{ "99999999999999999999s", -EINVAL, 0, NULL },
+	{ "999999999999d", -ERANGE, 0, NULL },
+	{ "1e3s", -EINVAL, 0, NULL },
+	{ " 5s", -EINVAL, 0, NULL },
+};
+
+static void test_durations(void)
+{
+	const char *why = "";
+	char name[96], out[32];
+	uint64_t ns;
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(duration_cases) / sizeof(duration_cases[0]); i++) {
+		ns = 0;
+		out[0] = '\0';
+		err = parse_duration(duration_cases[i].in, &ns, &why);
+		if (!err)
+			format_duration(out, sizeof(out), ns);
+		snprintf(name, sizeof(name), "duration '%s'%s%s", duration_cases[i].in,
+			 err ? " refused" : " is ", err ? "" : out);
+		check((err < 0) == (duration_cases[i].err < 0) &&
+			      (err || (ns == duration_cases[i].ns &&
+				       !strcmp(out, duration_cases[i].canonical))),
+		      name, "got %d %llu '%s' (%s)", err, (unsigned long long)ns, out,
+		      err ? why : "");
+	}
+	check(parse_rate("5/d", &(struct rate){ 0 }, &why) == -EINVAL,
+	      "a rate per day is still refused: days are for durations", "%s", why);
+}
+
+/* until TIME: RFC 3339 UTC to the second, exactly as format_utc prints it. */
+static void test_utc(void)
+{
+	static const char *const refused[] = {
+		"2030-02-31T00:00:00Z",
+		"2030-1-01T00:00:00Z",
+		"2030-01-01 00:00:00Z",
+		"2030-01-01T00:00:00",
+		"2030-01-01T00:00:00+01:00",
+		"1969-12-31T23:59:59Z",
+		"2030-01-01T24:00:00Z",
+		"tomorrow",
+		"",
+	};
+	const char *why = "";
+	char back[32];
+	uint64_t ns = 0;
+	size_t i;
+
+	check(!parse_utc("2026-12-01T10:45:07Z", &ns, &why) && ns == 1796121907ULL * NSEC_PER_SEC,
+	      "until 2026-12-01T10:45:07Z is 1796121907 s since 1970", "got %llu (%s)",
+	      (unsigned long long)ns, why);
+	format_utc(back, sizeof(back), ns);
+	check(!strcmp(back, "2026-12-01T10:45:07Z"), "format_utc spells it back the same", "%s",
+	      back);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		check(parse_utc(refused[i], &ns, &why) == -EINVAL, "until: a bad time is refused",
+		      "'%s' was taken", refused[i]);
+}
+
 static void test_prefixes(void)
 {
 	const char *why = NULL;
@@ -955,6 +1044,8 @@ int main(void)
 	test_rate_spellings();
 	test_rate_refusals();
 	test_counts();
+	test_durations();
+	test_utc();
 	test_prefixes();
 	test_words();
 	test_dscp();

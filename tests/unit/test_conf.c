@@ -138,6 +138,18 @@ static const struct error_case error_cases[] = {
 	{ "attach and no default", "attach mode native\n", NULL, "missing a 'default" },
 	{ "unknown statement names attach", "interface eth0\ndefault rate 1/s\n",
 	  ":1:1:", "(expected attach, default, rule, allow or deny)" },
+	{ "until without a time", "default rate 1/s\ndeny 10.0.0.0/8 until\n",
+	  ":2:17:", "expected a time after 'until'" },
+	{ "until with a bad time", "default rate 1/s\ndeny 10.0.0.0/8 until 2030-01-01\n",
+	  ":2:23:", "bad time '2030-01-01': expected a UTC time" },
+	{ "until with words after",
+	  "default rate 1/s\ndeny 10.0.0.0/8 until 2030-01-01T00:00:00Z x\n",
+	  ":2:44:", "expected the end of the line after the time" },
+	{ "a word other than until", "default rate 1/s\ndeny 10.0.0.0/8 timeout 1h\n",
+	  ":2:17:", "expected 'until TIME' or the end of the line" },
+	{ "until on an allow entry",
+	  "default rate 1/s\nallow 10.0.0.0/8 until 2030-01-01T00:00:00Z\n",
+	  ":2:18:", "allow entries never expire" },
 };
 /* clang-format on */
 
@@ -172,7 +184,9 @@ static const char complete[] =
 	"rule 2001:db8:1::/48 rate 50/s aggregate /56=1000/s\n"
 	"\tallow 198.51.100.0/24\n"
 	"deny 203.0.113.0/24\n"
-	"deny 2001:db8:bad::/48\n";
+	"deny 2001:db8:bad::/48\n"
+	"deny 192.0.2.64/26 until 2001-01-01T00:00:00Z # passed: no longer denies\n"
+	"deny 2001:db8:beef::/48 until 2099-01-01T00:00:00Z\n";
 
 static const char canonical[] =
 	"default rate 500/s burst 1k ipv6-prefix 56 aggregate /48=20k/s aggregate ipv6/32=1M/s\n"
@@ -185,7 +199,8 @@ static const char canonical[] =
 	"rule 2001:db8:1::/48 rate 50/s aggregate /56=1k/s\n"
 	"allow 198.51.100.0/24\n"
 	"deny 203.0.113.0/24\n"
-	"deny 2001:db8:bad::/48\n";
+	"deny 2001:db8:bad::/48\n"
+	"deny 2001:db8:beef::/48 until 2099-01-01T00:00:00Z\n";
 
 static void test_round_trip(void)
 {
@@ -198,7 +213,7 @@ static void test_round_trip(void)
 		check(false, "a complete file parses", "%s", err);
 		return;
 	}
-	check(doc.n_rules == 7 && doc.allow.count == 1 && doc.deny.count == 2,
+	check(doc.n_rules == 7 && doc.allow.count == 1 && doc.deny.count == 3,
 	      "a complete file parses", "%d rules", doc.n_rules);
 	mem = open_memstream(&out, &len);
 	conf_write(mem, &doc);
@@ -442,7 +457,7 @@ static const char *cidrs_text(const struct cidr_list *l)
 
 	out[0] = '\0';
 	for (i = 0; i < l->count; i++) {
-		format_cidr(one, sizeof(one), &l->items[i]);
+		format_cidr(one, sizeof(one), &l->items[i].cidr);
 		if (i)
 			strncat(out, " ", sizeof(out) - strlen(out) - 1);
 		strncat(out, one, sizeof(out) - strlen(out) - 1);
@@ -482,6 +497,51 @@ static void test_cidr_merge(void)
 	      out.count);
 	free(out.items);
 	free(live.items);
+}
+
+/* The expiry of entry i of l after merging change (expiry each) into live (expiry each). */
+static uint64_t merged_expiry(uint64_t live_expiry, uint64_t change_expiry)
+{
+	struct cidr_list live = { 0 }, change = { 0 }, out = { 0 };
+	size_t missing;
+	uint64_t e = UINT64_MAX;
+
+	cidrs_of("10.0.0.0/8", &live);
+	cidrs_of("10.0.0.0/8", &change);
+	live.items[0].expires_ns = live_expiry;
+	change.items[0].expires_ns = change_expiry;
+	if (!cidr_list_merge(&live, &change, true, &out, &missing) && out.count == 1)
+		e = out.items[0].expires_ns;
+	free(live.items);
+	free(change.items);
+	free(out.items);
+	return e;
+}
+
+/* Adding an entry again never shortens it; a permanent add makes it permanent. */
+static void test_cidr_merge_expiry(void)
+{
+	struct cidr_list l = { 0 }, same = { 0 };
+
+	check(merged_expiry(100, 200) == 200, "add again, later: the entry is extended", "%s", "");
+	check(merged_expiry(200, 100) == 200, "add again, sooner: the entry keeps the later", "%s",
+	      "");
+	check(merged_expiry(100, 0) == 0, "add again, permanent: the entry becomes permanent", "%s",
+	      "");
+	check(merged_expiry(0, 100) == 0, "add again, timed: a permanent entry stays so", "%s", "");
+	cidrs_of("10.0.0.0/8", &same);
+	cidr_list_add_until(&l, &same.items[0].cidr, 5);
+	cidr_list_add_until(&l, &same.items[0].cidr, 9);
+	cidr_list_add_until(&l, &same.items[0].cidr, 7);
+	cidr_list_sort(&l);
+	check(l.count == 1 && l.items[0].expires_ns == 9,
+	      "a CIDR given three times is one entry with the latest expiry", "%zu", l.count);
+	check(!cidr_list_equal(&l, &same), "lists differing in an expiry alone are not equal", "%s",
+	      "");
+	same.items[0].expires_ns = 9;
+	check(cidr_list_equal(&l, &same), "the same entries and expiries are equal", "%s", "");
+	free(l.items);
+	free(same.items);
 }
 
 /* count IPv4 /32s from first up, in reverse order when asked (unsorted, as a file may be). */
@@ -559,6 +619,7 @@ int main(void)
 	test_nul_bytes();
 	test_unreadable();
 	test_cidr_merge();
+	test_cidr_merge_expiry();
 	test_cidr_merge_bulk();
 	unlink(path);
 	return harness_finish();

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "base/clock.h"
 #include "base/errors.h"
 #include "base/json.h"
 #include "commands/list.h"
@@ -43,6 +44,8 @@ int list_check(struct cli_args *a)
 {
 	bool change = !strcmp(a->verb, "add") || !strcmp(a->verb, "del");
 
+	if (a->given[OPT_TIMEOUT] && strcmp(a->verb, "add"))
+		return fail_input(a->name, "--timeout goes with add");
 	if (!change && a->nargs)
 		return fail_input(a->name, "unexpected argument '%s'", a->args[0]);
 	if (!change && a->file)
@@ -52,9 +55,50 @@ int list_check(struct cli_args *a)
 	return change ? list_items(a) : -1;
 }
 
-static int list_print(const struct cli_args *a, const struct cidr_list *l)
+/* Whole seconds a timed entry has left, rounded up: 0 only once it expired since it was read. */
+static uint64_t seconds_left(const struct list_entry *e, uint64_t now_ns)
+{
+	if (e->expires_ns <= now_ns)
+		return 0;
+	return (e->expires_ns - now_ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
+}
+
+/* "192.0.2.0/24", or for a timed entry "192.0.2.7/32 expires in 598s". */
+static void entry_line(const struct list_entry *e, uint64_t now_ns)
+{
+	char cidr[64], left[32];
+
+	format_cidr(cidr, sizeof(cidr), &e->cidr);
+	if (!e->expires_ns) {
+		puts(cidr);
+		return;
+	}
+	format_duration(left, sizeof(left), seconds_left(e, now_ns) * NSEC_PER_SEC);
+	printf("%s expires in %s\n", cidr, left);
+}
+
+/* The allow list is an array of CIDRs; the deny list says what each has left. */
+static void entry_json(struct json *j, bool deny, const struct list_entry *e, uint64_t now_ns)
 {
 	char cidr[64];
+
+	format_cidr(cidr, sizeof(cidr), &e->cidr);
+	if (!deny) {
+		json_string(j, NULL, cidr);
+		return;
+	}
+	json_object_begin(j, NULL);
+	json_string(j, "cidr", cidr);
+	if (e->expires_ns)
+		json_u64(j, "expires_in_s", seconds_left(e, now_ns));
+	else
+		json_null(j, "expires_in_s");
+	json_object_end(j);
+}
+
+static int list_print(const struct cli_args *a, const struct cidr_list *l)
+{
+	uint64_t now_ns = monotonic_ns();
 	struct json j;
 	size_t i;
 
@@ -63,16 +107,25 @@ static int list_print(const struct cli_args *a, const struct cidr_list *l)
 		json_array_begin(&j, NULL);
 	}
 	for (i = 0; i < l->count; i++) {
-		format_cidr(cidr, sizeof(cidr), &l->items[i]);
 		if (a->json)
-			json_string(&j, NULL, cidr);
+			entry_json(&j, is_deny(a), &l->items[i], now_ns);
 		else
-			puts(cidr);
+			entry_line(&l->items[i], now_ns);
 	}
 	if (!a->json)
 		return EXIT_OK;
 	json_array_end(&j);
 	return fail_json(a->name, json_finish(&j));
+}
+
+/* deny add --timeout: every entry expires that long after now, as the change is made. */
+static void set_expiry(struct cidr_list *items, uint64_t timeout_ns)
+{
+	uint64_t expires_ns = timeout_ns ? monotonic_ns() + timeout_ns : 0;
+	size_t i;
+
+	for (i = 0; i < items->count; i++)
+		items->items[i].expires_ns = expires_ns;
 }
 
 /* items added or removed: all of them or, on any failure, nothing. */
@@ -84,7 +137,7 @@ static int list_change(struct cli_args *a, struct state *st, bool add, struct ci
 
 	err = list_update(&st->maps, &c);
 	if (err == -ENOENT) {
-		format_cidr(cidr, sizeof(cidr), &items->items[c.missing]);
+		format_cidr(cidr, sizeof(cidr), &items->items[c.missing].cidr);
 		return fail_input(a->name, "%s is not on the %s list", cidr, a->name);
 	}
 	if (err == -ENOSPC && c.why[0])
@@ -118,5 +171,6 @@ int list_run(struct cli_args *a, struct state *st)
 {
 	if (!strcmp(a->verb, "list") || !strcmp(a->verb, "flush"))
 		return list_whole(a, st, !strcmp(a->verb, "flush"));
+	set_expiry(&a->items, a->timeout_ns);
 	return list_change(a, st, !strcmp(a->verb, "add"), &a->items);
 }

@@ -5,11 +5,11 @@
 
 #include "commands/commands.h"
 
-#define LIST_SYNOPSIS                   \
-	"add IFACE CIDR... | -f FILE\n" \
+#define LIST_SYNOPSIS_REST              \
 	"del IFACE CIDR... | -f FILE\n" \
 	"list IFACE [--json]\n"         \
 	"flush IFACE"
+#define LIST_SYNOPSIS "add IFACE CIDR... | -f FILE\n" LIST_SYNOPSIS_REST
 #define LIST_DESCRIPTION                                                               \
 	"Both lists are checked before any rule; a source on both is denied. A FILE\n" \
 	"holds one CIDR per line, with # comments and blank lines; an error names\n"   \

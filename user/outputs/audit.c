@@ -280,10 +280,11 @@ static void add_generation(struct line *l, const struct audit_snapshot *s)
 		add(l, "%s", s->present ? "unknown" : "none");
 }
 
-static void add_changes(struct line *l, const struct audit_snapshot *a,
-			const struct audit_snapshot *b)
+static void add_changes(struct line *l, const struct audit_event *e)
 {
+	const struct audit_snapshot *a = e->before, *b = e->after;
 	struct items it = { l, 0 };
+	char timeout[32];
 
 	if (!a->present) {
 		item(&it, "attached");
@@ -298,6 +299,10 @@ static void add_changes(struct line *l, const struct audit_snapshot *a,
 			rules_diff(&it, a->doc, b->doc);
 			count_diff(&it, "allow", a->cfg.allow_count, b->cfg.allow_count);
 			count_diff(&it, "deny", a->cfg.deny_count, b->cfg.deny_count);
+		}
+		if (e->timeout_ns) {
+			format_duration(timeout, sizeof(timeout), e->timeout_ns);
+			item(&it, "timeout %s", timeout);
 		}
 		if (!it.n)
 			item(&it, "republished, no value changed");
@@ -317,7 +322,7 @@ void audit_format(char *buf, size_t len, const struct audit_event *e)
 	add(&l, ": %s%s%s by ", e->command, e->verb ? " " : "", e->verb ? e->verb : "");
 	add_who(&l, &e->who);
 	add(&l, ": ");
-	add_changes(&l, e->before, e->after);
+	add_changes(&l, e);
 	if (e->exit_status)
 		add(&l, "; exit status %d", e->exit_status);
 	add(&l, "; command: ");

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "sluice.h"
 #include "policy/policy.h"
 
@@ -48,6 +49,7 @@ struct audit_event {
 	struct audit_who who;
 	const struct audit_snapshot *before, *after;
 	int exit_status;
+	uint64_t timeout_ns; /* deny add --timeout, said apart: the command may be cut short */
 };
 
 /* A line is never longer: a command with many arguments is summarised. */

@@ -717,9 +717,9 @@ static bool cidr_equal(const struct cidr *a, const struct cidr *b)
 	       !memcmp(a->addr, b->addr, sizeof(a->addr));
 }
 
-int cidr_list_add(struct cidr_list *l, const struct cidr *c)
+int cidr_list_add_until(struct cidr_list *l, const struct cidr *c, uint64_t expires_ns)
 {
-	struct cidr *grown;
+	struct list_entry *grown;
 
 	if (l->count == l->capacity) {
 		size_t cap = l->capacity ? 2 * l->capacity : 64;
@@ -730,8 +730,23 @@ int cidr_list_add(struct cidr_list *l, const struct cidr *c)
 		l->items = grown;
 		l->capacity = cap;
 	}
-	l->items[l->count++] = *c;
+	l->items[l->count++] = (struct list_entry){ *c, expires_ns };
 	return 0;
+}
+
+int cidr_list_add(struct cidr_list *l, const struct cidr *c)
+{
+	return cidr_list_add_until(l, c, 0);
+}
+
+uint64_t expiry_later(uint64_t a, uint64_t b)
+{
+	return !a || !b ? 0 : a > b ? a : b;
+}
+
+bool entry_expired(const struct list_entry *e, uint64_t now_ns)
+{
+	return e->expires_ns && e->expires_ns <= now_ns;
 }
 
 static int cidr_cmp(const void *x, const void *y)
@@ -745,18 +760,50 @@ static int cidr_cmp(const void *x, const void *y)
 	return d ? d : a->len - b->len;
 }
 
-/* Sorted, and without duplicates. */
+/* Entries by CIDR alone (the CIDR leads struct list_entry). */
+static int entry_cmp(const void *x, const void *y)
+{
+	return cidr_cmp(&((const struct list_entry *)x)->cidr,
+			&((const struct list_entry *)y)->cidr);
+}
+
 void cidr_list_sort(struct cidr_list *l)
 {
+	struct list_entry *kept;
 	size_t i, n = 0;
 
 	if (!l->count)
 		return;
-	qsort(l->items, l->count, sizeof(*l->items), cidr_cmp);
-	for (i = 1; i < l->count; i++)
-		if (!cidr_equal(&l->items[n], &l->items[i]))
+	qsort(l->items, l->count, sizeof(*l->items), entry_cmp);
+	for (i = 1; i < l->count; i++) {
+		kept = &l->items[n];
+		if (cidr_equal(&kept->cidr, &l->items[i].cidr))
+			kept->expires_ns = expiry_later(kept->expires_ns, l->items[i].expires_ns);
+		else
 			l->items[++n] = l->items[i];
+	}
 	l->count = n + 1;
+}
+
+bool cidr_list_equal(const struct cidr_list *a, const struct cidr_list *b)
+{
+	size_t i;
+
+	if (a->count != b->count)
+		return false;
+	for (i = 0; i < a->count; i++)
+		if (!cidr_equal(&a->items[i].cidr, &b->items[i].cidr) ||
+		    a->items[i].expires_ns != b->items[i].expires_ns)
+			return false;
+	return true;
+}
+
+/* An entry of both lists: add keeps the later expiry, remove drops it. */
+static int merge_both(const struct list_entry *x, const struct list_entry *y, bool add,
+		      struct cidr_list *out)
+{
+	return add ? cidr_list_add_until(out, &x->cidr, expiry_later(x->expires_ns, y->expires_ns))
+		   : 0;
 }
 
 int cidr_list_merge(const struct cidr_list *a, const struct cidr_list *b, bool add,
@@ -767,15 +814,15 @@ int cidr_list_merge(const struct cidr_list *a, const struct cidr_list *b, bool a
 
 	memset(out, 0, sizeof(*out));
 	while (!err && (i < a->count || j < b->count)) {
-		d = i == a->count ? 1 : j == b->count ? -1 : cidr_cmp(&a->items[i], &b->items[j]);
+		d = i == a->count ? 1 : j == b->count ? -1 : entry_cmp(&a->items[i], &b->items[j]);
 		if (d < 0) {
-			err = cidr_list_add(out, &a->items[i++]);
-		} else if (d == 0) {
-			err = add ? cidr_list_add(out, &a->items[i]) : 0;
+			err = cidr_list_add_until(out, &a->items[i].cidr, a->items[i].expires_ns);
 			i++;
-			j++;
+		} else if (d == 0) {
+			err = merge_both(&a->items[i++], &b->items[j++], add, out);
 		} else if (add) {
-			err = cidr_list_add(out, &b->items[j++]);
+			err = cidr_list_add_until(out, &b->items[j].cidr, b->items[j].expires_ns);
+			j++;
 		} else {
 			*missing = j;
 			err = -ENOENT;

@@ -54,8 +54,14 @@ struct rule {
 	uint16_t id; /* bucket id space; assigned when stored */
 };
 
+/* A list entry: a CIDR and, on the deny list, when it stops denying. */
+struct list_entry {
+	struct cidr cidr;
+	uint64_t expires_ns; /* CLOCK_MONOTONIC, as the datapath reads it; 0: never */
+};
+
 struct cidr_list {
-	struct cidr *items;
+	struct list_entry *items;
 	size_t count, capacity;
 };
 
@@ -108,12 +114,23 @@ int doc_validate(const struct policy_doc *doc, const char **why);
 
 void doc_init(struct policy_doc *doc);
 void doc_free(struct policy_doc *doc);
+/* Adds an entry that never expires. */
 int cidr_list_add(struct cidr_list *l, const struct cidr *c);
+int cidr_list_add_until(struct cidr_list *l, const struct cidr *c, uint64_t expires_ns);
+/* The later of two expiries; 0, never, is the latest. */
+uint64_t expiry_later(uint64_t a, uint64_t b);
+/* Has a timed entry expired by now_ns (CLOCK_MONOTONIC)? */
+bool entry_expired(const struct list_entry *e, uint64_t now_ns);
+/* Sorted, without duplicates: a CIDR given twice keeps the later expiry. */
 void cidr_list_sort(struct cidr_list *l);
+/* The same entries with the same expiries (both sorted)? */
+bool cidr_list_equal(const struct cidr_list *a, const struct cidr_list *b);
 /*
  * Sorted a plus b (add), or a minus b (!add: every item of b must be in a,
  * else -ENOENT and *missing is its index), into out; linear. a and b are
- * sorted without duplicates (cidr_list_sort).
+ * sorted without duplicates (cidr_list_sort). An entry of both keeps the
+ * later expiry: adding never shortens a ban, and a permanent add makes it
+ * permanent.
  */
 int cidr_list_merge(const struct cidr_list *a, const struct cidr_list *b, bool add,
 		    struct cidr_list *out, size_t *missing);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include "base/clock.h"
 #include "text/conf.h"
 
 #define LINE_MAX_CHARS 4095 /* the longest line, not counting its newline */
@@ -207,17 +208,69 @@ static int parse_attach(struct parse_ctx *pc, const struct tokens *t, struct pol
 	return 0;
 }
 
-static int parse_list_entry(struct parse_ctx *pc, const struct tokens *t, struct cidr_list *l)
+/*
+ * A wall-clock moment as the CLOCK_MONOTONIC time the datapath compares,
+ * and back. A deny entry's expiry is monotonic (a wall clock set back must
+ * not stretch a ban), but the file says when in UTC, so a shown policy
+ * still means the same moment when applied later or after a reboot.
+ */
+static uint64_t monotonic_of(uint64_t unix_ns)
 {
+	return unix_ns - realtime_ns() + monotonic_ns();
+}
+
+static uint64_t unix_of(uint64_t mono_ns)
+{
+	/* Rounded to the nearest second: the clocks' drift between show and apply is far less. */
+	return mono_ns - monotonic_ns() + realtime_ns() + NSEC_PER_SEC / 2;
+}
+
+/*
+ * "until TIME" after a deny entry's CIDR: 0 for none. A moment already
+ * past is *expired: shown before it passed, the entry no longer denies.
+ */
+static int parse_until(struct parse_ctx *pc, const struct tokens *t, bool deny, uint64_t *expires,
+		       bool *expired)
+{
+	const char *why;
+	uint64_t unix_ns;
+
+	*expires = 0;
+	*expired = false;
+	if (t->n == 2)
+		return 0;
+	if (strcmp(t->word[2], "until"))
+		return fail_at(pc, t->col[2],
+			       deny ? "expected 'until TIME' or the end of the line"
+				    : "expected the end of the line after the CIDR");
+	if (!deny)
+		return fail_at(pc, t->col[2],
+			       "allow entries never expire ('until' goes with deny)");
+	if (t->n == 3)
+		return fail_at(pc, t->col[2], "expected a time after 'until'");
+	if (parse_utc(t->word[3], &unix_ns, &why))
+		return fail_at(pc, t->col[3], "bad time '%s': %s", t->word[3], why);
+	if (t->n > 4)
+		return fail_at(pc, t->col[4], "expected the end of the line after the time");
+	*expired = unix_ns <= realtime_ns();
+	*expires = *expired ? 0 : monotonic_of(unix_ns);
+	return 0;
+}
+
+static int parse_list_entry(struct parse_ctx *pc, const struct tokens *t, bool deny,
+			    struct cidr_list *l)
+{
+	uint64_t expires;
 	struct cidr c;
+	bool expired;
 	int err;
 
 	err = parse_cidr_word(pc, t, 1, &c);
-	if (err)
+	if (!err)
+		err = parse_until(pc, t, deny, &expires, &expired);
+	if (err || expired)
 		return err;
-	if (t->n > 2)
-		return fail_at(pc, t->col[2], "expected the end of the line after the CIDR");
-	return cidr_list_add(l, &c) ? fail_at(pc, t->col[1], "out of memory") : 0;
+	return cidr_list_add_until(l, &c, expires) ? fail_at(pc, t->col[1], "out of memory") : 0;
 }
 
 static int parse_statement(struct parse_ctx *pc, const struct tokens *t, struct policy_doc *doc)
@@ -229,9 +282,9 @@ static int parse_statement(struct parse_ctx *pc, const struct tokens *t, struct 
 	if (!strcmp(kw, "rule"))
 		return parse_rule(pc, t, doc);
 	if (!strcmp(kw, "allow"))
-		return parse_list_entry(pc, t, &doc->allow);
+		return parse_list_entry(pc, t, false, &doc->allow);
 	if (!strcmp(kw, "deny"))
-		return parse_list_entry(pc, t, &doc->deny);
+		return parse_list_entry(pc, t, true, &doc->deny);
 	if (!strcmp(kw, "attach"))
 		return parse_attach(pc, t, doc);
 	return fail_at(pc, t->col[0],
@@ -346,6 +399,20 @@ int conf_parse(const char *path, struct policy_doc *doc, char *err, size_t errle
 	return ret;
 }
 
+/* "deny CIDR", with "until TIME" (UTC) when the entry expires. */
+static void deny_write(FILE *out, const struct list_entry *e)
+{
+	char cidr[64], until[32];
+
+	format_cidr(cidr, sizeof(cidr), &e->cidr);
+	if (!e->expires_ns) {
+		fprintf(out, "deny %s\n", cidr);
+		return;
+	}
+	format_utc(until, sizeof(until), unix_of(e->expires_ns));
+	fprintf(out, "deny %s until %s\n", cidr, until);
+}
+
 void conf_write(FILE *out, const struct policy_doc *doc)
 {
 	char opts[640], match[128], cidr[64];
@@ -364,13 +431,11 @@ void conf_write(FILE *out, const struct policy_doc *doc)
 		fprintf(out, "rule %s %s%s%s\n", cidr, opts, match[0] ? " " : "", match);
 	}
 	for (i = 0; i < doc->allow.count; i++) {
-		format_cidr(cidr, sizeof(cidr), &doc->allow.items[i]);
+		format_cidr(cidr, sizeof(cidr), &doc->allow.items[i].cidr);
 		fprintf(out, "allow %s\n", cidr);
 	}
-	for (i = 0; i < doc->deny.count; i++) {
-		format_cidr(cidr, sizeof(cidr), &doc->deny.items[i]);
-		fprintf(out, "deny %s\n", cidr);
-	}
+	for (i = 0; i < doc->deny.count; i++)
+		deny_write(out, &doc->deny.items[i]);
 }
 
 static int cidr_line_fn(struct parse_ctx *pc, const struct tokens *t, void *arg)

@@ -9,7 +9,7 @@
  *   default OPTIONS...
  *   rule CIDR OPTIONS...
  *   allow CIDR
- *   deny CIDR
+ *   deny CIDR [until YYYY-MM-DDTHH:MM:SSZ]
  *   attach [mode MODE] [max-sources N] [group GROUP]
  *
  * with # comments and blank lines. `sluice show` prints this format back.

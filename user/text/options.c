@@ -172,6 +172,11 @@ static int apply_file(struct cli_args *a, const char *v, const char **why)
 	return 0;
 }
 
+static int apply_timeout(struct cli_args *a, const char *v, const char **why)
+{
+	return parse_duration(v, &a->timeout_ns, why);
+}
+
 static int apply_check(struct cli_args *a, const char *v, const char **why)
 {
 	(void)a, (void)v, (void)why;
@@ -504,6 +509,14 @@ const struct option_def option_table[OPT_MAX] = {
 		       .apply = apply_file,
 		       .help = "read from FILE ('-' is standard input); attach: the whole "
 			       "policy and attach settings, in the format of sluice.conf(5)" },
+	[OPT_TIMEOUT] = { .name = "timeout",
+			  .metavar = "DURATION",
+			  .scope = SCOPE_COMMAND,
+			  .commands = ON(DENY),
+			  .apply = apply_timeout,
+			  .help = "deny add: the entries stop denying after DURATION (90s, 10m, "
+				  "1h, 2d; 1s to 3650d), in the datapath; adding again never "
+				  "shortens an entry, without --timeout makes it permanent" },
 	[OPT_CHECK] = { .name = "check",
 			.scope = SCOPE_COMMAND,
 			.commands = ON(APPLY),

@@ -79,6 +79,7 @@ enum option_id {
 	OPT_GROUP,
 	OPT_MULTIPROG,
 	OPT_FILE,
+	OPT_TIMEOUT,
 	OPT_CHECK,
 	OPT_REPLACE,
 	OPT_PROMETHEUS,
@@ -113,6 +114,7 @@ struct cli_args {
 	uint64_t max_sources;
 	unsigned int group; /* gid, when given[OPT_GROUP] */
 	const char *file;
+	uint64_t timeout_ns; /* deny add --timeout; 0: never expires */
 	bool json, pretty, prometheus;
 	uint64_t watch_ns; /* 0: print once */
 	uint64_t count;

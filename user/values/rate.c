@@ -42,6 +42,9 @@ static const char *const kind_nouns[] = {
 	[SLUICE_UNIT_BYTES] = "bytes",
 };
 
+#define HOUR_NS (3600 * NSEC_PER_SEC)
+
+/* Units of time: a rate's period is one of them up to an hour, a duration any. */
 static const struct unit periods[] = {
 	{ "s", NSEC_PER_SEC, 0, false },
 	{ "sec", NSEC_PER_SEC, 0, true },
@@ -49,8 +52,10 @@ static const struct unit periods[] = {
 	{ "m", 60 * NSEC_PER_SEC, 0, false },
 	{ "min", 60 * NSEC_PER_SEC, 0, true },
 	{ "minute", 60 * NSEC_PER_SEC, 0, true },
-	{ "h", 3600 * NSEC_PER_SEC, 0, false },
-	{ "hour", 3600 * NSEC_PER_SEC, 0, true },
+	{ "h", HOUR_NS, 0, false },
+	{ "hour", HOUR_NS, 0, true },
+	{ "d", 24 * HOUR_NS, 0, false },
+	{ "day", 24 * HOUR_NS, 0, true },
 	{ NULL, 0, 0, false },
 };
 
@@ -156,6 +161,45 @@ int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out
 	return 0;
 }
 
+int parse_duration(const char *s, uint64_t *ns, const char **why)
+{
+	const struct unit *unit;
+	struct decimal d;
+	uint64_t v;
+
+	if (parse_decimal(&s, &d, why))
+		return -EINVAL;
+	unit = unit_find(periods, s, strlen(s));
+	if (!unit) {
+		*why = "expected a duration with its unit (s, m, h or d), e.g. 90s, 10m, 1h, 2d";
+		return -EINVAL;
+	}
+	if (decimal_scale(&d, unit->value, &v) || v > DURATION_MAX_NS) {
+		*why = "must be at most 3650d";
+		return -ERANGE;
+	}
+	if (v < NSEC_PER_SEC) {
+		*why = "must be at least 1s";
+		return -ERANGE;
+	}
+	*ns = v;
+	return 0;
+}
+
+void format_duration(char *buf, unsigned long len, uint64_t ns)
+{
+	const struct unit *u, *best = NULL;
+
+	for (u = periods; u->name; u++)
+		if (!u->alias && !(ns % u->value))
+			best = u;
+	if (best)
+		snprintf(buf, len, "%llu%s", (unsigned long long)(ns / best->value), best->name);
+	else
+		snprintf(buf, len, "%llu.%09llus", (unsigned long long)(ns / NSEC_PER_SEC),
+			 (unsigned long long)(ns % NSEC_PER_SEC));
+}
+
 /* The largest printed suffix of `kind` that divides v exactly, so it parses back. */
 static const struct unit *unit_exact(uint64_t v, uint8_t kind)
 {
@@ -184,8 +228,7 @@ static int rate_check_max(uint64_t amount, const struct unit *period, const stru
 	if (amount / (period->value / NSEC_PER_SEC) <= max)
 		return 0;
 	if (unit->kind == SLUICE_UNIT_PACKETS)
-		snprintf(msg, sizeof(msg),
-			 "rate is too high (sluice meters at most %lluM/s)",
+		snprintf(msg, sizeof(msg), "rate is too high (sluice meters at most %lluM/s)",
 			 (unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000));
 	else
 		snprintf(msg, sizeof(msg),
@@ -212,7 +255,7 @@ int parse_rate(const char *s, struct rate *rate, const char **why)
 	if (err)
 		return err;
 	period = unit_find(periods, slash + 1, strlen(slash + 1));
-	if (!period) {
+	if (!period || period->value > HOUR_NS) {
 		*why = "unknown time unit (use s, m or h)";
 		return -EINVAL;
 	}
@@ -277,4 +320,29 @@ void format_utc(char *buf, unsigned long len, uint64_t unix_ns)
 
 	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		snprintf(buf, len, "-");
+}
+
+int parse_utc(const char *s, uint64_t *unix_ns, const char **why)
+{
+	struct tm tm = { 0 };
+	char again[32];
+	time_t t = -1;
+	int end = 0;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &end) == 6 &&
+	    !s[end] && tm.tm_year >= 1970) {
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		t = timegm(&tm);
+	}
+	/* timegm takes February 31 and sscanf single digits: only format_utc's spelling parses. */
+	if (t >= 0)
+		format_utc(again, sizeof(again), (uint64_t)t * NSEC_PER_SEC);
+	if (t < 0 || strcmp(again, s)) {
+		*why = "expected a UTC time as YYYY-MM-DDTHH:MM:SSZ, e.g. 2026-12-01T10:45:07Z";
+		return -EINVAL;
+	}
+	*unix_ns = (uint64_t)t * NSEC_PER_SEC;
+	return 0;
 }

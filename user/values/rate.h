@@ -50,6 +50,18 @@ int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const 
 /* Seconds with an optional fraction ("1", "0.25"), to nanoseconds. */
 int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why);
 
+/* The longest --timeout: ten years, so an expiry stays far from overflowing. */
+#define DURATION_MAX_NS (3650 * 86400 * NSEC_PER_SEC)
+/*
+ * A duration with its unit: 90s, 10m, 1.5h, 2d (s, m, h, d; the aliases of
+ * rate periods too), exact to the nanosecond, from 1s to DURATION_MAX_NS.
+ */
+int parse_duration(const char *s, uint64_t *ns, const char **why);
+/* The largest unit that spells ns exactly: 600 s is 10m, 90 s is 90s. */
+void format_duration(char *buf, unsigned long len, uint64_t ns);
+/* An RFC 3339 moment in UTC to the second, as format_utc prints it, to ns since 1970. */
+int parse_utc(const char *s, uint64_t *unix_ns, const char **why);
+
 /* Canonical spellings that parse back to the same value: lowercase k, kbit, kB; s, m, h. */
 void format_rate(char *buf, unsigned long len, const struct rate *rate);
 void format_burst(char *buf, unsigned long len, const struct burst *burst);
