@@ -32,7 +32,8 @@
  * below. The steps are global functions, which the verifier checks once
  * each: inlined, it checked every combination of their outcomes in the
  * caller, and Linux 6.1's verifier (Debian 12's) ran out of its million
- * instructions doing so.
+ * instructions doing so. The step lives in per-CPU scratch (maps.h), not
+ * on the caller's stack.
  */
 struct aggregates_step {
 	struct table_op op;  /* scratch */
@@ -41,6 +42,23 @@ struct aggregates_step {
 	__u32 taken;	     /* bit i: aggregate i charged, to give back if refused later */
 	__u32 missing;	     /* bit i: aggregate i to create once the source passed */
 };
+
+_Static_assert(sizeof(struct aggregates_step) <= SCRATCH_BYTES, "scratch too small");
+
+/* This CPU's step, emptied, for a packet metered at now; NULL never in practice. */
+static __always_inline struct aggregates_step *aggregates_step_get(__u64 now)
+{
+	__u32 zero = 0;
+	struct aggregates_step *s = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (s) {
+		s->now = now;
+		s->admissible_at = 0;
+		s->taken = 0;
+		s->missing = 0;
+	}
+	return s;
+}
 
 static __always_inline void aggregate_key(struct sluice_key *key, const struct packet *pkt,
 					  const struct sluice_aggregate *a, __u16 id)

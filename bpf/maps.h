@@ -134,4 +134,23 @@ struct {
 	__type(value, struct sluice_hot);
 } hot SEC(".maps");
 
+/*
+ * Per-CPU scratch for the aggregate steps (struct aggregates_step in
+ * aggregate.h, which checks it fits): off the stack, whose 512 bytes the
+ * whole call chain shares. A program runs to its end on its CPU before
+ * the next one there starts, so one entry per CPU serves them all. Not
+ * pinned: it holds nothing between packets.
+ */
+#define SCRATCH_BYTES 256
+struct scratch {
+	__u8 bytes[SCRATCH_BYTES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
 #endif /* SLUICE_BPF_MAPS_H */

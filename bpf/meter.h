@@ -274,7 +274,7 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 					__u32 index, const struct sluice_config *cfg,
 					struct sluice_hot *h, __u64 now)
 {
-	struct aggregates_step agg = {};
+	struct aggregates_step *agg;
 	struct table_op op;
 	int ret;
 
@@ -282,21 +282,23 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 	op.now = now ?: clock_now();
 	if (!p->n_aggregates)
 		return meter_source(ctx, pkt, p, index, cfg, h, &op);
-	agg.now = op.now;
-	if (aggregates_take(ctx, pkt, p, cfg, &agg) != METER_CONFORMS) {
-		meter_aggregate_refused(pkt, p, index, cfg, h, agg.admissible_at, &op);
+	agg = aggregates_step_get(op.now);
+	if (!agg)
+		return METER_OVER;
+	if (aggregates_take(ctx, pkt, p, cfg, agg) != METER_CONFORMS) {
+		meter_aggregate_refused(pkt, p, index, cfg, h, agg->admissible_at, &op);
 		return METER_OVER;
 	}
 	ret = meter_source(ctx, pkt, p, index, cfg, h, &op);
-	if (ret == METER_CONFORMS && agg.missing &&
-	    aggregates_create(ctx, pkt, p, cfg, &agg) != METER_CONFORMS) {
+	if (ret == METER_CONFORMS && agg->missing &&
+	    aggregates_create(ctx, pkt, p, cfg, agg) != METER_CONFORMS) {
 		meter_source_refund(ctx, p, &op);
-		if (h && agg.admissible_at)
-			hot_remember(h, pkt, p, index, cfg, agg.admissible_at, &op);
+		if (h && agg->admissible_at)
+			hot_remember(h, pkt, p, index, cfg, agg->admissible_at, &op);
 		ret = METER_OVER;
 	}
 	if (ret != METER_CONFORMS)
-		aggregates_refund(ctx, pkt, p, cfg, &agg);
+		aggregates_refund(ctx, pkt, p, cfg, agg);
 	return ret;
 }
 

@@ -125,7 +125,7 @@ static struct sluice *limiter_open(uint64_t rate, uint64_t burst, __u32 table)
 	if (!skel)
 		return NULL;
 	table = table ?: SLUICE_DEFAULT_MAX_SOURCES;
-	if (state_size(skel->obj, table) || sluice__load(skel)) {
+	if (state_prepare(skel->obj, table) || sluice__load(skel)) {
 		sluice__destroy(skel);
 		return NULL;
 	}

@@ -132,7 +132,7 @@ static int limiter_open(struct limiter *l, int kind, uint64_t rate, uint64_t bur
 	}
 	if (getenv("SLUICE_DEBUG"))
 		bpf_program__set_log_level(prog, 1);
-	err = state_size(l->skel->obj, SLUICE_DEFAULT_MAX_SOURCES) ?: sluice__load(l->skel);
+	err = state_prepare(l->skel->obj, SLUICE_DEFAULT_MAX_SOURCES) ?: sluice__load(l->skel);
 	if (err)
 		return err;
 	if (kind == DIRECT) {

@@ -78,7 +78,7 @@ int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max
 	fx->test = sluice_test__open();
 	if (!fx->test)
 		return -errno;
-	err = state_size(fx->test->obj, max_sources);
+	err = state_prepare(fx->test->obj, max_sources);
 	if (!err)
 		err = sluice_test__load(fx->test);
 	if (!err)
@@ -108,7 +108,7 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 	fx->real = sluice__open();
 	if (!fx->real)
 		return -errno;
-	err = state_size(fx->real->obj, max_sources);
+	err = state_prepare(fx->real->obj, max_sources);
 	if (!err)
 		err = sluice__load(fx->real);
 	if (!err)

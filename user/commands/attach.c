@@ -226,7 +226,7 @@ static int attach_load(struct sluice **skel, struct attach_opts *o, const char *
 	*skel = sluice__open();
 	if (!*skel)
 		return -errno;
-	err = state_size((*skel)->obj, o->max_sources);
+	err = state_prepare((*skel)->obj, o->max_sources);
 	if (!err)
 		err = sluice__load(*skel);
 	return err ?: attach_configure(*skel, o, staging);
@@ -273,7 +273,7 @@ static int attach_shared(struct sluice **skel, struct attach_opts *o, const char
 	*skel = sluice__open();
 	if (!*skel)
 		return -errno;
-	err = state_size((*skel)->obj, o->max_sources);
+	err = state_prepare((*skel)->obj, o->max_sources);
 	if (!err)
 		err = staging_make(o, staging);
 	if (err)

@@ -750,7 +750,39 @@ static int for_each_pinned_map(struct bpf_object *obj,
 	return 0;
 }
 
-int state_size(struct bpf_object *obj, uint64_t max_sources)
+/*
+ * Userspace makes each configuration's map without BTF (config_publish), so
+ * the slot's template must have none either: Linux 6.1 compares the
+ * BTF-derived timer offset of the two and refuses every update otherwise
+ * (later kernels compare records, and take either). The template must stay
+ * open until the object is loaded: the last one made is closed when the
+ * next is, so a process keeps at most one.
+ */
+static int config_template = -1;
+
+static int config_template_set(struct bpf_object *obj)
+{
+	struct bpf_map *config = bpf_object__find_map_by_name(obj, SLUICE_MAP_CONFIG);
+	int fd, err;
+
+	if (!config)
+		return -ENOENT;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sluice_cfg_tpl", sizeof(__u32),
+			    sizeof(struct sluice_config), 1, NULL);
+	if (fd < 0)
+		return -errno;
+	err = bpf_map__set_inner_map_fd(config, fd);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (config_template >= 0)
+		close(config_template);
+	config_template = fd;
+	return 0;
+}
+
+int state_prepare(struct bpf_object *obj, uint64_t max_sources)
 {
 	struct bpf_map *buckets = bpf_object__find_map_by_name(obj, "buckets");
 	struct bpf_map *aggregates = bpf_object__find_map_by_name(obj, "aggregates");
@@ -759,7 +791,9 @@ int state_size(struct bpf_object *obj, uint64_t max_sources)
 	if (!buckets || !aggregates)
 		return -ENOENT;
 	err = bpf_map__set_max_entries(buckets, table_sets_for(max_sources));
-	return err ?: bpf_map__set_max_entries(aggregates, table_aggregate_sets_for(max_sources));
+	if (!err)
+		err = bpf_map__set_max_entries(aggregates, table_aggregate_sets_for(max_sources));
+	return err ?: config_template_set(obj);
 }
 
 static int reuse_one(struct bpf_map *map, size_t pin, void *arg)

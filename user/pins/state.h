@@ -136,8 +136,12 @@ int state_exists(const char *ifname);
 struct bpf_object;
 /* The fds of a loaded (unpinned) object's maps, as state_open() would give. */
 void state_from_object(struct bpf_object *obj, struct state *st);
-/* Sizes an opened (not yet loaded) object's tables for max_sources sources. */
-int state_size(struct bpf_object *obj, uint64_t max_sources);
+/*
+ * Readies an opened (not yet loaded) object: sizes its tables for
+ * max_sources sources and gives its config slot a template the
+ * configurations userspace makes will match.
+ */
+int state_prepare(struct bpf_object *obj, uint64_t max_sources);
 /* Makes an opened (not yet loaded) object use the pinned maps of st. */
 int state_reuse(struct bpf_object *obj, struct state *st);
 /* Pins every map of a loaded object under the interface's directory. */
