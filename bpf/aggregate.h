@@ -157,7 +157,7 @@ static __always_inline int aggregates_create(struct xdp_md *ctx, const struct pa
 		op->fresh.tat = now + op->cost;
 		op->fresh.passed = 1;
 		op->fresh.dropped = 0;
-		ret = meter_settled(ctx, table_insert(op));
+		ret = meter_settled(ctx, table_insert_or_meter(op));
 		if (ret == TABLE_NEW || ret == TABLE_REPLACED || ret == METER_CONFORMS) {
 			t->taken |= 1U << i;
 			continue;

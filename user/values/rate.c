@@ -184,8 +184,7 @@ static int rate_check_max(uint64_t amount, const struct unit *period, const stru
 	if (amount / (period->value / NSEC_PER_SEC) <= max)
 		return 0;
 	if (unit->kind == SLUICE_UNIT_PACKETS)
-		snprintf(msg, sizeof(msg),
-			 "rate is too high (sluice meters at most %lluM/s)",
+		snprintf(msg, sizeof(msg), "rate is too high (sluice meters at most %lluM/s)",
 			 (unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000));
 	else
 		snprintf(msg, sizeof(msg),
@@ -268,6 +267,62 @@ void format_burst(char *buf, unsigned long len, const struct burst *burst)
 		unit_exact(burst->value, burst->bytes ? SLUICE_UNIT_BYTES : SLUICE_UNIT_PACKETS);
 
 	snprintf(buf, len, "%llu%s", (unsigned long long)(burst->value / u->value), u->name);
+}
+
+/* Duration units, largest first: format picks the largest that divides exactly. */
+static const struct unit durations[] = {
+	{ "h", 3600 * NSEC_PER_SEC, 0, false },
+	{ "m", 60 * NSEC_PER_SEC, 0, false },
+	{ "min", 60 * NSEC_PER_SEC, 0, true },
+	{ "s", NSEC_PER_SEC, 0, false },
+	{ "sec", NSEC_PER_SEC, 0, true },
+	{ "ms", 1000000, 0, false },
+	{ "us", 1000, 0, false },
+	{ NULL, 0, 0, false },
+};
+
+int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why)
+{
+	static char msg[96];
+	char low[32], high[32];
+	const struct unit *unit;
+	const char *p = s;
+	struct decimal d;
+	int err;
+
+	err = parse_decimal(&p, &d, why);
+	if (err)
+		return err;
+	unit = unit_find(durations, p, strlen(p));
+	if (!unit) {
+		*why = "expected a duration with a unit: us, ms, s, m or h (such as 10s)";
+		return -EINVAL;
+	}
+	err = decimal_scale(&d, unit->value, out);
+	if (err == -EDOM)
+		return not_whole(s, s + strlen(s), "microseconds", why);
+	if (!err && (*out < min_ns || *out > max_ns)) {
+		format_duration(low, sizeof(low), min_ns);
+		format_duration(high, sizeof(high), max_ns);
+		snprintf(msg, sizeof(msg), "must be between %s and %s", low, high);
+		*why = msg;
+		return -ERANGE;
+	}
+	if (err)
+		*why = "number is too large";
+	return err;
+}
+
+void format_duration(char *buf, unsigned long len, uint64_t ns)
+{
+	const struct unit *u = durations;
+
+	while (u->name && (u->alias || ns % u->value))
+		u++;
+	if (!u->name || !ns)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else
+		snprintf(buf, len, "%llu%s", (unsigned long long)(ns / u->value), u->name);
 }
 
 void format_utc(char *buf, unsigned long len, uint64_t unix_ns)

@@ -49,6 +49,14 @@ int parse_burst(const char *s, struct burst *burst, const char **why);
 int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
 /* Seconds with an optional fraction ("1", "0.25"), to nanoseconds. */
 int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why);
+/*
+ * A duration with a unit, us to h, with an optional fraction: 10s, 1.5m,
+ * 250ms; exact to the microsecond, from min_ns to max_ns.
+ */
+int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out,
+		   const char **why);
+/* The largest unit that divides it exactly: 90s is 90s, 120s is 2m. */
+void format_duration(char *buf, unsigned long len, uint64_t ns);
 
 /* Canonical spellings that parse back to the same value: lowercase k, kbit, kB; s, m, h. */
 void format_rate(char *buf, unsigned long len, const struct rate *rate);
