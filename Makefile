@@ -85,7 +85,7 @@ $(OUTPUT)/user/main.o: $(OUTPUT)/sluice_commit.h
 
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof \
+.PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof algorithms-plot \
 	bench-multiprog install uninstall
 
 all: $(OUTPUT)/sluice $(DOCS) $(TOOLS) $(TESTS)
@@ -269,6 +269,13 @@ bench: all
 # which are missing); writes tools/bench/results.{csv,md} and pps.png.
 bench-compare: all
 	tools/bench/run.sh $(BENCH_ARGS)
+
+# The algorithms' replay table and picture (docs/algorithms.md): root for
+# BPF_PROG_TEST_RUN, gnuplot (Debian gnuplot-nox) for the PNG. The outputs
+# are committed, so neither the build nor the tests need gnuplot.
+algorithms-plot: $(OUTPUT)/sluice-replay
+	$(OUTPUT)/sluice-replay --plot docs/algorithms > docs/algorithms/replay.md
+	gnuplot -e "datadir='docs/algorithms'; outfile='docs/algorithms.png'" docs/algorithms/plot.gp
 
 bench-spoof: all
 	bash tools/bench/spoof.sh

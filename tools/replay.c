@@ -148,7 +148,7 @@ static void plot_edge(FILE *out, struct replay_result *res)
 	uint64_t from = 10800 * (NSEC_PER_SEC / 1000), to = 11300 * (NSEC_PER_SEC / 1000), t;
 	size_t i, k, n;
 
-	fprintf(out, "# time_s");
+	fprintf(out, "time_s");
 	for (i = 0; i < ALGOS; i++)
 		fprintf(out, " \"%s\"", algos[i].name);
 	fprintf(out, "\n");
@@ -169,7 +169,7 @@ static void plot_warmup(FILE *out, const struct replay_result *r)
 	double interval = (double)NSEC_PER_SEC / LIMIT, max = WARMUP_S * LIMIT, stored = max;
 	size_t k;
 
-	fprintf(out, "# packet interval_ms guava_ms\n");
+	fprintf(out, "packet interval_ms guava_ms\n");
 	for (k = 1; k < r->passed && k < 2 * WARMUP_S * LIMIT; k++) {
 		/* Guava: the permit spent from `stored` costs the curve's integral over it. */
 		double guava = 2 * stored > max + 1

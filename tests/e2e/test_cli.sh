@@ -127,6 +127,24 @@ BAD_INVOCATIONS=(
 	"set HOST --aggregate ipv6/0=5/s"
 	"attach nosuchif0 --rate 5/s --aggregate /0=5/s"
 	"apply HOST -f FAMCONF"
+	# Algorithms: what each takes, and the window counter's packed maximum.
+	"set HOST --algorithm token-bucket"
+	"set HOST --algorithm fixed-window --window 0"
+	"set HOST --algorithm fixed-window --window 10"
+	"set HOST --algorithm fixed-window --window 1500us"
+	"set HOST --rate 0/s --algorithm fixed-window"
+	"set HOST --window 10s"
+	"set HOST --algorithm gcra --window 10s"
+	"set HOST --algorithm fixed-window --burst 10"
+	"set HOST --algorithm sliding-window --warmup 10s"
+	"set HOST --rate 100/m --algorithm fixed-window --window 1s"
+	"set HOST --rate 1tbit/s --algorithm fixed-window --window 1ms"
+	"set HOST --rate 1M/s --algorithm sliding-window"
+	"set HOST --rate 100/s --warmup 10s --burst 5"
+	"set HOST --rate 10mbit/s --warmup 10s"
+	"set HOST --rate 100k/s --warmup 10s"
+	"rule add HOST 10.0.0.0/8 --rate 10/s --algorithm fixed-window --burst 5"
+	"attach nosuchif0 --rate 5/s --algorithm sliding-window --warmup 1s"
 )
 
 # The pinned state byte for byte (every map but the live counters and
@@ -215,6 +233,14 @@ test_messages() {
 	# Options are checked before the interface: no attach can slip through.
 	check "attach refuses a /0 aggregate" says "at least 1" \
 		"$SLUICE" attach nosuchif0 --rate 5/s --aggregate /0=5/s
+	check "a window limit above the packed counter's maximum says what the maximum is" \
+		says "--rate 1M/s makes 1000000 packets per 1s window, more than --algorithm sliding-window counts (at most 65535 for that window)" \
+		"$SLUICE" attach nosuchif0 --rate 1M/s --algorithm sliding-window
+	check "--burst with a window algorithm is refused" \
+		says "--burst does not apply to --algorithm fixed-window" \
+		"$SLUICE" set "$LAB_HOST" --algorithm fixed-window --burst 10
+	check "--window with gcra is refused" \
+		says "--window 10s needs a window algorithm" "$SLUICE" set "$LAB_HOST" --window 10s
 	CHECK_DETAIL="state changed"
 	check "none of these changed the state" test "$(snapshot)" = "$before"
 	# The longest line is accepted: the running policy again, its first line padded.
