@@ -181,7 +181,7 @@ test_top_ranking() {
 		test "$(jq -s '[.[].sources[0] | .limited == (.next_pass_ns > 0)] | all' "$LAB_TMP"/drops.?.json)" = true
 	CHECK_DETAIL=$(sed -n 3p "$LAB_TMP/drops.txt")
 	check "top (table): the flooding source on the first row" \
-		bash -c "sed -n 3p '$LAB_TMP/drops.txt' | grep -qE '^$p +default +[0-9]+ +[0-9]+ +- +(yes +[0-9.]+ (us|ms|s)|no +-)\$'"
+		bash -c "sed -n 3p '$LAB_TMP/drops.txt' | grep -qE '^$p +default +[0-9]+ +[0-9]+ +- +bucket [0-9]+/[0-9]+ +(yes +[0-9.]+ (us|ms|s)|no +-)\$'"
 	sleep 0.5 # longer than one interval: the source may pass again
 	top_json -n 1 >"$LAB_TMP/after.json"
 	CHECK_DETAIL="$(jq -c '.sources[0]' "$LAB_TMP/after.json"), sent $sent in $secs s, $txdrop lost in the ring"
