@@ -197,6 +197,15 @@ static __always_inline void way_count(struct sluice_way *way, __u64 passed, __u6
 		__sync_fetch_and_add(&way->dropped, dropped);
 }
 
+/* The op's slot_meter, for the pure functions of include/slot.h. */
+static __always_inline void slot_meter_of_op(struct slot_meter *m, const struct table_op *op)
+{
+	m->limit = op->limit;
+	m->window = op->kind == SLUICE_METER_WARMUP ? op->window : op->window * WINDOW_UNITS_PER_MS;
+	m->kind = op->kind;
+	m->bits = op->bits;
+}
+
 /*
  * The algorithms besides GCRA, each a global function: the verifier checks
  * them once, not on every path through the meter steps that use them, and
@@ -206,28 +215,12 @@ static __always_inline void way_count(struct sluice_way *way, __u64 passed, __u6
  */
 __attribute__((noinline)) __u64 slot_step(const struct table_op *op, __u64 slot)
 {
+	struct slot_meter m = {};
+
 	if (!op)
 		return 0;
-	switch (op->kind) {
-	case SLUICE_METER_FIXED_WINDOW:
-		return fixed_next(slot, op->now, op->cost, op->limit,
-				  op->window * WINDOW_UNITS_PER_MS);
-	case SLUICE_METER_SLIDING_WINDOW:
-		return sliding_next(slot, op->now, op->cost, op->limit,
-				    op->window * WINDOW_UNITS_PER_MS, op->bits);
-	case SLUICE_METER_WARMUP:
-		return warmup_next(slot, op->now, op->cost, op->window, op->bits);
-	}
-	return 0;
-}
-
-/* The op's slot_meter, for the pure functions of include/slot.h. */
-static __always_inline void slot_meter_of_op(struct slot_meter *m, const struct table_op *op)
-{
-	m->limit = op->limit;
-	m->window = op->kind == SLUICE_METER_WARMUP ? op->window : op->window * WINDOW_UNITS_PER_MS;
-	m->kind = op->kind;
-	m->bits = op->bits;
+	slot_meter_of_op(&m, op);
+	return slot_next(&m, slot, op->now, op->cost);
 }
 
 /* No later than the first moment a packet of cost may conform, after a refusal left slot. */

@@ -51,22 +51,6 @@ static inline __u64 slot_next(const struct slot_meter *m, __u64 slot, __u64 now,
 	return 0;
 }
 
-/* Returns 1 and sets *next when a packet of cost conforms at now, else 0. */
-static inline int slot_conforms(const struct slot_meter *m, __u64 slot, __u64 now, __u64 cost,
-				__u64 *next)
-{
-	if (m->kind == SLUICE_METER_GCRA)
-		return gcra_conforms(slot, now, cost, m->limit, next);
-	*next = slot_next(m, slot, now, cost);
-	return *next != 0;
-}
-
-/* What a refusal leaves in the slot: only GCRA caps its debt (gcra.h). */
-static inline __u64 slot_refused(const struct slot_meter *m, __u64 slot, __u64 now)
-{
-	return m->kind == SLUICE_METER_GCRA ? gcra_refused(slot, now, m->limit) : slot;
-}
-
 /* No later than the first moment a packet of cost may conform, after a refusal left slot. */
 static inline __u64 slot_admissible_at(const struct slot_meter *m, __u64 slot, __u64 now,
 				       __u64 cost)

@@ -79,22 +79,38 @@ static int not_whole(const char *s, const char *end, const char *noun, const cha
  * unit: 1.5k is 1500 packets, 1.0005k is refused. A count takes the packet
  * multipliers only, and counts things other than packets.
  */
+/* A decimal, then a suffix from table running up to end; `unknown` says what was expected. */
+static int decimal_with_unit(const char *s, const char *end, const struct unit *table,
+			     const char *unknown, struct decimal *d, const struct unit **unit,
+			     const char **why)
+{
+	const char *p = s;
+	int err;
+
+	err = parse_decimal(&p, d, why);
+	if (err)
+		return err;
+	*unit = unit_find(table, p, (size_t)(end - p));
+	if (!*unit) {
+		*why = unknown;
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_amount(const char *s, const char *end, bool count, uint64_t *out,
 			const struct unit **unit, const char **why)
 {
-	const char *p = s;
 	struct decimal d;
 	int err;
 
-	err = parse_decimal(&p, &d, why);
+	err = decimal_with_unit(
+		s, end, amounts,
+		count ? "expected a number (k and M allowed)"
+		      : "unknown unit (packets: k, M; bits: kbit, mbit, gbit; bytes: B, kB, MB, GB)",
+		&d, unit, why);
 	if (err)
 		return err;
-	*unit = unit_find(amounts, p, (size_t)(end - p));
-	if (!*unit) {
-		*why = count ? "expected a number (k and M allowed)"
-			     : "unknown unit (packets: k, M; bits: kbit, mbit, gbit; bytes: B, kB, MB, GB)";
-		return -EINVAL;
-	}
 	if (count && (*unit)->kind != SLUICE_UNIT_PACKETS) {
 		*why = "expected a plain number (k and M allowed)";
 		return -EINVAL;
@@ -286,18 +302,14 @@ int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *ou
 	static char msg[96];
 	char low[32], high[32];
 	const struct unit *unit;
-	const char *p = s;
 	struct decimal d;
 	int err;
 
-	err = parse_decimal(&p, &d, why);
+	err = decimal_with_unit(s, s + strlen(s), durations,
+				"expected a duration with a unit: us, ms, s, m or h (such as 10s)",
+				&d, &unit, why);
 	if (err)
 		return err;
-	unit = unit_find(durations, p, strlen(p));
-	if (!unit) {
-		*why = "expected a duration with a unit: us, ms, s, m or h (such as 10s)";
-		return -EINVAL;
-	}
 	err = decimal_scale(&d, unit->value, out);
 	if (err == -EDOM)
 		return not_whole(s, s + strlen(s), "microseconds", why);
