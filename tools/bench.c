@@ -115,10 +115,13 @@ static struct sluice *limiter_open_with(const struct settings *s, __u32 table)
 
 	doc_init(&doc);
 	doc.dflt = *s;
-	doc.dflt.new_sources.amount = RATE_MAX_PER_SEC;
+	doc.dflt.new_sources.amount = RATE_METERED_MAX_PER_SEC;
 	doc.dflt.new_sources.period_ns = NSEC_PER_SEC;
-	if (doc_validate(&doc, &why))
+	if (doc_validate(&doc, &why)) {
+		fprintf(stderr, "sluice-bench: %s\n", why);
+		errno = EINVAL;
 		return NULL;
+	}
 	skel = sluice__open();
 	if (!skel)
 		return NULL;
