@@ -64,7 +64,7 @@ BPF_OBJS   := sluice sluice_test flood bench
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
 TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench \
-	      $(OUTPUT)/sluice-bench-multiprog
+	      $(OUTPUT)/sluice-bench-multiprog $(OUTPUT)/sluice-replay
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath
 # libFuzzer needs libclang-rt: not part of a plain build.
@@ -85,7 +85,7 @@ $(OUTPUT)/user/main.o: $(OUTPUT)/sluice_commit.h
 
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof \
+.PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof algorithms-plot \
 	bench-multiprog install uninstall
 
 all: $(OUTPUT)/sluice $(DOCS) $(TOOLS) $(TESTS)
@@ -130,7 +130,11 @@ $(OUTPUT)/tools/%.o: tools/%.c $(SKELETONS) | $(OUTPUT)/tools
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib -c $< -o $@
 
-TEST_LIB   := $(OUTPUT)/tests/harness.o $(OUTPUT)/tests/frames.o $(OUTPUT)/tests/fixture.o
+# The replay tool reads the test-clock build through the test fixture.
+$(OUTPUT)/tools/replay.o: ALL_CFLAGS += -Wno-missing-field-initializers
+
+TEST_LIB   := $(OUTPUT)/tests/harness.o $(OUTPUT)/tests/frames.o $(OUTPUT)/tests/fixture.o \
+	      $(OUTPUT)/tests/replay.o
 
 TEST_SKELS := $(OUTPUT)/sluice.skel.h $(OUTPUT)/sluice_test.skel.h
 # Case tables leave trailing fields of error cases unset on purpose.
@@ -188,6 +192,11 @@ $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_O
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The algorithms' patterns through the datapath under the test clock (docs/algorithms.md).
+$(OUTPUT)/sluice-replay: $(OUTPUT)/tools/replay.o $(TEST_LIB) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 # libxdp's dispatcher object, where Debian's libxdp1 installs it.
 $(OUTPUT)/tools/bench_multiprog.o: ALL_CFLAGS += \
 	-DXDP_OBJECT_DIR='"/usr/lib/$(shell $(CC) -print-multiarch)/bpf"'
@@ -211,7 +220,7 @@ $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_me
 		$(OUTPUT)/tests/test_policy.o $(OUTPUT)/tests/test_counts.o \
 		$(OUTPUT)/tests/test_pressure.o $(OUTPUT)/tests/test_aggregate.o \
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/test_table.o \
-		$(OUTPUT)/tests/datapath_main.o \
+		$(OUTPUT)/tests/test_algorithms.o $(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -260,6 +269,13 @@ bench: all
 # which are missing); writes tools/bench/results.{csv,md} and pps.png.
 bench-compare: all
 	tools/bench/run.sh $(BENCH_ARGS)
+
+# The algorithms' replay table and picture (docs/algorithms.md): root for
+# BPF_PROG_TEST_RUN, gnuplot (Debian gnuplot-nox) for the PNG. The outputs
+# are committed, so neither the build nor the tests need gnuplot.
+algorithms-plot: $(OUTPUT)/sluice-replay
+	$(OUTPUT)/sluice-replay --plot docs/algorithms > docs/algorithms/replay.md
+	gnuplot -e "datadir='docs/algorithms'; outfile='docs/algorithms.png'" docs/algorithms/plot.gp
 
 bench-spoof: all
 	bash tools/bench/spoof.sh

@@ -195,7 +195,7 @@ __attribute__((noinline)) int aggregates_create(struct xdp_md *ctx, const struct
 		s->op.fresh.tat = s->now + s->op.cost;
 		s->op.fresh.passed = 1;
 		s->op.fresh.dropped = 0;
-		ret = meter_settled(ctx, table_insert(&s->op));
+		ret = meter_settled(ctx, table_insert_or_meter(&s->op));
 		if (ret == TABLE_NEW || ret == TABLE_REPLACED || ret == METER_CONFORMS) {
 			s->taken |= 1U << i;
 			continue;

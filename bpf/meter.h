@@ -150,6 +150,26 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, const struct sluic
 }
 
 /*
+ * A new bucket's slot after this packet, and whether it passed: a GCRA
+ * bucket starts with the initial burst, any other slot from zero (an
+ * empty window, or a cold warm-up).
+ */
+static __always_inline int slot_fresh(const struct table_op *op, const struct sluice_policy *p,
+				      __u64 *slot)
+{
+	__u64 start = op->now + p->initial_offset;
+	int conforms;
+
+	if (p->meter != SLUICE_METER_GCRA) {
+		*slot = slot_step(op, 0);
+		return *slot != 0;
+	}
+	conforms = op->cost + p->initial_offset <= p->limit;
+	*slot = conforms ? start + op->cost : start;
+	return conforms;
+}
+
+/*
  * A source seen for the first time: admitted within the rule's new-source
  * budget, it gets a bucket holding the initial burst, metered with this
  * packet (and counted in it, with the refusals the cache held for it);
@@ -161,8 +181,8 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 {
 	__u32 id = p->id;
 	struct sluice_admission *adm = bpf_map_lookup_elem(&admission, &id);
-	__u64 start = op->now + p->initial_offset, tat;
-	int conforms = op->cost + p->initial_offset <= p->limit;
+	__u64 tat;
+	int conforms;
 	int ret;
 
 	if (!adm) {
@@ -175,10 +195,10 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 		op->charged = CHARGED_OVERFLOW;
 		return meter_overflow(ctx, p, adm, op->now);
 	}
-	op->fresh.tat = conforms ? start + op->cost : start;
+	conforms = slot_fresh(op, p, &op->fresh.tat);
 	op->fresh.passed = conforms;
 	op->fresh.dropped = !conforms + op->pending;
-	ret = table_insert(op);
+	ret = table_insert_or_meter(op);
 	switch (ret) {
 	case TABLE_FULL:
 		hot_give_back(h, op);
@@ -199,6 +219,15 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 	return meter_settled(ctx, ret);
 }
 
+/* How the policy meters a source's slot (table_op's slot fields). */
+static __always_inline void slot_meter_of(struct table_op *op, const struct sluice_policy *p)
+{
+	op->limit = p->limit;
+	op->window = p->meter == SLUICE_METER_WARMUP ? p->warm_max : p->window_ms;
+	op->kind = p->meter;
+	op->bits = p->state_bits;
+}
+
 /* The source's own bucket, created through admission when new. */
 static __always_inline int meter_source(struct xdp_md *ctx, const struct packet *pkt,
 					const struct sluice_policy *p, __u32 index,
@@ -209,7 +238,7 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 	int ret;
 
 	op->cost = unit_cost(ctx, p->interval, bytes);
-	op->limit = p->limit;
+	slot_meter_of(op, p);
 	op->pending = hot_take_pending(h, &op->key);
 	ret = table_meter(op);
 	if (ret == TABLE_MISSING)
@@ -218,8 +247,12 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 	/* A bandwidth may take the smallest frame sooner than this one. */
 	if (ret == METER_OVER && h)
 		hot_remember(h, pkt, p, index, cfg,
-			     gcra_admissible_at(op->over_tat, op->now,
-						unit_cost_min(p->interval, bytes), p->limit),
+			     op->kind == SLUICE_METER_GCRA
+				     ? gcra_admissible_at(op->over_tat, op->now,
+							  unit_cost_min(p->interval, bytes),
+							  p->limit)
+				     : slot_admissible(op, op->over_tat,
+						       unit_cost_min(p->interval, bytes)),
 			     op);
 	return meter_settled(ctx, ret);
 }

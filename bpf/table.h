@@ -31,6 +31,7 @@
 
 #include <linux/errno.h> /* not glibc's: -target bpf would pull in its 32-bit stubs */
 #include "bucket.h"
+#include "slot.h"
 #include "maps.h"
 #include "table_hash.h"
 
@@ -56,10 +57,14 @@ enum table_id {
 /* One operation on a key's bucket: where it may live, and what to do. */
 struct table_op {
 	struct sluice_key key;
-	__u32 tag;     /* the key's tag in either set */
-	__u32 set[2];  /* its two sets (maybe the same) */
-	__u16 table;   /* enum table_id */
-	__u16 charged; /* meter.h: what a passed packet was charged, to give back */
+	__u32 tag;    /* the key's tag in either set */
+	__u32 set[2]; /* its two sets (maybe the same) */
+	__u8 table;   /* enum table_id */
+	__u8 charged; /* meter.h: what a passed packet was charged, to give back */
+	/* How the bucket's slot is metered (include/slot.h): GCRA for aggregates. */
+	__u8 kind;
+	__u8 bits;
+	__u32 window; /* windows: W in milliseconds; warm-up: permits stored at most */
 	__u64 now;
 	__u64 cost; /* of this packet, for meter and insert */
 	__u64 limit;
@@ -70,7 +75,7 @@ struct table_op {
 
 /* Places key in a table of `sets` sets, hashed with the configuration's seeds. */
 static __always_inline void table_op_place(struct table_op *op, const struct sluice_config *cfg,
-					   const struct sluice_key *key, __u16 table, __u32 sets)
+					   const struct sluice_key *key, __u8 table, __u32 sets)
 {
 	__u64 hash = table_hash(key, cfg->table_seed);
 
@@ -80,6 +85,7 @@ static __always_inline void table_op_place(struct table_op *op, const struct slu
 	op->set[1] = table_set2_of(hash, sets);
 	op->table = table;
 	op->charged = 0;
+	op->kind = SLUICE_METER_GCRA;
 	op->pending = 0;
 	op->over_tat = 0;
 }
@@ -194,8 +200,70 @@ static __always_inline void way_count(struct sluice_way *way, __u64 passed, __u6
 		__sync_fetch_and_add(&way->dropped, dropped);
 }
 
+/* The op's slot_meter, for the pure functions of include/slot.h. */
+static __always_inline void slot_meter_of_op(struct slot_meter *m, const struct table_op *op)
+{
+	m->limit = op->limit;
+	m->window = op->kind == SLUICE_METER_WARMUP ? op->window : op->window * WINDOW_UNITS_PER_MS;
+	m->kind = op->kind;
+	m->bits = op->bits;
+}
+
 /*
- * One GCRA step on way w of set s, without the lock: METER_CONFORMS,
+ * The algorithms besides GCRA, each a global function: the verifier checks
+ * them once, not on every path through the meter steps that use them, and
+ * they keep the callers' stack small. GCRA stays inline, its cost
+ * unchanged. slot_step: the slot after op's packet conforms, or 0 when it
+ * does not (no window or warm-up slot is 0 after a packet).
+ */
+__attribute__((noinline)) __u64 slot_step(const struct table_op *op, __u64 slot)
+{
+	struct slot_meter m = {};
+
+	if (!op)
+		return 0;
+	slot_meter_of_op(&m, op);
+	return slot_next(&m, slot, op->now, op->cost);
+}
+
+/* No later than the first moment a packet of cost may conform, after a refusal left slot. */
+__attribute__((noinline)) __u64 slot_admissible(const struct table_op *op, __u64 slot, __u64 cost)
+{
+	struct slot_meter m = {};
+
+	if (!op)
+		return 0;
+	slot_meter_of_op(&m, op);
+	return slot_admissible_at(&m, slot, op->now, cost);
+}
+
+/* The slot with op->cost given back (slot_refunded). */
+__attribute__((noinline)) __u64 slot_given_back(const struct table_op *op, __u64 slot)
+{
+	struct slot_meter m = {};
+
+	if (!op)
+		return slot;
+	slot_meter_of_op(&m, op);
+	return slot_refunded(&m, slot, op->now, op->cost);
+}
+
+/*
+ * Undoes a step that charged the way's next owner. A TAT takes the cost
+ * back whatever happened since; another slot packs counts, so it gets back
+ * the value it had only if nothing changed it since (else it stays charged).
+ */
+static __always_inline void way_uncharge(__u64 *slotp, __u64 was, __u64 charged,
+					 const struct table_op *op)
+{
+	if (op->kind == SLUICE_METER_GCRA)
+		__sync_fetch_and_sub(slotp, op->cost);
+	else
+		__sync_val_compare_and_swap(slotp, charged, was);
+}
+
+/*
+ * One meter step on way w of set s, without the lock: METER_CONFORMS,
  * METER_OVER (op->over_tat: the TAT the refusal left), METER_CONTENDED,
  * or TABLE_MISSING when the way changed hands under it.
  */
@@ -207,11 +275,16 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)tatp;
-		if (!gcra_conforms(tat, op->now, op->cost, op->limit, &next)) {
+		if (op->kind != SLUICE_METER_GCRA)
+			next = slot_step(op, tat);
+		if (op->kind == SLUICE_METER_GCRA
+			    ? !gcra_conforms(tat, op->now, op->cost, op->limit, &next)
+			    : !next) {
 			if (!way_owned(s, w, op))
 				return TABLE_MISSING;
-			/* Debt past one burst (a policy change) is capped once, for good. */
-			next = gcra_refused(tat, op->now, op->limit);
+			/* GCRA debt past one burst (a policy change) is capped once, for good. */
+			next = op->kind == SLUICE_METER_GCRA ? gcra_refused(tat, op->now, op->limit)
+							     : tat;
 			if (next != tat && __sync_val_compare_and_swap(tatp, tat, next) != tat)
 				continue;
 			way_count(way, 0, 1 + op->pending);
@@ -222,7 +295,7 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 			continue;
 		if (!way_owned(s, w, op)) {
 			/* Charged to the way's next owner: give it back. */
-			__sync_fetch_and_sub(tatp, op->cost);
+			way_uncharge(tatp, tat, next, op);
 			return TABLE_MISSING;
 		}
 		way_count(way, 1, op->pending);
@@ -247,7 +320,11 @@ __attribute__((noinline)) int table_meter(struct table_op *op)
 
 	if (!op)
 		return TABLE_MISSING;
-	for (i = 0; i < 2 && ret == TABLE_MISSING; i++) {
+	/* Unrolled: as a loop, one path through both sets is too many jumps for the verifier. */
+#pragma unroll
+	for (i = 0; i < 2; i++) {
+		if (ret != TABLE_MISSING)
+			break;
 		s = table_set(op, i);
 		if (!s)
 			continue;
@@ -311,9 +388,8 @@ out:
 }
 
 /*
- * The same in the emptier of the key's two sets, else in the other. When
- * another CPU gave the key a way first, meters it there: METER_CONFORMS
- * or METER_OVER.
+ * The same in the emptier of the key's two sets, else in the other:
+ * TABLE_NEW, TABLE_REPLACED, TABLE_FULL or TABLE_EXISTS.
  */
 __attribute__((noinline)) int table_insert(struct table_op *op)
 {
@@ -337,7 +413,21 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 		first = second;
 		ret = set_insert(first, op, &found);
 	}
-	return ret == TABLE_EXISTS ? way_meter(first, found, op) : ret;
+	return ret;
+}
+
+/*
+ * table_insert, and when another CPU gave the key a way first, a meter
+ * step there: METER_CONFORMS or METER_OVER, or TABLE_MISSING if that way
+ * changed hands again. Metered by a second call rather than inside the
+ * insert, so no call chain holds both the insert's frame and a slot
+ * step's (the verifier's 512-byte stack covers the whole chain).
+ */
+static __always_inline int table_insert_or_meter(struct table_op *op)
+{
+	int ret = table_insert(op);
+
+	return ret == TABLE_EXISTS ? table_meter(op) : ret;
 }
 
 /*
@@ -401,6 +491,26 @@ static __always_inline __u64 tat_refund(__u64 *tatp, __u64 now, __u64 cost)
 }
 
 /*
+ * Gives op->cost back to a source's slot by compare-and-swap, as its
+ * algorithm allows (slot_refunded). Returns what it gave, 0 as tat_refund.
+ */
+static __always_inline __u64 slot_refund(__u64 *slotp, const struct table_op *op)
+{
+	__u64 slot, next;
+	int i;
+
+	for (i = 0; i < REFUND_CAS_TRIES; i++) {
+		slot = *(volatile __u64 *)slotp;
+		next = slot_given_back(op, slot);
+		if (next == slot)
+			return 0;
+		if (__sync_val_compare_and_swap(slotp, slot, next) == slot)
+			return slot - next;
+	}
+	return 0;
+}
+
+/*
  * Gives op->cost back to way w of set s, without the lock, and moves the
  * packet from the way's passed count to its dropped count. If the way
  * changed hands meanwhile, what the refund gave its next owner is taken
@@ -409,7 +519,7 @@ static __always_inline __u64 tat_refund(__u64 *tatp, __u64 now, __u64 cost)
 static __always_inline int way_refund(struct sluice_set *s, __u32 w, struct table_op *op)
 {
 	struct sluice_way *way = &s->way[WAY(w)];
-	__u64 given = tat_refund(&s->tat[WAY(w)], op->now, op->cost);
+	__u64 given = slot_refund(&s->tat[WAY(w)], op);
 
 	if (!way_owned(s, w, op)) {
 		if (given)

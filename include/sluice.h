@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 9
+#define SLUICE_LAYOUT_VERSION 10
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -65,6 +65,19 @@ enum sluice_action {
 	SLUICE_ACTION_DRY_RUN = 1,
 	SLUICE_ACTION_MARK = 2,
 	SLUICE_ACTION_MAX,
+};
+
+/*
+ * How a source's slot is metered (sluice_policy.meter). The operator names
+ * an algorithm (--algorithm); a GCRA with --warmup meters as
+ * SLUICE_METER_WARMUP. include/slot.h dispatches on it.
+ */
+enum sluice_meter {
+	SLUICE_METER_GCRA = 0,
+	SLUICE_METER_FIXED_WINDOW = 1,
+	SLUICE_METER_SLIDING_WINDOW = 2,
+	SLUICE_METER_WARMUP = 3,
+	SLUICE_METER_MAX,
 };
 
 enum sluice_family {
@@ -225,7 +238,20 @@ struct sluice_policy {
 	__u64 initial_burst;
 	__u8 overflow_unit; /* enum sluice_rate_unit */
 	__u8 n_aggregates;
-	__u8 pad2[6];
+	/*
+	 * The algorithm of the source's own slot (include/slot.h). Windows:
+	 * `limit` is the cost per window and `interval` what one unit costs
+	 * (1, or 1 << SLUICE_BYTE_SHIFT per byte), so unit_cost() gives the
+	 * packet, or its bytes. Warm-up: `interval` is the stable interval.
+	 * Aggregates, admission and overflow buckets stay GCRA.
+	 */
+	__u8 meter;	 /* enum sluice_meter */
+	__u8 state_bits; /* sliding window: bits per count; warm-up: of the stored permits */
+	__u8 pad2[4];
+	__u32 window_ms; /* windows: W, whole milliseconds (include/window.h) */
+	__u32 warm_max;	 /* warm-up: permits stored at most */
+	__u64 window_ns; /* as typed: --window, 0 for the rate's period */
+	__u64 warmup_ns; /* as typed: --warmup, 0 for none */
 	struct sluice_aggregate aggregates[SLUICE_MAX_AGGREGATES];
 };
 

@@ -31,5 +31,7 @@ int main(int argc, char **argv)
 		suite_table();
 	if (!only || !strcmp(only, "counts"))
 		suite_counts();
+	if (!only || !strcmp(only, "algorithms"))
+		suite_algorithms();
 	return harness_finish();
 }

@@ -11,5 +11,6 @@ void suite_aggregate(void);
 void suite_concurrency(void);
 void suite_table(void);
 void suite_counts(void);
+void suite_algorithms(void);
 
 #endif /* SLUICE_TEST_SUITES_H */

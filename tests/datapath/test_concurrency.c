@@ -12,6 +12,8 @@
  * tolerance spans the gaps (1 s) must the total also reach 90% of
  * burst + rate x elapsed (the first and last grace periods fall inside
  * "elapsed" but carry no packets); elsewhere it must exceed the burst.
+ * The window algorithms and the warm-up are hammered the same way, each
+ * against the most its definition lets through (hammer_ceiling).
  */
 #include <errno.h>
 #include <linux/bpf.h>
@@ -59,10 +61,30 @@ static void *hammer_run(void *arg)
 /* The limit under test: the default policy's own, or a /24 aggregate's. */
 struct hammered {
 	uint64_t rate, burst;
-	bool aggregate; /* one source per CPU, all in one /24 */
-	bool roomy;	/* never over the limit: every refusal must be a counted contention */
-	bool refunds;	/* one source per CPU in one /24, of which only CPU 0's is admitted */
+	bool aggregate;	   /* one source per CPU, all in one /24 */
+	bool roomy;	   /* never over the limit: every refusal must be a counted contention */
+	bool refunds;	   /* one source per CPU in one /24, of which only CPU 0's is admitted */
+	uint8_t algorithm; /* of the source's own slot; windows of 100 ms */
+	uint64_t warmup_ns;
 };
+
+#define HAMMER_WINDOW_NS (NSEC_PER_SEC / 10)
+
+/*
+ * The most a slot may pass over elapsed ns, from its definition: a window
+ * counts at most rate x window in each window the run touches; a warm-up
+ * has no burst, and paces at most at the rate; GCRA adds its burst.
+ */
+static uint64_t hammer_ceiling(const struct hammered *b, uint64_t elapsed, int ncpu)
+{
+	uint64_t per_window = b->rate * HAMMER_WINDOW_NS / NSEC_PER_SEC;
+
+	if (b->algorithm != SLUICE_METER_GCRA)
+		return per_window * (elapsed / HAMMER_WINDOW_NS + 2) + (uint64_t)ncpu;
+	if (b->warmup_ns)
+		return 1 + b->rate * elapsed / NSEC_PER_SEC + (uint64_t)ncpu;
+	return b->burst + b->rate * elapsed / NSEC_PER_SEC + (uint64_t)ncpu;
+}
 
 static int hammer_open(struct fixture *fx, const struct hammered *b)
 {
@@ -72,6 +94,10 @@ static int hammer_open(struct fixture *fx, const struct hammered *b)
 
 	if (!b->aggregate) {
 		settings_per_second(&s, b->rate, b->burst);
+		s.algorithm = b->algorithm;
+		s.warmup_ns = b->warmup_ns;
+		if (b->algorithm != SLUICE_METER_GCRA)
+			s.window_ns = HAMMER_WINDOW_NS;
 		return fixture_open_real_clock(fx, &s, 64);
 	}
 	/* Sources far under their own limit: only the aggregate refuses. */
@@ -107,7 +133,7 @@ static void hammer_prepare(struct fixture *fx, const struct frame *cpu0)
 
 static void hammer_case(const char *name, const struct hammered *b, bool gaps_absorbed)
 {
-	uint64_t rate = b->rate, burst = b->burst;
+	uint64_t burst = b->burst, rate = b->rate;
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), i, err = 0;
 	uint64_t first = UINT64_MAX, last = 0, passed, ceiling, floor_, contended, dropped;
 	pthread_barrier_t start;
@@ -152,8 +178,13 @@ static void hammer_case(const char *name, const struct hammered *b, bool gaps_ab
 	fixture_stats(&fx, &st);
 	passed = st.c[SLUICE_CNT_PASSED].packets - before.c[SLUICE_CNT_PASSED].packets;
 	st.c[SLUICE_CNT_DROPPED].packets -= before.c[SLUICE_CNT_DROPPED].packets;
-	ceiling = burst + rate * (last - first) / NSEC_PER_SEC + (uint64_t)ncpu;
+	ceiling = hammer_ceiling(b, last - first, ncpu);
 	floor_ = gaps_absorbed ? (ceiling - (uint64_t)ncpu) * 90 / 100 : burst + 1;
+	/* A window passes its whole limit in the first window; a warm-up its first packets. */
+	if (b->algorithm != SLUICE_METER_GCRA)
+		floor_ = rate * HAMMER_WINDOW_NS / NSEC_PER_SEC;
+	else if (b->warmup_ns)
+		floor_ = 2;
 	contended = st.c[SLUICE_CNT_CONTENDED].packets;
 	dropped = st.c[SLUICE_CNT_DROPPED].packets;
 	/* Never over its limit: everything passes but the counted contention. */
@@ -186,7 +217,11 @@ void suite_concurrency(void)
 			      agg_wide = { 100000, 100000, true },
 			      roomy = { RATE_METERED_MAX_PER_SEC, BURST_MAX, false, true },
 			      agg_roomy = { RATE_METERED_MAX_PER_SEC, BURST_MAX, true, true },
-			      agg_refunds = { 100000, 100000, true, false, true };
+			      agg_refunds = { 100000, 100000, true, false, true },
+			      fixed = { .rate = 1000000, .algorithm = SLUICE_METER_FIXED_WINDOW },
+			      sliding = { .rate = 100000,
+					  .algorithm = SLUICE_METER_SLIDING_WINDOW },
+			      warm = { .rate = 1000, .warmup_ns = NSEC_PER_SEC };
 
 	/* Contended CAS on every admission, precise clock throughout. */
 	hammer_case("all CPUs, 1M/s burst 1000: never over-admits", &fast, false);
@@ -202,6 +237,12 @@ void suite_concurrency(void)
 	hammer_case(
 		"aggregate /24 from all CPUs, 16M/s burst 1e9: every refusal counted as contended",
 		&agg_roomy, false);
+	/* Every algorithm's slot takes one compare-and-swap: exact from every CPU too. */
+	hammer_case("all CPUs, fixed-window 1M/s in 100 ms windows: never over its windows", &fixed,
+		    false);
+	hammer_case("all CPUs, sliding-window 100k/s in 100 ms windows: never over its windows",
+		    &sliding, false);
+	hammer_case("all CPUs, gcra 1000/s --warmup 1s: never over the rate", &warm, false);
 	/* Refused packets on the other CPUs give back all they took, to the /24 only. */
 	hammer_case("aggregate /24, one source passing while the rest are refused on every other "
 		    "CPU: exact",

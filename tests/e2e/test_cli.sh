@@ -148,6 +148,24 @@ BAD_INVOCATIONS=(
 	"apply HOST -f UNTILCONF"
 	"apply HOST -f ALLOWUNTILCONF"
 	"apply HOST -f BADDATECONF"
+	# Algorithms: what each takes, and the window counter's packed maximum.
+	"set HOST --algorithm token-bucket"
+	"set HOST --algorithm fixed-window --window 0"
+	"set HOST --algorithm fixed-window --window 10"
+	"set HOST --algorithm fixed-window --window 1500us"
+	"set HOST --rate 0/s --algorithm fixed-window"
+	"set HOST --window 10s"
+	"set HOST --algorithm gcra --window 10s"
+	"set HOST --algorithm fixed-window --burst 10"
+	"set HOST --algorithm sliding-window --warmup 10s"
+	"set HOST --rate 100/m --algorithm fixed-window --window 1s"
+	"set HOST --rate 1tbit/s --algorithm fixed-window --window 1ms"
+	"set HOST --rate 1M/s --algorithm sliding-window"
+	"set HOST --rate 100/s --warmup 10s --burst 5"
+	"set HOST --rate 10mbit/s --warmup 10s"
+	"set HOST --rate 100k/s --warmup 10s"
+	"rule add HOST 10.0.0.0/8 --rate 10/s --algorithm fixed-window --burst 5"
+	"attach nosuchif0 --rate 5/s --algorithm sliding-window --warmup 1s"
 )
 
 # The pinned state byte for byte (every map but the live counters and
@@ -258,6 +276,14 @@ test_messages() {
 		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/allow-until.conf"
 	check "a day that does not exist is a bad time" says "bad-date.conf:2:24: bad time '2030-02-31T00:00:00Z'" \
 		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/bad-date.conf"
+	check "a window limit above the packed counter's maximum says what the maximum is" \
+		says "--rate 1M/s makes 1000000 packets per 1s window, more than --algorithm sliding-window counts (at most 65535 for that window)" \
+		"$SLUICE" attach nosuchif0 --rate 1M/s --algorithm sliding-window
+	check "--burst with a window algorithm is refused" \
+		says "--burst does not apply to --algorithm fixed-window" \
+		"$SLUICE" set "$LAB_HOST" --algorithm fixed-window --burst 10
+	check "--window with gcra is refused" \
+		says "--window 10s needs a window algorithm" "$SLUICE" set "$LAB_HOST" --window 10s
 	CHECK_DETAIL="state changed"
 	check "none of these changed the state" test "$(snapshot)" = "$before"
 	# The longest line is accepted: the running policy again, its first line padded.

@@ -101,6 +101,29 @@ test_dry_run() {
 	check "dry-run: nothing dropped" test "$(stat dropped)" = "$before_drop"
 }
 
+# A fixed window of 100 per second per source: each source gets the whole
+# limit in every window the flood fills, never more than the limit in each
+# window it touches.
+test_fixed_window() {
+	local sent secs txdrop limit=100 full touched
+	printf 'default rate %d/s algorithm fixed-window\n' "$limit" >"$LAB_TMP/fixed.conf"
+	CHECK_DETAIL=$("$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/fixed.conf" 2>&1)
+	check "apply a fixed window of $limit per second" \
+		test "$("$SLUICE" status "$LAB_HOST" --json | jq -r '.[0].algorithm')" = fixed-window
+	read -r sent secs txdrop < <(flood_into_sink "$LAB_TMP/sink3" "$SOURCES" 4 "$PPS")
+	[ -n "$sent" ] || { check "sink starts" false; return; }
+	full=$(awk -v s="$secs" 'BEGIN { printf "%d", s - 1 }')
+	touched=$(awk -v s="$secs" 'BEGIN { printf "%d", s + 2 - (s == int(s)) }')
+	CHECK_DETAIL=$(awk -v lo=$((limit * full)) -v hi=$((limit * touched)) -v n="$SOURCES" '
+		/^[0-9]+\./ { seen++; if ($2 < lo || $2 > hi) { bad++; if (bad <= 3) printf "%s got %d, ", $1, $2 } }
+		END { printf "%d to %d per source, %d of %d seen, %d outside", lo, hi, seen, n, bad
+		      exit !(seen == n && bad == 0) }' "$LAB_TMP/sink3")
+	check "fixed-window: each source gets $limit per window filled, at most $limit per window touched ($secs s)" \
+		grep -q " 0 outside" <<<"$CHECK_DETAIL"
+	check "top shows the window's count for fixed-window sources" \
+		test "$("$SLUICE" top "$LAB_HOST" --json | jq -r '.sources[0] | "\(.algorithm) \(.window_count != null) \(.limit)"')" = "fixed-window true $limit"
+}
+
 test_detach() {
 	"$SLUICE" detach "$LAB_HOST" >/dev/null
 	check "detach: no XDP program left on the interface" \
@@ -113,5 +136,6 @@ test_attach
 test_flood
 test_set_mid_flood
 test_dry_run
+test_fixed_window
 test_detach
 lab_finish

@@ -184,7 +184,7 @@ test_top_ranking() {
 		test "$(jq -s '[.[].sources[0] | .limited == (.next_pass_ns > 0)] | all' "$LAB_TMP"/drops.?.json)" = true
 	CHECK_DETAIL=$(sed -n 3p "$LAB_TMP/drops.txt")
 	check "top (table): the flooding source on the first row" \
-		bash -c "sed -n 3p '$LAB_TMP/drops.txt' | grep -qE '^$p +default +[0-9]+ +[0-9]+ +- +(yes +[0-9.]+ (us|ms|s)|no +-)\$'"
+		bash -c "sed -n 3p '$LAB_TMP/drops.txt' | grep -qE '^$p +default +[0-9]+ +[0-9]+ +- +bucket [0-9]+/[0-9]+ +(yes +[0-9.]+ (us|ms|s)|no +-)\$'"
 	sleep 0.5 # longer than one interval: the source may pass again
 	top_json -n 1 >"$LAB_TMP/after.json"
 	CHECK_DETAIL="$(jq -c '.sources[0]' "$LAB_TMP/after.json"), sent $sent in $secs s, $txdrop lost in the ring"
@@ -511,9 +511,9 @@ test_dry_run() {
 }
 
 # The schemas the README documents: exact key sets and types.
-STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","burst","changed_at","changed_at_unix","generation","group","interface","ipv4_prefix","ipv6_prefix","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state","xdp_mode"])
-	and ([.interface, .state, .mode, .xdp_mode, .rate, .rate_unit, .action, .options, .changed_at] | map(type == "string") | all)
-	and ([.prog_id, .rate_amount, .rate_period_ns, .burst, .ipv4_prefix, .ipv6_prefix, .rules, .max_sources, .generation, .changed_at_unix, .layout_version] | map(type == "number") | all)
+STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","algorithm","burst","changed_at","changed_at_unix","generation","group","interface","ipv4_prefix","ipv6_prefix","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state","warmup_ns","window_ns","xdp_mode"])
+	and ([.interface, .state, .mode, .xdp_mode, .rate, .rate_unit, .action, .options, .changed_at, .algorithm] | map(type == "string") | all)
+	and ([.prog_id, .rate_amount, .rate_period_ns, .burst, .ipv4_prefix, .ipv6_prefix, .rules, .max_sources, .generation, .changed_at_unix, .layout_version, .window_ns, .warmup_ns] | map(type == "number") | all)
 	and .layout_warning == null and .group == null)'
 PAIR_SCHEMA='def pair(rated): keys == ["bps","bytes","packets","pps"] and (.packets | type == "number") and (.bytes | type == "number")
 	and (if rated then (.pps | type == "number") and (.bps | type == "number") else .pps == null and .bps == null end);'
@@ -530,7 +530,9 @@ STATS_SCHEMA="$PAIR_SCHEMA"'
 		and (if rated then (.new_sources_per_s | type == "number") else .new_sources_per_s == null end));'
 TOP_SCHEMA='keys == ["interface","interval_s","sort","sources","sources_tracked","time_ns"]
 	and (.sources | length > 0)
-	and ([.sources[] | keys == ["dropped","family","limited","next_pass_ns","passed","pps","prefix","rule"]
+	and ([.sources[] | keys == ["algorithm","bucket","dropped","family","limit","limited","next_pass_ns","passed","pps","prefix","rule","warmup_stored","window_count"]
+		and (.algorithm | type == "string") and (.limit | type == "number")
+		and ([.bucket, .window_count, .warmup_stored] | map(select(. != null)) | length == 1)
 		and (.prefix | test("^[0-9a-f.:]+/[0-9]+$")) and (.family == "ipv4" or .family == "ipv6")
 		and (.rule | type == "string") and (.passed | type == "number") and (.dropped | type == "number")
 		and (.limited | type == "boolean") and (.next_pass_ns | type == "number")

@@ -106,7 +106,8 @@ static const char *const samples[OPT_MAX] = {
 	[OPT_NEW_SOURCES] = "20k/s",	[OPT_OVERFLOW_RATE] = "100/s",
 	[OPT_INITIAL_BURST] = "20",	[OPT_ON_FULL] = "pass",
 	[OPT_AGGREGATE] = "/24=5000/s", [OPT_PROTO] = "udp",
-	[OPT_DPORT] = "53-54",
+	[OPT_DPORT] = "53-54",		[OPT_ALGORITHM] = "sliding-window",
+	[OPT_WINDOW] = "1500ms",	[OPT_WARMUP] = "2m",
 };
 
 static void test_show_round_trip(void)

@@ -95,6 +95,7 @@ static int rule_list_json(const struct policy_doc *doc)
 		json_bool(&j, "syn", r->match.syn);
 		format_rate(buf, sizeof(buf), &r->settings.rate);
 		json_string(&j, "rate", buf);
+		json_string(&j, "algorithm", algorithm_name(r->settings.algorithm));
 		json_string(&j, "action", action_name(r->settings.action));
 		format_settings(buf, sizeof(buf), &r->settings);
 		json_string(&j, "options", buf);

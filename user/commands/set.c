@@ -15,6 +15,16 @@ static int set_check(struct cli_args *a)
 			  "--aggregate)");
 }
 
+/* A new algorithm drops what only the old one took, unless given again. */
+static void set_algorithm(const struct cli_args *a, struct settings *s)
+{
+	s->algorithm = a->settings.algorithm;
+	if (s->algorithm == SLUICE_METER_GCRA)
+		s->window_ns = 0;
+	else
+		s->warmup_ns = 0;
+}
+
 /* The options given replace what they name; the rest stays as it was. */
 static void set_apply(const struct cli_args *a, struct settings *s)
 {
@@ -28,6 +38,12 @@ static void set_apply(const struct cli_args *a, struct settings *s)
 	}
 	if (a->given[OPT_BURST])
 		s->burst = g->burst;
+	if (a->given[OPT_ALGORITHM])
+		set_algorithm(a, s);
+	if (a->given[OPT_WINDOW])
+		s->window_ns = g->window_ns;
+	if (a->given[OPT_WARMUP])
+		s->warmup_ns = g->warmup_ns;
 	if (a->given[OPT_ACTION]) {
 		s->action = g->action;
 		s->mark_dscp = s->mark_ecn = false;

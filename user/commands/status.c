@@ -169,6 +169,9 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 							      : "bytes");
 	json_u64(j, "rate_period_ns", is->dflt.rate_period_ns);
 	json_u64(j, "burst", is->dflt.burst);
+	json_string(j, "algorithm", algorithm_name(is->dflt.meter));
+	json_u64(j, "window_ns", (uint64_t)is->dflt.window_ms * 1000000);
+	json_u64(j, "warmup_ns", is->dflt.warmup_ns);
 	json_string(j, "action", action_name(is->dflt.action));
 	json_u64(j, "ipv4_prefix", is->dflt.ipv4_prefix);
 	json_u64(j, "ipv6_prefix", is->dflt.ipv6_prefix);

@@ -2,7 +2,8 @@
 /*
  * sluice top: the busiest sources, read from the bucket table. Each bucket
  * counts its packets passed and over the limit; whether a source is limited
- * now, and for how long, follows from its TAT and the clock the datapath
+ * now, and for how long, follows from its slot (a TAT, a window count or
+ * a warm-up's stored permits, include/slot.h) and the clock the datapath
  * uses (CLOCK_MONOTONIC).
  */
 #include <errno.h>
@@ -11,13 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "gcra.h"
+#include "slot.h"
 #include "base/errors.h"
 #include "base/json.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
 #include "reads/counters.h"
 #include "reads/sources.h"
+#include "values/words.h"
 #include "text/conf.h"
 
 #define RATE_WINDOW_NS	NSEC_PER_SEC
@@ -36,6 +38,9 @@ struct top_row {
 	double pps;	       /* NAN when not measured */
 	int limited;	       /* 1 yes, 0 no, -1 unknown rule */
 	uint64_t next_pass_ns; /* until the next packet would pass, when limited */
+	uint8_t meter;	       /* enum sluice_meter of its rule */
+	uint64_t level;	       /* what its slot holds (slot_level), of level_max */
+	uint64_t level_max;
 };
 
 struct top_view {
@@ -46,16 +51,67 @@ struct top_view {
 	double window_s; /* NAN when rates were not measured */
 };
 
+/* How each algorithm's level is named: top's column and its JSON key. */
+static const char *const level_names[SLUICE_METER_MAX] = {
+	[SLUICE_METER_GCRA] = "bucket",
+	[SLUICE_METER_FIXED_WINDOW] = "window",
+	[SLUICE_METER_SLIDING_WINDOW] = "window",
+	[SLUICE_METER_WARMUP] = "stored",
+};
+
+/* What a GCRA bucket holds at now: packets, or bytes, of its burst. */
+static uint64_t bucket_level(const struct sluice_policy *p, uint64_t tat, uint64_t now)
+{
+	uint64_t debt = tat > now ? tat - now : 0;
+	unsigned __int128 room = debt < p->limit ? p->limit - debt : 0;
+
+	if (p->flags & SLUICE_POL_BYTES)
+		room <<= SLUICE_BYTE_SHIFT;
+	return (uint64_t)(room / p->interval);
+}
+
+/*
+ * What a source's slot holds at now: the bucket's packets or bytes left,
+ * the cost counted in the current window, or a warm-up's stored permits.
+ */
+static uint64_t slot_level(const struct sluice_policy *p, const struct slot_meter *m, uint64_t slot,
+			   uint64_t now)
+{
+	uint64_t mask = (1ULL << p->state_bits) - 1, free = slot & ~mask, stored;
+	struct sliding_counts c;
+
+	switch (p->meter) {
+	case SLUICE_METER_FIXED_WINDOW:
+		return fixed_count(slot, window_end(now, m->window));
+	case SLUICE_METER_SLIDING_WINDOW:
+		sliding_read(slot, now, m->window, m->bits, &c);
+		return c.cur;
+	case SLUICE_METER_WARMUP:
+		stored = (slot & mask) + (now > free ? (now - free) / p->interval : 0);
+		return stored < p->warm_max ? stored : p->warm_max;
+	}
+	return bucket_level(p, slot, now);
+}
+
 /* Limited when its bucket was read, and for how much longer from then. */
 static void limit_state(struct top_row *row, const struct policy_doc *doc)
 {
-	uint64_t min_cost, limit, admissible, now = row->src->read_ns << SLUICE_TIME_SHIFT;
+	uint64_t admissible, now = row->src->read_ns << SLUICE_TIME_SHIFT;
+	struct slot_meter m = {};
+	struct sluice_policy p;
 
-	if (rule_limits(doc, row->src->key.policy, &min_cost, &limit)) {
+	if (rule_policy(doc, row->src->key.policy, &p) || p.meter >= SLUICE_METER_MAX) {
 		row->limited = -1;
 		return;
 	}
-	admissible = gcra_admissible_at(row->src->b.tat, now, min_cost, limit);
+	slot_meter_of_policy(&m, &p);
+	row->meter = p.meter;
+	row->level = slot_level(&p, &m, row->src->b.tat, now);
+	row->level_max = p.meter == SLUICE_METER_WARMUP ? p.warm_max : p.burst;
+	admissible = slot_admissible_at(&m, row->src->b.tat, now,
+					p.flags & SLUICE_POL_BYTES
+						? gcra_bytes_cost(GCRA_FRAME_MIN, p.interval)
+						: p.interval);
 	row->limited = now < admissible;
 	row->next_pass_ns = 0;
 	/* Rounded up: the packet passes no earlier than shown. */
@@ -186,6 +242,29 @@ static void view_select(struct top_view *v, enum top_sort sort, size_t keep)
 	qsort(v->rows, keep, sizeof(*v->rows), cmp);
 }
 
+/* The same keys for every algorithm: the one the rule's uses holds its level, the rest null. */
+static void top_json_level(struct json *j, const struct top_row *r)
+{
+	static const char *const keys[] = { "bucket", "window_count", "warmup_stored" };
+	const char *used = "";
+	size_t i;
+
+	if (r->limited >= 0)
+		used = r->meter == SLUICE_METER_GCRA	 ? keys[0]
+		       : r->meter == SLUICE_METER_WARMUP ? keys[2]
+							 : keys[1];
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!strcmp(keys[i], used))
+			json_u64(j, keys[i], r->level);
+		else
+			json_null(j, keys[i]);
+	}
+	if (r->limited < 0)
+		json_null(j, "limit");
+	else
+		json_u64(j, "limit", r->level_max);
+}
+
 static void top_json_row(struct json *j, const struct top_view *v, const struct top_row *r)
 {
 	char prefix[PREFIX_TEXT_MAX], rule[RULE_NAME_MAX];
@@ -200,9 +279,13 @@ static void top_json_row(struct json *j, const struct top_view *v, const struct 
 	json_u64(j, "dropped", r->src->b.dropped);
 	json_double(j, "pps", r->pps, 3); /* NAN becomes null */
 	if (r->limited < 0) {
+		json_null(j, "algorithm");
+		top_json_level(j, r);
 		json_null(j, "limited");
 		json_null(j, "next_pass_ns");
 	} else {
+		json_string(j, "algorithm", algorithm_name(r->meter));
+		top_json_level(j, r);
 		json_bool(j, "limited", r->limited);
 		json_u64(j, "next_pass_ns", r->next_pass_ns);
 	}
@@ -243,16 +326,26 @@ static void format_wait(char *buf, size_t len, const struct top_row *r)
 		snprintf(buf, len, "%.2f s", (double)r->next_pass_ns / 1e9);
 }
 
+/* "bucket 37/100", "window 12/100" or "stored 40/80": what the slot holds, of its most. */
+static void format_level(char *buf, size_t len, const struct top_row *r)
+{
+	if (r->limited < 0)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%s %llu/%llu", level_names[r->meter],
+			 (unsigned long long)r->level, (unsigned long long)r->level_max);
+}
+
 static void top_human(const struct top_opts *o, const struct top_view *v, size_t shown)
 {
-	char prefix[PREFIX_TEXT_MAX], rule[RULE_NAME_MAX], wait[32];
+	char prefix[PREFIX_TEXT_MAX], rule[RULE_NAME_MAX], wait[32], level[48];
 	const struct top_row *r;
 	size_t i;
 
 	printf("sluice top on %s: %zu sources tracked, %zu busiest by %s\n", o->ifname, v->n, shown,
 	       sort_name(o->sort));
-	printf("%-24s %-20s %14s %14s %12s %-7s %s\n", "PREFIX", "RULE", "PASSED", "DROPPED", "PPS",
-	       "LIMITED", "NEXT PASS");
+	printf("%-24s %-20s %14s %14s %12s %-24s %-7s %s\n", "PREFIX", "RULE", "PASSED", "DROPPED",
+	       "PPS", "STATE", "LIMITED", "NEXT PASS");
 	for (i = 0; i < shown; i++) {
 		r = &v->rows[i];
 		key_format(&r->src->key, prefix, sizeof(prefix));
@@ -264,7 +357,12 @@ static void top_human(const struct top_opts *o, const struct top_view *v, size_t
 			printf("%12s", "-");
 		else
 			printf("%12.1f", r->pps);
-		printf(" %-7s %s\n", r->limited < 0 ? "?" : r->limited ? "yes" : "no", wait);
+		format_level(level, sizeof(level), r);
+		printf(" %-24s %-7s %s\n", level,
+		       r->limited < 0 ? "?"
+		       : r->limited   ? "yes"
+				      : "no",
+		       wait);
 	}
 }
 

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include "gcra.h"
+#include "window.h"
 #include "base/clock.h"
 #include "values/words.h"
 #include "policy/policy.h"
@@ -242,6 +242,181 @@ static int meter_bytes(struct sluice_policy *p, const struct settings *s,
 	p->burst = burst;
 	p->flags |= SLUICE_POL_BYTES;
 	return 0;
+}
+
+static struct spelled duration_text(uint64_t ns)
+{
+	struct spelled out;
+
+	format_duration(out.text, sizeof(out.text), ns);
+	return out;
+}
+
+/* Bits needed for v: 0 for 0. */
+static unsigned int bit_length(uint64_t v)
+{
+	return v ? 64 - (unsigned int)__builtin_clzll(v) : 0;
+}
+
+/* Options a window algorithm has no use for: refused, not ignored. */
+static int window_refuses(const struct settings *s, const char **why)
+{
+	const char *alg = algorithm_name(s->algorithm);
+
+	if (s->burst.value)
+		return refuse(-EINVAL, why,
+			      "--burst does not apply to --algorithm %s: the limit per window is "
+			      "--rate times --window",
+			      alg);
+	if (s->warmup_ns)
+		return refuse(-EINVAL, why, "--warmup needs --algorithm gcra, not --algorithm %s",
+			      alg);
+	if (s->initial.value)
+		return refuse(-EINVAL, why,
+			      "--initial-burst does not apply to --algorithm %s: a new source "
+			      "starts with an empty window",
+			      alg);
+	return 0;
+}
+
+/* The cost per window, rate x window, in packets or bytes; 0 and refused when not whole. */
+static int window_limit(const struct settings *s, uint64_t window_ns, uint64_t *limit,
+			const char **why)
+{
+	unsigned __int128 amount = (unsigned __int128)s->rate.amount * window_ns;
+	unsigned __int128 per =
+		(unsigned __int128)s->rate.period_ns * (s->rate.unit == SLUICE_UNIT_BITS ? 8 : 1);
+	bool bytes = s->rate.unit != SLUICE_UNIT_PACKETS;
+
+	if (amount % per || !(amount / per))
+		return refuse(-EINVAL, why,
+			      "--rate %s over a window of %s is not a whole number of %s (%.3f)",
+			      rate_text(&s->rate).text, duration_text(window_ns).text,
+			      bytes ? "bytes" : "packets", (double)amount / (double)per);
+	if (amount / per > UINT64_MAX / 4)
+		return refuse(-ERANGE, why, "--rate %s over a window of %s is too large",
+			      rate_text(&s->rate).text, duration_text(window_ns).text);
+	*limit = (uint64_t)(amount / per);
+	return 0;
+}
+
+/*
+ * The sliding window's bits per count: two counts below the window's
+ * length in meter units (window.h), at most WINDOW_BITS_MAX each.
+ */
+static unsigned int sliding_bits(uint64_t window)
+{
+	unsigned int bits = 0;
+
+	while (bits < WINDOW_BITS_MAX && 2 * (bits + 1) < 64 &&
+	       (1ULL << (2 * (bits + 1))) <= window)
+		bits++;
+	return bits;
+}
+
+/* The largest cost per window the slot can count. */
+static uint64_t window_count_max(uint8_t algorithm, uint64_t window)
+{
+	if (algorithm == SLUICE_METER_FIXED_WINDOW)
+		return window - 1;
+	return (1ULL << sliding_bits(window)) - 1;
+}
+
+static int meter_window(struct sluice_policy *p, const struct settings *s, const char **why)
+{
+	uint64_t window_ns = s->window_ns ?: s->rate.period_ns, limit = 0, max;
+	uint64_t window = window_ns << SLUICE_TIME_SHIFT;
+	bool bytes = s->rate.unit != SLUICE_UNIT_PACKETS;
+	int err;
+
+	err = window_refuses(s, why);
+	if (!err && window_ns % (NSEC_PER_SEC / 1000))
+		err = refuse(-EINVAL, why, "--window %s is not a whole number of milliseconds",
+			     duration_text(window_ns).text);
+	if (!err)
+		err = window_limit(s, window_ns, &limit, why);
+	if (err)
+		return err;
+	max = window_count_max(s->algorithm, window);
+	if (limit > max)
+		return refuse(-ERANGE, why,
+			      "--rate %s makes %llu %s per %s window, more than --algorithm %s "
+			      "counts (at most %llu for that window)",
+			      rate_text(&s->rate).text, (unsigned long long)limit,
+			      bytes ? "bytes" : "packets", duration_text(window_ns).text,
+			      algorithm_name(s->algorithm), (unsigned long long)max);
+	p->meter = s->algorithm;
+	p->window_ms = (uint32_t)(window_ns / (NSEC_PER_SEC / 1000));
+	p->window_ns = s->window_ns;
+	p->limit = limit;
+	p->burst = limit;
+	/* One unit costs 1: unit_cost() then gives the packet, or its bytes. */
+	p->interval = bytes ? 1ULL << SLUICE_BYTE_SHIFT : 1;
+	p->flags |= bytes ? SLUICE_POL_BYTES : 0;
+	if (s->algorithm == SLUICE_METER_SLIDING_WINDOW)
+		p->state_bits = (uint8_t)sliding_bits(window);
+	return 0;
+}
+
+/*
+ * GCRA with a warm-up (include/warmup.h): stores up to warmup / T permits,
+ * packed under a next-free moment kept to 2^bits meter units, which must
+ * stay within 0.1% of T.
+ */
+static int meter_warmup(struct sluice_policy *p, const struct settings *s, const char **why)
+{
+	uint64_t warmup = s->warmup_ns << SLUICE_TIME_SHIFT, max;
+	unsigned int bits, bits_max = bit_length(p->interval / (1000 / ROUNDING_PER_MILLE)) - 1;
+
+	if (s->rate.unit != SLUICE_UNIT_PACKETS)
+		return refuse(-EINVAL, why, "--warmup needs a packet rate, not --rate %s",
+			      rate_text(&s->rate).text);
+	if (s->burst.value || s->initial.value)
+		return refuse(-EINVAL, why,
+			      "--%s does not apply with --warmup: a warming source is paced, "
+			      "its stored allowance is --warmup times --rate",
+			      s->burst.value ? "burst" : "initial-burst");
+	max = warmup / p->interval;
+	bits = bit_length(max);
+	/* Within 0.1%, max^2 <= warmup / 1000 < 2^41: it always fits 32 bits. */
+	if (max < 2)
+		return refuse(-EINVAL, why, "--warmup %s is shorter than two packets at --rate %s",
+			      duration_text(s->warmup_ns).text, rate_text(&s->rate).text);
+	if (p->interval < 1000 / ROUNDING_PER_MILLE || bits > bits_max)
+		return refuse(-ERANGE, why,
+			      "--warmup %s at --rate %s stores %llu packets, more than a warm-up "
+			      "packs within 0.1%% at that rate (at most %llu)",
+			      duration_text(s->warmup_ns).text, rate_text(&s->rate).text,
+			      (unsigned long long)max,
+			      p->interval < 1000 ? 0ULL
+						 : (unsigned long long)((1ULL << bits_max) - 1));
+	p->meter = SLUICE_METER_WARMUP;
+	p->state_bits = (uint8_t)bits;
+	p->warm_max = (uint32_t)max;
+	p->warmup_ns = s->warmup_ns;
+	/* No burst: a packet conforms once its moment has come. */
+	p->limit = p->interval;
+	p->burst = 1;
+	return 0;
+}
+
+/* The source's own slot: GCRA (with a warm-up, maybe) or a window. */
+static int meter_build(struct sluice_policy *p, const struct settings *s, const char **why)
+{
+	int err;
+
+	if (s->algorithm != SLUICE_METER_GCRA)
+		return meter_window(p, s, why);
+	if (s->window_ns)
+		return refuse(-EINVAL, why,
+			      "--window %s needs a window algorithm (--algorithm fixed-window or "
+			      "sliding-window)",
+			      duration_text(s->window_ns).text);
+	err = s->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(p, s, &main_limiter, why)
+						  : meter_bytes(p, s, &main_limiter, why);
+	if (!err && s->warmup_ns)
+		err = meter_warmup(p, s, why);
+	return err;
 }
 
 static int check_action(const struct settings *s, const char **why)
@@ -591,8 +766,7 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 	if (!err && m)
 		err = check_family(s, m, why);
 	if (!err)
-		err = s->rate.unit == SLUICE_UNIT_PACKETS ? meter_packets(p, s, &main_limiter, why)
-							  : meter_bytes(p, s, &main_limiter, why);
+		err = meter_build(p, s, why);
 	if (!err)
 		err = pressure_build(p, s, why);
 	if (err)
@@ -631,6 +805,9 @@ void policy_settings(const struct sluice_policy *p, struct settings *s, struct m
 	s->rate.amount = p->rate_amount;
 	s->rate.period_ns = p->rate_period_ns;
 	s->rate.unit = p->rate_unit;
+	s->algorithm = p->meter == SLUICE_METER_WARMUP ? SLUICE_METER_GCRA : p->meter;
+	s->window_ns = p->window_ns;
+	s->warmup_ns = p->warmup_ns;
 	if (p->flags & SLUICE_POL_BURST_EXPLICIT) {
 		s->burst.value = p->burst;
 		s->burst.bytes = !!(p->flags & SLUICE_POL_BYTES);
@@ -673,10 +850,11 @@ bool settings_equal(const struct settings *a, const struct settings *b)
 {
 	return a->rate.amount == b->rate.amount && a->rate.period_ns == b->rate.period_ns &&
 	       a->rate.unit == b->rate.unit && a->burst.value == b->burst.value &&
-	       a->burst.bytes == b->burst.bytes && a->action == b->action && a->dscp == b->dscp &&
-	       a->mark_dscp == b->mark_dscp && a->mark_ecn == b->mark_ecn &&
-	       a->ipv4_prefix == b->ipv4_prefix && a->ipv6_prefix == b->ipv6_prefix &&
-	       a->new_sources.amount == b->new_sources.amount &&
+	       a->algorithm == b->algorithm && a->window_ns == b->window_ns &&
+	       a->warmup_ns == b->warmup_ns && a->burst.bytes == b->burst.bytes &&
+	       a->action == b->action && a->dscp == b->dscp && a->mark_dscp == b->mark_dscp &&
+	       a->mark_ecn == b->mark_ecn && a->ipv4_prefix == b->ipv4_prefix &&
+	       a->ipv6_prefix == b->ipv6_prefix && a->new_sources.amount == b->new_sources.amount &&
 	       a->new_sources.period_ns == b->new_sources.period_ns &&
 	       a->overflow.amount == b->overflow.amount &&
 	       a->overflow.period_ns == b->overflow.period_ns &&
@@ -919,21 +1097,13 @@ int doc_rule_index(const struct policy_doc *doc, uint16_t policy)
 	return -2;
 }
 
-int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost, uint64_t *limit)
+int rule_policy(const struct policy_doc *doc, uint16_t policy, struct sluice_policy *p)
 {
 	int i = doc_rule_index(doc, policy);
-	struct sluice_policy p;
 	const char *why;
-	int err;
 
 	if (i == -2)
 		return -ENOENT;
-	err = i < 0 ? policy_build(&p, &doc->dflt, NULL, 0, &why)
-		    : policy_build(&p, &doc->rules[i].settings, &doc->rules[i].match, policy, &why);
-	if (err)
-		return err;
-	*min_cost = p.flags & SLUICE_POL_BYTES ? gcra_bytes_cost(GCRA_FRAME_MIN, p.interval)
-					       : p.interval;
-	*limit = p.limit;
-	return 0;
+	return i < 0 ? policy_build(p, &doc->dflt, NULL, 0, &why)
+		     : policy_build(p, &doc->rules[i].settings, &doc->rules[i].match, policy, &why);
 }

@@ -18,6 +18,9 @@
 struct settings {
 	struct rate rate;
 	struct burst burst; /* value 0: one second of rate */
+	uint8_t algorithm;  /* SLUICE_METER_GCRA, _FIXED_WINDOW or _SLIDING_WINDOW */
+	uint64_t window_ns; /* windows: 0 means the rate's period */
+	uint64_t warmup_ns; /* GCRA: 0 means no warm-up */
 	uint32_t action;
 	uint8_t dscp;
 	bool mark_dscp;
@@ -137,10 +140,10 @@ int cidr_list_merge(const struct cidr_list *a, const struct cidr_list *b, bool a
 
 /* The index in doc->rules of the rule with this policy id: -1 for the default, -2 when gone. */
 int doc_rule_index(const struct policy_doc *doc, uint16_t policy);
-/*
- * The GCRA numbers of the rule with this policy id: the bucket limit and the
- * smallest cost a packet can have; -ENOENT when the rule is gone.
- */
-int rule_limits(const struct policy_doc *doc, uint16_t policy, uint64_t *min_cost, uint64_t *limit);
+/* The slot built for the rule with this policy id (the default's for 0); -ENOENT when gone. */
+int rule_policy(const struct policy_doc *doc, uint16_t policy, struct sluice_policy *p);
+/* Windows and warm-ups are bounded: the longest either may be. */
+#define WINDOW_MIN_NS (NSEC_PER_SEC / 1000)
+#define WINDOW_MAX_NS (24 * 3600 * NSEC_PER_SEC)
 
 #endif /* SLUICE_POLICY_POLICY_H */

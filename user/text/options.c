@@ -44,6 +44,21 @@ static int apply_burst(struct cli_args *a, const char *v, const char **why)
 	return parse_burst(v, &a->settings.burst, why);
 }
 
+static int apply_algorithm(struct cli_args *a, const char *v, const char **why)
+{
+	return parse_algorithm(v, &a->settings.algorithm, why);
+}
+
+static int apply_window(struct cli_args *a, const char *v, const char **why)
+{
+	return parse_duration(v, WINDOW_MIN_NS, WINDOW_MAX_NS, &a->settings.window_ns, why);
+}
+
+static int apply_warmup(struct cli_args *a, const char *v, const char **why)
+{
+	return parse_duration(v, WINDOW_MIN_NS, WINDOW_MAX_NS, &a->settings.warmup_ns, why);
+}
+
 static int apply_action(struct cli_args *a, const char *v, const char **why)
 {
 	return parse_action(v, &a->settings.action, why);
@@ -174,7 +189,7 @@ static int apply_file(struct cli_args *a, const char *v, const char **why)
 
 static int apply_timeout(struct cli_args *a, const char *v, const char **why)
 {
-	return parse_duration(v, &a->timeout_ns, why);
+	return parse_duration(v, NSEC_PER_SEC, DURATION_MAX_NS, &a->timeout_ns, why);
 }
 
 static int apply_check(struct cli_args *a, const char *v, const char **why)
@@ -276,6 +291,27 @@ static bool show_burst(const struct settings *s, const struct match *m, char *bu
 	(void)m;
 	format_burst(buf, len, &s->burst);
 	return s->burst.value;
+}
+
+static bool show_algorithm(const struct settings *s, const struct match *m, char *buf, size_t len)
+{
+	(void)m;
+	snprintf(buf, len, "%s", algorithm_name(s->algorithm));
+	return s->algorithm != SLUICE_METER_GCRA;
+}
+
+static bool show_window(const struct settings *s, const struct match *m, char *buf, size_t len)
+{
+	(void)m;
+	format_duration(buf, len, s->window_ns);
+	return s->window_ns;
+}
+
+static bool show_warmup(const struct settings *s, const struct match *m, char *buf, size_t len)
+{
+	(void)m;
+	format_duration(buf, len, s->warmup_ns);
+	return s->warmup_ns;
 }
 
 static bool show_action(const struct settings *s, const struct match *m, char *buf, size_t len)
@@ -427,9 +463,21 @@ const struct option_def option_table[OPT_MAX] = {
 	[OPT_RATE] = LIMITER("rate", "RATE", NULL, rate,
 			     "the limit per source: packets (500/s, 30/m, 1.5k/s) or bandwidth "
 			     "(10mbit/s, 500kB/s)"),
+	[OPT_ALGORITHM] =
+		LIMITER("algorithm", "ALGORITHM", "gcra sliding-window fixed-window", algorithm,
+			"how a source is counted: gcra (a token bucket, the default), "
+			"sliding-window (the weighted estimate over two windows) or "
+			"fixed-window; a window allows --rate per its unit"),
+	[OPT_WINDOW] = LIMITER("window", "DURATION", NULL, window,
+			       "window algorithms: the window's length (1ms to 24h, such as 10s; "
+			       "default the rate's unit); the limit per window is --rate times it"),
 	[OPT_BURST] = LIMITER("burst", "N", NULL, burst,
 			      "bucket depth in packets, or bytes for a bandwidth (64kB); default "
 			      "one second of rate, at least 1 packet or 64 kB"),
+	[OPT_WARMUP] = LIMITER("warmup", "DURATION", NULL, warmup,
+			       "gcra, packet rates: an idle or new source ramps up to --rate over "
+			       "DURATION, its first packets 3 times as far apart (Guava's "
+			       "SmoothWarmingUp), instead of taking a burst"),
 	[OPT_ACTION] = LIMITER("action", "ACTION", "drop mark dry-run", action,
 			       "what happens over the limit: drop (default), mark (with --dscp "
 			       "and/or --ecn), or dry-run (pass, but count would-drops)"),

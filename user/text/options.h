@@ -58,7 +58,10 @@ enum option_scope {
 enum option_id {
 	/* Limiter options, in the order `show` prints them. */
 	OPT_RATE,
+	OPT_ALGORITHM,
+	OPT_WINDOW,
 	OPT_BURST,
+	OPT_WARMUP,
 	OPT_ACTION,
 	OPT_DSCP,
 	OPT_ECN,

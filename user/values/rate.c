@@ -84,22 +84,38 @@ static int not_whole(const char *s, const char *end, const char *noun, const cha
  * unit: 1.5k is 1500 packets, 1.0005k is refused. A count takes the packet
  * multipliers only, and counts things other than packets.
  */
+/* A decimal, then a suffix from table running up to end; `unknown` says what was expected. */
+static int decimal_with_unit(const char *s, const char *end, const struct unit *table,
+			     const char *unknown, struct decimal *d, const struct unit **unit,
+			     const char **why)
+{
+	const char *p = s;
+	int err;
+
+	err = parse_decimal(&p, d, why);
+	if (err)
+		return err;
+	*unit = unit_find(table, p, (size_t)(end - p));
+	if (!*unit) {
+		*why = unknown;
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_amount(const char *s, const char *end, bool count, uint64_t *out,
 			const struct unit **unit, const char **why)
 {
-	const char *p = s;
 	struct decimal d;
 	int err;
 
-	err = parse_decimal(&p, &d, why);
+	err = decimal_with_unit(
+		s, end, amounts,
+		count ? "expected a number (k and M allowed)"
+		      : "unknown unit (packets: k, M; bits: kbit, mbit, gbit; bytes: B, kB, MB, GB)",
+		&d, unit, why);
 	if (err)
 		return err;
-	*unit = unit_find(amounts, p, (size_t)(end - p));
-	if (!*unit) {
-		*why = count ? "expected a number (k and M allowed)"
-			     : "unknown unit (packets: k, M; bits: kbit, mbit, gbit; bytes: B, kB, MB, GB)";
-		return -EINVAL;
-	}
 	if (count && (*unit)->kind != SLUICE_UNIT_PACKETS) {
 		*why = "expected a plain number (k and M allowed)";
 		return -EINVAL;
@@ -159,45 +175,6 @@ int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out
 	}
 	*out = ns;
 	return 0;
-}
-
-int parse_duration(const char *s, uint64_t *ns, const char **why)
-{
-	const struct unit *unit;
-	struct decimal d;
-	uint64_t v;
-
-	if (parse_decimal(&s, &d, why))
-		return -EINVAL;
-	unit = unit_find(periods, s, strlen(s));
-	if (!unit) {
-		*why = "expected a duration with its unit (s, m, h or d), e.g. 90s, 10m, 1h, 2d";
-		return -EINVAL;
-	}
-	if (decimal_scale(&d, unit->value, &v) || v > DURATION_MAX_NS) {
-		*why = "must be at most 3650d";
-		return -ERANGE;
-	}
-	if (v < NSEC_PER_SEC) {
-		*why = "must be at least 1s";
-		return -ERANGE;
-	}
-	*ns = v;
-	return 0;
-}
-
-void format_duration(char *buf, unsigned long len, uint64_t ns)
-{
-	const struct unit *u, *best = NULL;
-
-	for (u = periods; u->name; u++)
-		if (!u->alias && !(ns % u->value))
-			best = u;
-	if (best)
-		snprintf(buf, len, "%llu%s", (unsigned long long)(ns / best->value), best->name);
-	else
-		snprintf(buf, len, "%llu.%09llus", (unsigned long long)(ns / NSEC_PER_SEC),
-			 (unsigned long long)(ns % NSEC_PER_SEC));
 }
 
 /* The largest printed suffix of `kind` that divides v exactly, so it parses back. */
@@ -311,6 +288,66 @@ void format_burst(char *buf, unsigned long len, const struct burst *burst)
 		unit_exact(burst->value, burst->bytes ? SLUICE_UNIT_BYTES : SLUICE_UNIT_PACKETS);
 
 	snprintf(buf, len, "%llu%s", (unsigned long long)(burst->value / u->value), u->name);
+}
+
+/* Duration units, largest first: format picks the largest that divides exactly. */
+static const struct unit durations[] = {
+	{ "d", 24 * HOUR_NS, 0, false },
+	{ "day", 24 * HOUR_NS, 0, true },
+	{ "h", HOUR_NS, 0, false },
+	{ "hour", HOUR_NS, 0, true },
+	{ "m", 60 * NSEC_PER_SEC, 0, false },
+	{ "min", 60 * NSEC_PER_SEC, 0, true },
+	{ "minute", 60 * NSEC_PER_SEC, 0, true },
+	{ "s", NSEC_PER_SEC, 0, false },
+	{ "sec", NSEC_PER_SEC, 0, true },
+	{ "second", NSEC_PER_SEC, 0, true },
+	{ "ms", 1000000, 0, false },
+	{ "us", 1000, 0, false },
+	{ NULL, 0, 0, false },
+};
+
+int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why)
+{
+	static char msg[96];
+	char low[32], high[32];
+	const struct unit *unit;
+	struct decimal d;
+	int err;
+
+	err = decimal_with_unit(s, s + strlen(s), durations,
+				"expected a duration with its unit: us, ms, s, m, h or d (such as 10s)",
+				&d, &unit, why);
+	if (err)
+		return err;
+	err = decimal_scale(&d, unit->value, out);
+	if (err == -EDOM)
+		return not_whole(s, s + strlen(s), "microseconds", why);
+	if (err || *out > max_ns) {
+		format_duration(high, sizeof(high), max_ns);
+		snprintf(msg, sizeof(msg), "must be at most %s", high);
+		*why = msg;
+		return -ERANGE;
+	}
+	if (*out < min_ns) {
+		format_duration(low, sizeof(low), min_ns);
+		snprintf(msg, sizeof(msg), "must be at least %s", low);
+		*why = msg;
+		return -ERANGE;
+	}
+	return 0;
+}
+
+void format_duration(char *buf, unsigned long len, uint64_t ns)
+{
+	const struct unit *u = durations;
+
+	while (u->name && (u->alias || ns % u->value))
+		u++;
+	if (!u->name || !ns)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else
+		snprintf(buf, len, "%llu%s", (unsigned long long)(ns / u->value), u->name);
 }
 
 void format_utc(char *buf, unsigned long len, uint64_t unix_ns)

@@ -49,16 +49,17 @@ int parse_burst(const char *s, struct burst *burst, const char **why);
 int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
 /* Seconds with an optional fraction ("1", "0.25"), to nanoseconds. */
 int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why);
+/*
+ * A duration with a unit, us to d, with an optional fraction: 10s, 1.5m,
+ * 250ms, 2d; exact to the microsecond, from min_ns to max_ns.
+ */
+int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out,
+		   const char **why);
+/* The largest unit that divides it exactly: 90s is 90s, 120s is 2m. */
+void format_duration(char *buf, unsigned long len, uint64_t ns);
 
 /* The longest --timeout: ten years, so an expiry stays far from overflowing. */
 #define DURATION_MAX_NS (3650 * 86400 * NSEC_PER_SEC)
-/*
- * A duration with its unit: 90s, 10m, 1.5h, 2d (s, m, h, d; the aliases of
- * rate periods too), exact to the nanosecond, from 1s to DURATION_MAX_NS.
- */
-int parse_duration(const char *s, uint64_t *ns, const char **why);
-/* The largest unit that spells ns exactly: 600 s is 10m, 90 s is 90s. */
-void format_duration(char *buf, unsigned long len, uint64_t ns);
 /* An RFC 3339 moment in UTC to the second, as format_utc prints it, to ns since 1970. */
 int parse_utc(const char *s, uint64_t *unix_ns, const char **why);
 

@@ -32,18 +32,53 @@ const char *action_name(uint32_t action)
 	return action < SLUICE_ACTION_MAX ? action_names[action] : "unknown";
 }
 
+/* The index of s in names[0..n), or -1. */
+static int word_index(const char *s, const char *const *names, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
 int parse_action(const char *s, uint32_t *action, const char **why)
 {
-	uint32_t i;
+	int i = word_index(s, action_names, SLUICE_ACTION_MAX);
 
-	for (i = 0; i < SLUICE_ACTION_MAX; i++) {
-		if (!strcmp(s, action_names[i])) {
-			*action = i;
-			return 0;
-		}
+	if (i < 0) {
+		*why = "expected drop, mark or dry-run";
+		return -EINVAL;
 	}
-	*why = "expected drop, mark or dry-run";
-	return -EINVAL;
+	*action = (uint32_t)i;
+	return 0;
+}
+
+/* The algorithms an operator names; a warm-up is GCRA's (--warmup). */
+static const char *const algorithm_names[SLUICE_METER_WARMUP] = {
+	[SLUICE_METER_GCRA] = "gcra",
+	[SLUICE_METER_FIXED_WINDOW] = "fixed-window",
+	[SLUICE_METER_SLIDING_WINDOW] = "sliding-window",
+};
+
+const char *algorithm_name(uint8_t algorithm)
+{
+	if (algorithm == SLUICE_METER_WARMUP)
+		return "gcra";
+	return algorithm < SLUICE_METER_WARMUP ? algorithm_names[algorithm] : "unknown";
+}
+
+int parse_algorithm(const char *s, uint8_t *algorithm, const char **why)
+{
+	int i = word_index(s, algorithm_names, SLUICE_METER_WARMUP);
+
+	if (i < 0) {
+		*why = "expected gcra, sliding-window or fixed-window";
+		return -EINVAL;
+	}
+	*algorithm = (uint8_t)i;
+	return 0;
 }
 
 int parse_mode(const char *s, uint32_t *xdp_flags, const char **why)

@@ -25,6 +25,9 @@ void format_group(char *buf, size_t len, unsigned int gid);
 int parse_dscp(const char *s, uint8_t *dscp, const char **why);
 /* The lowercase class name of a DSCP value, or NULL when it has none. */
 const char *dscp_name(uint8_t dscp);
+/* gcra, fixed-window or sliding-window: an enum sluice_meter below SLUICE_METER_WARMUP. */
+int parse_algorithm(const char *s, uint8_t *algorithm, const char **why);
+const char *algorithm_name(uint8_t algorithm);
 int parse_proto(const char *s, uint8_t *proto, const char **why);
 const char *proto_name(uint8_t proto);
 int parse_port_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why);
