@@ -85,10 +85,12 @@ timeout 1200 qemu-system-x86_64 -machine q35,accel="$accel" -cpu "$cpu" -smp 2 -
 	-serial file:"$dir/console.log" -serial file:"$dir/results.log" || true
 
 echo "== guest kernel: $(basename "$kernel"), accel $accel"
-cat "$dir/results.log"
+tr -d '\r' <"$dir/results.log"
 # Each suite ends with "N passed, N failed"; all of them must say 0 failed.
-summaries=$(grep -cE '^[0-9]+ passed, [0-9]+ failed$' "$dir/results.log" || true)
-failed=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$dir/results.log" | grep -vc ' 0 failed$' || true)
+# (The serial line ends lines with CR LF.)
+tr -d '\r' <"$dir/results.log" >"$dir/results.txt"
+summaries=$(grep -cE '^[0-9]+ passed, [0-9]+ failed$' "$dir/results.txt" || true)
+failed=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$dir/results.txt" | grep -vc ' 0 failed$' || true)
 [ "$summaries" = "$nsuites" ] && [ "$failed" = 0 ] || {
 	echo "vm-check: $summaries of $nsuites suites finished, $failed with failures (console: $dir/console.log)" >&2
 	KEEP_VM=1

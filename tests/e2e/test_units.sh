@@ -45,8 +45,10 @@ shown_default() {
 	"$SLUICE" show "$LAB_HOST" | awk '$1 == "default"'
 }
 
+# The interface's generation, 0 when it is not attached.
 generation() {
-	"$SLUICE" status "$LAB_HOST" --json | jq -r '.[0].generation'
+	"$SLUICE" status "$LAB_HOST" --json 2>/dev/null |
+		jq -r 'if type == "array" then .[0].generation else 0 end' 2>/dev/null || echo 0
 }
 
 # journal_has TEXT: a line of sluice's in the journal since the test began holds TEXT.
@@ -71,7 +73,8 @@ wait_for() {
 
 test_start() {
 	printf 'default rate 100/s burst 100\ndeny 198.51.100.0/24\n' >"$CONF_DIR/$LAB_HOST.conf"
-	check "systemctl start $UNIT" systemctl start "$UNIT"
+	CHECK_DETAIL=$(systemctl start "$UNIT" 2>&1; journalctl -q -u "$UNIT" -n 3 -o cat | tr '\n' ' ')
+	check "systemctl start $UNIT" test "$(unit_state "$UNIT")" = active
 	check "... the unit is active" test "$(unit_state "$UNIT")" = active
 	CHECK_DETAIL=$("$SLUICE" status "$LAB_HOST" --json)
 	check "... sluice status: attached, ok" jq -e '.[0].state == "ok"' <<<"$CHECK_DETAIL"

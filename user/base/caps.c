@@ -48,9 +48,22 @@ void caps_format(char *buf, size_t len, uint64_t caps)
 	}
 }
 
+/*
+ * What the kernel grants: CAP_SYS_ADMIN stands in for CAP_BPF and
+ * CAP_PERFMON (bpf_capable(), perfmon_capable()), so a process that has it,
+ * such as a unit whose bounding set names CAP_SYS_ADMIN but not
+ * CAP_PERFMON, is not refused what the kernel would allow.
+ */
+static uint64_t caps_granted(uint64_t effective)
+{
+	if (effective & CAP_BIT(CAP_SYS_ADMIN))
+		effective |= CAP_BIT(CAP_BPF) | CAP_BIT(CAP_PERFMON);
+	return effective;
+}
+
 int require_caps(const char *cmd, uint64_t need)
 {
-	uint64_t missing = need & ~caps_effective();
+	uint64_t missing = need & ~caps_granted(caps_effective());
 	char needs[128], lacks[128];
 
 	if (!missing)
