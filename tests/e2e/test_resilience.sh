@@ -77,10 +77,18 @@ test_kill_9() {
 	local i pid
 	printf 'default rate 20/s burst 20\nrule 10.1.0.0/24 rate 5/s\n' >"$LAB_TMP/a.conf"
 	printf 'default rate 20/s burst 20\nrule 10.2.0.0/24 rate 7/s\ndeny 10.3.0.0/24\n' >"$LAB_TMP/b.conf"
+	local t0 whole
+	# Start from a, whole, and time a whole apply (of b): the kills land at
+	# random moments across it, however long this host takes, and whatever
+	# they interrupt the policy must be a or b.
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/a.conf" >/dev/null
+	t0=$(date +%s%N)
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/b.conf" >/dev/null
+	whole=$((($(date +%s%N) - t0) / 1000))
 	for i in $(seq 20); do
 		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/$([ $((i % 2)) = 0 ] && echo a || echo b).conf" &
 		pid=$!
-		sleep "0.00$((RANDOM % 10))"
+		sleep "$(awk -v us="$whole" -v r="$RANDOM" 'BEGIN { printf "%.6f", us * r / 32768 / 1e6 }')"
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
