@@ -36,6 +36,22 @@ static __always_inline __u64 unit_cost_min(__u64 interval, int bytes)
 }
 
 /*
+ * The clock again, for a step about to lower a TAT (the debt cap, gcra.h).
+ * Under one policy a TAT passes now + limit only when now is stale: this
+ * packet was held up between its clock read and the step (an interrupt, a
+ * preempted vCPU) while other CPUs advanced the TAT from later reads.
+ * Capping from the stale now would hand back that delay's worth of
+ * allowance; the step is retried from a fresh read instead, which a cap
+ * that is due (a policy change) survives.
+ */
+static __always_inline __u64 clock_refresh(__u64 now)
+{
+	__u64 fresh = clock_now();
+
+	return fresh > now ? fresh : now;
+}
+
+/*
  * Takes cost from a shared TAT by compare-and-swap, retried on contention.
  * When over, *over_tat is the TAT the refusal left (debt capped, gcra.h).
  */
@@ -43,7 +59,7 @@ static __always_inline int gcra_take(__u64 *tatp, __u64 now, __u64 cost, __u64 l
 				     __u64 *over_tat)
 {
 	__u64 tat, next;
-	int i;
+	int i, fresh = 0;
 
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)tatp;
@@ -53,6 +69,11 @@ static __always_inline int gcra_take(__u64 *tatp, __u64 now, __u64 cost, __u64 l
 			continue;
 		}
 		next = gcra_refused(tat, now, limit);
+		if (next != tat && !fresh) {
+			now = clock_refresh(now);
+			fresh = 1;
+			continue;
+		}
 		if (next == tat || __sync_val_compare_and_swap(tatp, tat, next) == tat) {
 			*over_tat = next;
 			return METER_OVER;

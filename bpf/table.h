@@ -271,7 +271,7 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 {
 	struct sluice_way *way = &s->way[WAY(w)];
 	__u64 *tatp = &s->tat[WAY(w)], tat, next;
-	int i;
+	int i, fresh = 0;
 
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)tatp;
@@ -285,6 +285,12 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 			/* GCRA debt past one burst (a policy change) is capped once, for good. */
 			next = op->kind == SLUICE_METER_GCRA ? gcra_refused(tat, op->now, op->limit)
 							     : tat;
+			/* Never lower a TAT from a stale clock (bucket.h, clock_refresh). */
+			if (next != tat && !fresh) {
+				op->now = clock_refresh(op->now);
+				fresh = 1;
+				continue;
+			}
 			if (next != tat && __sync_val_compare_and_swap(tatp, tat, next) != tat)
 				continue;
 			way_count(way, 0, 1 + op->pending);
