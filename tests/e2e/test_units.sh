@@ -62,9 +62,22 @@ scrape_up() {
 		awk -v s="sluice_up{interface=\"$LAB_HOST\"}" '$1 == s { print $2 }'
 }
 
+# The exporter answers, with sluice_up 1 for the lab's interface.
+exporter_up() {
+	test "$(scrape_up)" = 1
+}
+
+# kernel_at_least MAJOR MINOR
+kernel_at_least() {
+	local major minor
+	IFS=. read -r major minor _ <<<"$(uname -r)"
+	[ "$major" -gt "$1" ] || { [ "$major" = "$1" ] && [ "${minor%%[^0-9]*}" -ge "$2" ]; }
+}
+
+# wait_for COMMAND...: up to 5 s (WAIT_TENTHS tenths) for COMMAND to succeed.
 wait_for() {
 	local i
-	for i in $(seq 50); do
+	for i in $(seq "${WAIT_TENTHS:-50}"); do
 		"$@" && return 0
 		sleep 0.1
 	done
@@ -72,14 +85,14 @@ wait_for() {
 }
 
 test_start() {
-	printf 'default rate 100/s burst 100\ndeny 198.51.100.0/24\n' >"$CONF_DIR/$LAB_HOST.conf"
+	printf 'default rate 20/s burst 20\ndeny 198.51.100.0/24\n' >"$CONF_DIR/$LAB_HOST.conf"
 	CHECK_DETAIL=$(systemctl start "$UNIT" 2>&1; journalctl -q -u "$UNIT" -o cat | grep -v '^sluice@' | tail -n 5 | tr '\n' ' ')
 	check "systemctl start $UNIT" test "$(unit_state "$UNIT")" = active
 	check "... the unit is active" test "$(unit_state "$UNIT")" = active
 	CHECK_DETAIL=$("$SLUICE" status "$LAB_HOST" --json)
 	check "... sluice status: attached, ok" jq -e '.[0].state == "ok"' <<<"$CHECK_DETAIL"
 	CHECK_DETAIL=$(shown_default)
-	check "... the running policy is the file's" test "$CHECK_DETAIL" = "default rate 100/s burst 100"
+	check "... the running policy is the file's" test "$CHECK_DETAIL" = "default rate 20/s burst 20"
 	check "... the journal has attach's audit line" journal_has "$LAB_HOST: attach by uid 0"
 	test "$(unit_state "$UNIT")" = active
 }
@@ -92,20 +105,20 @@ test_traffic() {
 	CHECK_DETAIL="sent $sent, lost $lost, passed $passed, dropped $dropped"
 	check "a flood through the unit's limiter: passed and dropped, passed + dropped = what arrived" \
 		test "$passed" -gt 0 -a "$dropped" -gt 0 -a "$((passed + dropped))" = "$((sent - lost))"
-	check "... no source got more than burst + rate x 3 s" \
-		test "$passed" -le "$((SOURCES * (100 + 100 * 3)))"
+	check "... no more than burst + rate x 3 s a source" \
+		test "$passed" -le "$((SOURCES * (20 + 20 * 3)))"
 }
 
 test_reload() {
 	local gen
 	gen=$(generation)
-	sed -i 's|^default rate 100/s burst 100$|default rate 200/s burst 100|' "$CONF_DIR/$LAB_HOST.conf"
+	sed -i 's|^default rate 20/s burst 20$|default rate 40/s burst 20|' "$CONF_DIR/$LAB_HOST.conf"
 	check "systemctl reload $UNIT" systemctl reload "$UNIT"
 	CHECK_DETAIL=$(shown_default)
-	check "... applies the edited file" test "$CHECK_DETAIL" = "default rate 200/s burst 100"
+	check "... applies the edited file" test "$CHECK_DETAIL" = "default rate 40/s burst 20"
 	CHECK_DETAIL="generation $gen -> $(generation)"
 	check "... one new generation" test "$(generation)" = "$((gen + 1))"
-	check "... the journal has apply's line: rate 100/s -> 200/s" journal_has "rate 100/s -> 200/s"
+	check "... the journal has apply's line: rate 20/s -> 40/s" journal_has "rate 20/s -> 40/s"
 	gen=$(generation)
 	check "reload again, the file unchanged" systemctl reload "$UNIT"
 	check "... changes nothing (same generation)" test "$(generation)" = "$gen"
@@ -114,7 +127,7 @@ test_reload() {
 test_exporter() {
 	check "systemctl start sluice-exporter" systemctl start sluice-exporter.service
 	CHECK_DETAIL=$(curl -s -m 5 http://127.0.0.1:9723/metrics | grep -m3 sluice_up)
-	check "... serves sluice_up 1 for the interface on 127.0.0.1:9723" wait_for test "$(scrape_up)" = 1
+	check "... serves sluice_up 1 for the interface on 127.0.0.1:9723" wait_for exporter_up
 	systemctl stop sluice-exporter.service
 }
 
@@ -125,18 +138,24 @@ test_exporter_user() {
 		check "a throwaway user and group for the exporter" false
 		return
 	}
-	printf 'attach group %s\ndefault rate 200/s burst 100\ndeny 198.51.100.0/24\n' "$EXPORTER_GROUP" \
+	printf 'attach group %s\ndefault rate 40/s burst 20\ndeny 198.51.100.0/24\n' "$EXPORTER_GROUP" \
 		>"$CONF_DIR/$LAB_HOST.conf"
-	check "systemctl restart $UNIT with attach group $EXPORTER_GROUP" systemctl restart "$UNIT"
+	CHECK_DETAIL=$(systemctl restart "$UNIT" 2>&1; journalctl -q -u "$UNIT" -o cat | grep -v '^sluice@' | tail -n 3 | tr '\n' ' ')
+	check "systemctl restart $UNIT with attach group $EXPORTER_GROUP" test "$(unit_state "$UNIT")" = active
 	mkdir -p "$DROPIN"
 	printf '[Service]\nUser=%s\nGroup=%s\nRuntimeDirectoryMode=0711\nBindReadOnlyPaths=/sys/fs/bpf/sluice:/run/sluice/pins\n' \
 		"$EXPORTER_USER" "$EXPORTER_GROUP" >"$DROPIN/user.conf"
+	# Before Linux 6.5 bpf() refuses a process without CAP_BPF outright
+	# where kernel.unprivileged_bpf_disabled is set (Debian 12: 2).
+	if [ "$(sysctl -n kernel.unprivileged_bpf_disabled)" != 0 ] && ! kernel_at_least 6 5; then
+		printf 'CapabilityBoundingSet=CAP_BPF\nAmbientCapabilities=CAP_BPF\n' >>"$DROPIN/user.conf"
+	fi
 	systemctl daemon-reload
 	check "sluice-exporter starts with the drop-in (User=$EXPORTER_USER)" \
 		systemctl start sluice-exporter.service
 	CHECK_DETAIL="$(systemctl show -P MainPID sluice-exporter.service) $(journalctl -q -u sluice-exporter.service -n 3 -o cat | tr '\n' ' ')"
 	check "... it runs as $EXPORTER_USER" test "$(ps -o user= -p "$(systemctl show -P MainPID sluice-exporter.service)")" = "$EXPORTER_USER"
-	check "... and serves sluice_up 1 for the interface" wait_for test "$(scrape_up)" = 1
+	check "... and serves sluice_up 1 for the interface" wait_for exporter_up
 	systemctl stop sluice-exporter.service
 	rm -rf "$DROPIN"
 	systemctl daemon-reload
@@ -153,7 +172,10 @@ test_link_gone() {
 	check "start again" systemctl start "$UNIT"
 	ip link del "$LAB_HOST"
 	CHECK_DETAIL="ActiveState $(unit_state "$UNIT")"
-	check "deleting the interface stops the unit (BindsTo)" wait_for test "$(unit_state "$UNIT")" = inactive
+	# The stop runs sluice detach: slow under emulation.
+	WAIT_TENTHS=300 wait_for bash -c "[ \"\$(systemctl show -P ActiveState '$UNIT')\" = inactive ]"
+	CHECK_DETAIL="ActiveState $(unit_state "$UNIT")"
+	check "deleting the interface stops the unit (BindsTo)" test "$(unit_state "$UNIT")" = inactive
 	CHECK_DETAIL=$(ls /sys/fs/bpf/sluice 2>&1)
 	check "... and its stop leaves no pin" test ! -e "/sys/fs/bpf/sluice/$LAB_HOST"
 }
