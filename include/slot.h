@@ -14,6 +14,11 @@
 #include "warmup.h"
 #include "window.h"
 
+/* Userspace has no __always_inline; the BPF side's comes from bpf_helpers.h. */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
 /* How a slot is metered: from struct sluice_policy. */
 struct slot_meter {
 	__u64 limit;  /* GCRA: a burst's worth of cost; windows: cost per window */
@@ -38,7 +43,9 @@ static inline void slot_meter_of_policy(struct slot_meter *m, const struct sluic
  * for the algorithms besides GCRA (none leaves a slot of 0 after a packet).
  * Under a warm-up, cost is the stable interval (packet rates only).
  */
-static inline __u64 slot_next(const struct slot_meter *m, __u64 slot, __u64 now, __u64 cost)
+/* Always inline: with the kind constant (bpf/table.h), the other cases fold away. */
+static __always_inline __u64 slot_next(const struct slot_meter *m, __u64 slot, __u64 now,
+				       __u64 cost)
 {
 	switch (m->kind) {
 	case SLUICE_METER_FIXED_WINDOW:
