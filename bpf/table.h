@@ -70,6 +70,7 @@ struct table_op {
 	__u64 limit;
 	__u64 pending;		    /* earlier refusals to add to the bucket's count */
 	__u64 over_tat;		    /* out: the TAT that refused the packet */
+	__u64 stepped_from;	    /* out: the slot a passed packet's step started from */
 	struct sluice_bucket fresh; /* insert: the new bucket */
 };
 
@@ -88,6 +89,7 @@ static __always_inline void table_op_place(struct table_op *op, const struct slu
 	op->kind = SLUICE_METER_GCRA;
 	op->pending = 0;
 	op->over_tat = 0;
+	op->stepped_from = 0; /* a new way's slot starts from 0 */
 }
 
 /* An op on a source's bucket. */
@@ -318,6 +320,7 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 			way_uncharge(tatp, tat, next, op, kind);
 			return TABLE_MISSING;
 		}
+		op->stepped_from = tat;
 		way_count(way, 1, op->pending);
 		return METER_CONFORMS;
 	}
@@ -556,6 +559,19 @@ static __always_inline __u64 slot_refund(__u64 *slotp, const struct table_op *op
 {
 	__u64 slot, next;
 	int i;
+
+	/*
+	 * A warm-up's step cannot be subtracted (what a permit cost depends on
+	 * what was stored): it is undone whole, if nothing stepped since. The
+	 * step is recomputed from the slot it started at, with the same now
+	 * and cost; else the source keeps it, stricter.
+	 */
+	if (op->kind == SLUICE_METER_WARMUP) {
+		next = slot_step(op, op->stepped_from);
+		return next && __sync_val_compare_and_swap(slotp, next, op->stepped_from) == next
+			       ? next - op->stepped_from
+			       : 0;
+	}
 
 	for (i = 0; i < REFUND_CAS_TRIES; i++) {
 		slot = *(volatile __u64 *)slotp;

@@ -76,7 +76,8 @@ static inline __u64 slot_admissible_at(const struct slot_meter *m, __u64 slot, _
 /*
  * The slot with cost given back, or slot itself when there is nothing to
  * give: a GCRA TAT never below now (a full bucket), a window's count only
- * in the window that took it. A warm-up keeps what it took (stricter).
+ * in the window that took it. A warm-up's step cannot be given back by
+ * amount; the datapath undoes it whole instead (bpf/table.h, slot_refund).
  */
 static inline __u64 slot_refunded(const struct slot_meter *m, __u64 slot, __u64 now, __u64 cost)
 {
