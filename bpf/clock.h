@@ -50,20 +50,21 @@ static __always_inline __u64 clock_ns(void)
 #endif
 
 /*
- * A jiffy before which `wait` meter time from now certainly has not passed.
- * The jiffy read now began at or before now, and the counter may lag the
- * clock by up to a tick: so `wait` holds at least until jiffy
- * now + floor(wait / tick) - 1. The floor comes from a reciprocal userspace
- * computed (no division). Returns 0 when the wait is too short to tell.
+ * A jiffy before which `wait` meter time from a reference moment certainly
+ * has not passed, given `jiffy`, read just after that moment. The jiffy
+ * began at or before the moment, and the counter may lag the clock by up
+ * to a tick: so `wait` holds at least until jiffy + floor(wait / tick) - 1.
+ * The floor comes from a reciprocal userspace computed (no division).
+ * Returns 0 when the wait is too short to tell.
  */
-static __always_inline __u64 clock_jiffy_before(__u64 wait, __u64 jiffy_recip)
+static __always_inline __u64 clock_jiffy_after(__u64 jiffy, __u64 wait, __u64 jiffy_recip)
 {
 	__u64 ticks;
 
 	if (wait > SLUICE_JIFFY_WAIT_MAX)
 		wait = SLUICE_JIFFY_WAIT_MAX;
 	ticks = (wait * jiffy_recip) >> SLUICE_JIFFY_RECIP_SHIFT;
-	return ticks > 1 ? clock_jiffies() + ticks - 1 : 0;
+	return ticks > 1 ? jiffy + ticks - 1 : 0;
 }
 
 #endif /* SLUICE_BPF_CLOCK_H */

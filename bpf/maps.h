@@ -126,10 +126,17 @@ struct {
 	__type(value, struct sluice_set);
 } aggregates SEC(".maps");
 
-/* The per-CPU over-limit cache (struct sluice_hot in sluice.h). */
+/*
+ * The per-CPU over-limit cache (struct sluice_hot in sluice.h): one value
+ * per possible CPU, indexed by the CPU's number (userspace sizes it before
+ * load). A plain array, not a per-CPU one: a per-CPU value is limited to
+ * 32 KiB. Mappable only for its alignment: the values then start on a page,
+ * so each line of a set is one cache line.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct sluice_hot);
 } hot SEC(".maps");

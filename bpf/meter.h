@@ -3,7 +3,7 @@
  * Per-key GCRA, exact across CPUs: one TAT per key in the source table
  * (table.h), advanced by compare-and-swap, so every CPU meters the same
  * bucket. A per-CPU negative cache answers repeated over-limit packets
- * without the configuration, the table or the clock.
+ * without the configuration, the table or the clock (hot.h).
  *
  * Each bucket also counts its packets for `sluice top`, one atomic add per
  * packet that reaches it. Packets the cache refuses are counted in the
@@ -17,109 +17,8 @@
 #include "aggregate.h"
 #include "bucket.h"
 #include "clock.h"
+#include "hot.h"
 #include "table.h"
-
-static __always_inline struct sluice_hot *hot_get(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&hot, &zero);
-}
-
-/*
- * The cached entry is about this packet's source and L4 class (which pick
- * the same policy again) under the live configuration.
- */
-static __always_inline int hot_matches(const struct sluice_hot *h, const struct packet *pkt)
-{
-	return h->generation == config_generation && h->family == pkt->family &&
-	       h->src[0] == pkt->addr[0] && h->src[1] == pkt->addr[1] &&
-	       h->src[2] == pkt->addr[2] && h->src[3] == pkt->addr[3] && h->proto == pkt->proto &&
-	       h->dport == pkt->dport && h->tcp_syn == pkt->tcp_syn;
-}
-
-/*
- * The fast path: is this a repeat offender, still over its limit? Jiffies
- * answer most such packets with one load; only near the moment the source
- * may conform again does it take the precise clock, which it hands on in
- * *now (0 when not read) for the full decision. A packet it refuses is
- * counted against its source in the entry.
- */
-static __always_inline int hot_still_over(struct sluice_hot *h, const struct packet *pkt,
-					  __u64 *now)
-{
-	*now = 0;
-	if (!h || !hot_matches(h, pkt))
-		return 0;
-	if (clock_jiffies() >= h->admissible_jiffy) {
-		*now = clock_now();
-		if (*now >= h->admissible_at)
-			return 0;
-	}
-	h->pending++;
-	return 1;
-}
-
-/* The entry's pending refusals when they belong to key: they ride on key's own update. */
-static __always_inline __u64 hot_take_pending(struct sluice_hot *h, const struct sluice_key *key)
-{
-	__u64 n;
-
-	if (!h || !h->pending || !key_same(&h->key, key))
-		return 0;
-	n = h->pending;
-	h->pending = 0;
-	return n;
-}
-
-/* Pending refusals taken for op's key that found no bucket after all: back to the entry. */
-static __always_inline void hot_give_back(struct sluice_hot *h, const struct table_op *op)
-{
-	if (h && op->pending && key_same(&h->key, &op->key))
-		h->pending += op->pending;
-}
-
-/*
- * Remembers op's over-limit source until the earliest moment it may
- * conform again, if that is still to come: the cache must never refuse
- * what the full decision would pass. op->pending holds refusals of op's
- * key that found no bucket: the entry keeps them for the bucket to come.
- * The refusals of the source the entry held go to their bucket first,
- * carried by op, which is spent.
- */
-static __always_inline void hot_remember(struct sluice_hot *h, const struct packet *pkt,
-					 const struct sluice_policy *p, __u32 index,
-					 const struct sluice_config *cfg, __u64 admissible_at,
-					 struct table_op *op)
-{
-	struct sluice_key held = h->key;
-	__u64 pending = h->pending;
-
-	if (admissible_at <= op->now) {
-		hot_give_back(h, op);
-		return;
-	}
-	h->key = op->key;
-	h->src[0] = pkt->addr[0];
-	h->src[1] = pkt->addr[1];
-	h->src[2] = pkt->addr[2];
-	h->src[3] = pkt->addr[3];
-	h->family = pkt->family;
-	h->proto = pkt->proto;
-	h->tcp_syn = pkt->tcp_syn;
-	h->dport = pkt->dport;
-	verdict_of(&h->verdict, p);
-	h->rule_slot = (__u16)index;
-	h->generation = cfg->generation;
-	h->admissible_at = admissible_at;
-	h->admissible_jiffy = clock_jiffy_before(admissible_at - op->now, cfg->jiffy_recip);
-	h->pending = op->pending;
-	if (pending) {
-		table_op_init(op, cfg, &held);
-		op->pending = pending;
-		table_add_dropped(op);
-	}
-}
 
 /* struct table_op.charged: what meter_source charged for a packet it passed. */
 enum source_charge {
@@ -172,12 +71,12 @@ static __always_inline int slot_fresh(const struct table_op *op, const struct sl
 /*
  * A source seen for the first time: admitted within the rule's new-source
  * budget, it gets a bucket holding the initial burst, metered with this
- * packet (and counted in it, with the refusals the cache held for it);
- * refused, it goes to the overflow bucket. A set full of buckets that
- * still hold state takes no one: --on-full.
+ * packet (and counted in it, with the refusals the cache held for it,
+ * op->pending, which is then 0); refused, it goes to the overflow bucket.
+ * A set full of buckets that still hold state takes no one: --on-full.
  */
-static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op *op,
-					    const struct sluice_policy *p, struct sluice_hot *h)
+static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct table_op *op,
+					       const struct sluice_policy *p)
 {
 	__u32 id = p->id;
 	struct sluice_admission *adm = bpf_map_lookup_elem(&admission, &id);
@@ -185,13 +84,10 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 	int conforms;
 	int ret;
 
-	if (!adm) {
-		hot_give_back(h, op);
+	if (!adm)
 		return METER_OVER;
-	}
 	if (meter_settled(ctx, gcra_take(&adm->admit_tat, op->now, p->admit_interval,
 					 p->admit_limit, &tat)) != METER_CONFORMS) {
-		hot_give_back(h, op);
 		op->charged = CHARGED_OVERFLOW;
 		return meter_overflow(ctx, p, adm, op->now);
 	}
@@ -201,7 +97,6 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 	ret = table_insert_or_meter(op);
 	switch (ret) {
 	case TABLE_FULL:
-		hot_give_back(h, op);
 		stats_count(ctx, SLUICE_CNT_INSERT_FULL);
 		op->charged = CHARGED_NONE;
 		return p->flags & SLUICE_POL_FAIL_OPEN ? METER_CONFORMS : METER_OVER;
@@ -209,14 +104,29 @@ static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op 
 		stats_count(ctx, SLUICE_CNT_EVICTED);
 		/* fall through */
 	case TABLE_NEW:
+		op->pending = 0;
 		stats_count(ctx, SLUICE_CNT_NEW_SOURCE);
 		return conforms ? METER_CONFORMS : METER_OVER;
 	case TABLE_MISSING: /* the way another CPU gave it changed hands again */
-		hot_give_back(h, op);
 		return METER_OVER;
 	}
 	/* Another CPU made it first; metered there (op->pending included). */
+	op->pending = 0;
 	return meter_settled(ctx, ret);
+}
+
+/*
+ * The same; refusals that found no bucket go back to the cache, at one
+ * call site (each call of a global function costs the verifier dearly).
+ */
+static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op *op,
+					    const struct sluice_policy *p, union sluice_hot_line *h)
+{
+	int ret = meter_new_source_at(ctx, op, p);
+
+	hot_give_back(h, op);
+	op->pending = 0;
+	return ret;
 }
 
 /* How the policy meters a source's slot (table_op's slot fields). */
@@ -231,7 +141,7 @@ static __always_inline void slot_meter_of(struct table_op *op, const struct slui
 /* The source's own bucket, created through admission when new. */
 static __always_inline int meter_source(struct xdp_md *ctx, const struct packet *pkt,
 					const struct sluice_policy *p, __u32 index,
-					const struct sluice_config *cfg, struct sluice_hot *h,
+					const struct sluice_config *cfg, union sluice_hot_line *h,
 					struct table_op *op)
 {
 	int bytes = p->flags & SLUICE_POL_BYTES;
@@ -245,7 +155,7 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 		return meter_new_source(ctx, op, p, h);
 	op->pending = 0; /* in the bucket's count now */
 	/* A bandwidth may take the smallest frame sooner than this one. */
-	if (ret == METER_OVER && h)
+	if (ret == METER_OVER)
 		hot_remember(h, pkt, p, index, cfg,
 			     op->kind == SLUICE_METER_GCRA
 				     ? gcra_admissible_at(op->over_tat, op->now,
@@ -285,14 +195,13 @@ static __always_inline void meter_source_refund(struct xdp_md *ctx, const struct
 static __always_inline void meter_aggregate_refused(const struct packet *pkt,
 						    const struct sluice_policy *p, __u32 index,
 						    const struct sluice_config *cfg,
-						    struct sluice_hot *h, __u64 admissible_at,
+						    union sluice_hot_line *h, __u64 admissible_at,
 						    struct table_op *op)
 {
 	op->pending = 1 + hot_take_pending(h, &op->key);
 	if (table_add_dropped(op))
 		op->pending = 0;
-	if (h)
-		hot_remember(h, pkt, p, index, cfg, admissible_at, op);
+	hot_remember(h, pkt, p, index, cfg, admissible_at, op);
 }
 
 /*
@@ -305,7 +214,7 @@ static __always_inline void meter_aggregate_refused(const struct packet *pkt,
 static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet *pkt,
 					const struct sluice_key *key, const struct sluice_policy *p,
 					__u32 index, const struct sluice_config *cfg,
-					struct sluice_hot *h, __u64 now)
+					union sluice_hot_line *h, __u64 now)
 {
 	struct aggregates_step *agg;
 	struct table_op op;
@@ -326,7 +235,7 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 	if (ret == METER_CONFORMS && agg->missing &&
 	    aggregates_create(ctx, pkt, p, cfg, agg) != METER_CONFORMS) {
 		meter_source_refund(ctx, p, &op);
-		if (h && agg->admissible_at)
+		if (agg->admissible_at)
 			hot_remember(h, pkt, p, index, cfg, agg->admissible_at, &op);
 		ret = METER_OVER;
 	}

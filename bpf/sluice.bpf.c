@@ -10,6 +10,7 @@
 #include "maps.h"
 #include "parse.h"
 #include "classify.h"
+#include "hot.h"
 #include "meter.h"
 #include "act.h"
 #include "stats.h"
@@ -38,7 +39,8 @@ int sluice_xdp(struct xdp_md *ctx)
 	const struct sluice_policy *p;
 	struct sluice_key key;
 	struct sluice_verdict verdict;
-	struct sluice_hot *h;
+	union sluice_hot_line *h;
+	struct sluice_hot_way *e;
 	struct packet pkt;
 	__u32 index;
 	__u64 now;
@@ -54,9 +56,12 @@ int sluice_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	h = hot_get();
-	if (hot_still_over(h, &pkt, &now))
-		return act_over_limit(ctx, &pkt, &h->verdict, h->rule_slot);
+	h = hot_get(&pkt);
+	e = hot_still_over(h, &pkt, &now);
+	if (e) {
+		hot_verdict_of(&verdict, e);
+		return act_over_limit(ctx, &pkt, &verdict, hot_rule_slot(e));
+	}
 
 	cfg = config_get();
 	if (cfg) {

@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 10
+#define SLUICE_LAYOUT_VERSION 11
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -364,30 +364,90 @@ struct sluice_verdict {
 };
 
 /*
- * The per-CPU over-limit cache: the last over-limit source and L4 class
- * exactly as they came (so they select the same policy again), what to do
- * with it, the moment it may conform again, and a jiffy before which it
- * certainly cannot (0: unknown). A TAT never decreases, so the moment only
- * comes later than remembered; the generation ties the entry to one
- * configuration. The packets it refuses are counted in `pending`, a plain
- * per-CPU count that goes to key's bucket with one atomic add when the
+ * The per-CPU over-limit cache (map `hot`, one value per possible CPU):
+ * over-limit sources exactly as they came (full address and L4 class, so
+ * they select the same policy again), what to do with them, and the
+ * moment each may conform again. A TAT never decreases, so that moment
+ * only comes later than remembered; the generation ties an entry to one
+ * configuration. The packets an entry refuses are counted in it (a plain
+ * per-CPU count) and go to its key's bucket with one atomic add when the
  * source next reaches the bucket or the entry is given to another source.
+ *
+ * A source is placed by a keyed hash of its address (the table's seeds):
+ * an IPv4 source in one of the two ways of a set, an IPv6 source in a
+ * line of its own (the second half of `line`), each line 64 bytes, one
+ * cache line, so an answer reads one line. Sizes come from measurement
+ * (docs/benchmarks.md): 8192 sets hold most of 10,000 over-limit sources
+ * in 512 KiB, under a 1 MiB L2; the IPv6 half is read only by IPv6.
  */
-struct sluice_hot {
-	__u32 src[4];
-	__u8 family;
-	__u8 proto;
-	__u8 tcp_syn;
-	__u8 pad;
-	__u16 dport;
-	__u16 rule_slot; /* the policy's slot in the live set, for per-rule counts */
-	struct sluice_verdict verdict;
+#ifndef SLUICE_HOT_SETS
+#define SLUICE_HOT_SETS 8192 /* IPv4 sets of 2 ways, and IPv6 lines; a power of two */
+#endif
+
+/* sluice_hot_way.flags */
+#define SLUICE_HOT_IPV4	     (1U << 0)
+#define SLUICE_HOT_IPV6	     (1U << 1)
+#define SLUICE_HOT_TCP_SYN   (1U << 2)
+#define SLUICE_HOT_RULE_SET1 (1U << 3) /* rule_slot is in the second set */
+#define SLUICE_HOT_MARK_DSCP (1U << 4)
+#define SLUICE_HOT_MARK_ECN  (1U << 5)
+
+/* sluice_hot_way.count: refusals not yet in the bucket (low 24 bits), the key's prefix length. */
+#define SLUICE_HOT_PENDING_MAX	  ((1U << 24) - 1)
+#define SLUICE_HOT_PENDING(count) ((count)&SLUICE_HOT_PENDING_MAX)
+#define SLUICE_HOT_PREFIX(count)  ((count) >> 24)
+
+/*
+ * One cached source; 0 in flags marks an empty way. Its bucket's key is
+ * {family, prefix, policy, addr masked to prefix}: the source's address
+ * (addr, and for IPv6 the line's tail) masked to the prefix in count.
+ */
+struct sluice_hot_way {
+	__u64 admissible_at; /* meter time */
 	__u64 generation;
-	__u64 admissible_at;
-	__u64 admissible_jiffy;
-	__u64 pending;
-	struct sluice_key key; /* the bucket the pending count belongs to */
-	__u32 pad3;
+	__u32 addr; /* IPv4 source; IPv6: its first word */
+	__u16 dport;
+	__u16 policy; /* the key's policy id */
+	__u32 count;  /* pending refusals | key prefix length << 24 */
+	__u8 proto;
+	__u8 flags;	/* SLUICE_HOT_* */
+	__u8 verdict;	/* action << 6 | dscp */
+	__u8 rule_slot; /* the policy's slot in its set, for per-rule counts */
+};
+
+/* The rest of an IPv6 source's address, in the second half of its line. */
+struct sluice_hot_tail {
+	__u32 addr[3];
+	__u32 pad[5];
+};
+
+/* One cache line: a set of two IPv4 ways, or one IPv6 source and its tail. */
+union sluice_hot_line {
+	struct sluice_hot_way way[2];
+	struct {
+		struct sluice_hot_way head;
+		struct sluice_hot_tail tail;
+	} v6;
+};
+
+/*
+ * What the cached path needs besides the line, written by the full path:
+ * the hash seeds, and a reference moment (meter time and the jiffy read
+ * just after it) from which a jiffy before which an entry's moment
+ * certainly has not come is computed per packet (clock_jiffy_before).
+ */
+struct sluice_hot_head {
+	__u64 seed[3];
+	__u64 ref_now;
+	__u64 ref_jiffy;
+	__u64 jiffy_recip; /* as sluice_config.jiffy_recip */
+	__u64 pad[2];
+};
+
+/* One CPU's cache, the value of map `hot` at that CPU's index: IPv4 sets, then IPv6 lines. */
+struct sluice_hot {
+	struct sluice_hot_head head;
+	union sluice_hot_line line[2 * SLUICE_HOT_SETS];
 };
 
 enum sluice_counter {

@@ -673,10 +673,29 @@ static int run(int drop_fd, const struct frame *f)
 	return err;
 }
 
-/* sluice-bench [algorithms]: everything, or only the algorithms' figures. */
+/*
+ * The over-limit cache's paths alone, quicker than everything: one source
+ * over its limit, and 1 to 100,000 tracked sources all over their limits.
+ */
+static int run_over(int drop_fd, const struct frame *f)
+{
+	static const __u32 counts[] = { 1, 1000, 10000, 30000, 100000 };
+	struct figure fig;
+	size_t i;
+	int err;
+
+	err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 10/s", 10, 0) ?:
+	      bench_single(drop_fd, f, "sluice, 1 source over its limit, 1000/s", 1000, 0);
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]) && !err; i++)
+		err = bench_tracked(drop_fd, f, counts[i], true, &fig);
+	return err;
+}
+
+/* sluice-bench [algorithms|over]: everything, or only the algorithms' or the over-limit figures. */
 int main(int argc, char **argv)
 {
 	bool only_algorithms = argc > 1 && !strcmp(argv[1], "algorithms");
+	bool only_over = argc > 1 && !strcmp(argv[1], "over");
 	struct frame_spec spec = { .family = 4, .src = "10.0.0.1", .payload = 18 };
 	struct bench *base;
 	struct frame f;
@@ -697,8 +716,12 @@ int main(int argc, char **argv)
 	       "sources into a table with room); 64-byte IPv4 UDP frame; %u buckets for the "
 	       "many-source cases\n",
 	       REPEAT, ROUNDS, NEW_REPEAT, TABLE_SIZE);
-	err = only_algorithms ? bench_algorithms(bpf_program__fd(base->progs.bare_drop), &f)
-			      : run(bpf_program__fd(base->progs.bare_drop), &f);
+	if (only_algorithms)
+		err = bench_algorithms(bpf_program__fd(base->progs.bare_drop), &f);
+	else if (only_over)
+		err = run_over(bpf_program__fd(base->progs.bare_drop), &f);
+	else
+		err = run(bpf_program__fd(base->progs.bare_drop), &f);
 	if (err)
 		fprintf(stderr, "sluice-bench: %s\n", strerror(-err));
 	bench__destroy(base);

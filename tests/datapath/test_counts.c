@@ -38,20 +38,27 @@ static void key_v4(struct sluice_key *key, const char *addr)
 	inet_pton(AF_INET, addr, key->addr);
 }
 
-/* This CPU's cache entry, when it holds key. */
+struct pending_of {
+	const struct sluice_key *key;
+	int cpu;
+	uint64_t n;
+};
+
+static int pending_sum(int cpu, const struct sluice_key *key, uint64_t n, void *ctx)
+{
+	struct pending_of *want = ctx;
+
+	if (cpu == want->cpu && !memcmp(key, want->key, sizeof(*key)))
+		want->n += n;
+	return 0;
+}
+
+/* The refusals this CPU's cache holds for key. */
 static uint64_t pending_of(struct fixture *fx, const struct sluice_key *key, int cpu)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct sluice_hot *hot;
-	uint64_t n = 0;
-	__u32 zero = 0;
+	struct pending_of want = { key, cpu, 0 };
 
-	hot = calloc(ncpu > 0 ? (size_t)ncpu : 1, sizeof(*hot));
-	if (hot && ncpu > cpu && !bpf_map_lookup_elem(fx->st.hot_fd, &zero, hot) &&
-	    !memcmp(&hot[cpu].key, key, sizeof(*key)))
-		n = hot[cpu].pending;
-	free(hot);
-	return n;
+	return hot_walk(fx->st.maps.hot, pending_sum, &want) ? 0 : want.n;
 }
 
 static int counts_of(struct fixture *fx, const struct sluice_key *key, int cpu, struct counts *c)
@@ -61,7 +68,7 @@ static int counts_of(struct fixture *fx, const struct sluice_key *key, int cpu, 
 	struct source_table t;
 	struct sluice_bucket b;
 
-	if (fixture_bucket(fx, key, &b) || sources_read(fx->st.maps.buckets, fx->st.hot_fd, &t))
+	if (fixture_bucket(fx, key, &b) || sources_read(fx->st.maps.buckets, fx->st.maps.hot, &t))
 		return -1;
 	c->passed = b.passed;
 	c->dropped = b.dropped;

@@ -982,10 +982,12 @@ struct outcome {
 
 static void hot_flush(struct runner *rn)
 {
-	static uint8_t zero[256 * ((sizeof(struct sluice_hot) + 7) & ~7UL)];
-	__u32 key = 0;
+	static struct sluice_hot zero;
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 cpu;
 
-	bpf_map_update_elem(rn->fx.st.hot_fd, &key, zero, BPF_ANY);
+	for (cpu = 0; ncpu > 0 && cpu < (__u32)ncpu; cpu++)
+		bpf_map_update_elem(rn->fx.st.maps.hot, &cpu, &zero, BPF_ANY);
 }
 
 static int run_packet(struct runner *rn, const char *src, const struct event *e, char *what,

@@ -13,6 +13,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "base/clock.h"
 #include "base/errors.h"
 #include "maps/percpu.h"
@@ -901,6 +902,30 @@ static int table_config(int buckets_fd, int aggregates_fd, struct sluice_config 
 	return 0;
 }
 
+/*
+ * Every CPU's over-limit cache gets the seeds that place its sources (the
+ * table's) and the jiffy reciprocal, before the first configuration: the
+ * datapath never changes them, so no entry is ever placed by other seeds.
+ */
+static int hot_create(int hot_fd, const struct sluice_config *cfg)
+{
+	struct sluice_hot *c = calloc(1, sizeof(*c));
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	__u32 cpu;
+
+	if (!c)
+		return -ENOMEM;
+	memcpy(c->head.seed, cfg->table_seed, sizeof(c->head.seed));
+	c->head.jiffy_recip = cfg->jiffy_recip;
+	if (ncpu < 0)
+		err = ncpu;
+	for (cpu = 0; !err && cpu < (__u32)ncpu; cpu++)
+		if (bpf_map_update_elem(hot_fd, &cpu, c, BPF_ANY))
+			err = -errno;
+	free(c);
+	return err;
+}
+
 int policy_create(const struct policy_maps *m, uint64_t max_sources, struct policy_doc *doc)
 {
 	struct sluice_config cfg = { 0 };
@@ -915,7 +940,7 @@ int policy_create(const struct policy_maps *m, uint64_t max_sources, struct poli
 	cfg.next_policy_id = 1;
 	if (tick < (NSEC_PER_SEC << SLUICE_TIME_SHIFT))
 		cfg.jiffy_recip = (1ULL << SLUICE_JIFFY_RECIP_SHIFT) / tick;
-	err = config_write(m, &cfg);
+	err = hot_create(m->hot, &cfg) ?: config_write(m, &cfg);
 	return err ? err : policy_store(m, doc, true);
 }
 

@@ -63,7 +63,7 @@ static const struct {
 	{ SLUICE_MAP_BUCKETS, "buckets", offsetof(struct state, maps.buckets) },
 	{ SLUICE_MAP_STATS, "stats", offsetof(struct state, stats_fd) },
 	{ SLUICE_MAP_RULE_STATS, "rule_stats", offsetof(struct state, maps.rule_stats) },
-	{ SLUICE_MAP_HOT, "hot", offsetof(struct state, hot_fd) },
+	{ SLUICE_MAP_HOT, "hot", offsetof(struct state, maps.hot) },
 	{ SLUICE_MAP_ADMISSION, "admission", offsetof(struct state, maps.admission) },
 	{ SLUICE_MAP_AGGREGATES, "aggregates", offsetof(struct state, maps.aggregates) },
 	{ SLUICE_MAP_CONFIG, "config", offsetof(struct state, maps.config) },
@@ -786,13 +786,20 @@ int state_prepare(struct bpf_object *obj, uint64_t max_sources)
 {
 	struct bpf_map *buckets = bpf_object__find_map_by_name(obj, "buckets");
 	struct bpf_map *aggregates = bpf_object__find_map_by_name(obj, "aggregates");
+	struct bpf_map *hot = bpf_object__find_map_by_name(obj, "hot");
+	int ncpu = libbpf_num_possible_cpus();
 	int err;
 
-	if (!buckets || !aggregates)
+	if (!buckets || !aggregates || !hot)
 		return -ENOENT;
+	if (ncpu < 0)
+		return ncpu;
 	err = bpf_map__set_max_entries(buckets, table_sets_for(max_sources));
 	if (!err)
 		err = bpf_map__set_max_entries(aggregates, table_aggregate_sets_for(max_sources));
+	/* The over-limit cache: one value per CPU, indexed by its number. */
+	if (!err)
+		err = bpf_map__set_max_entries(hot, (__u32)ncpu);
 	return err ?: config_template_set(obj);
 }
 

@@ -22,6 +22,8 @@ struct policy_maps {
 	int admission;	/* per rule id: reset when an id is given to a new rule */
 	/* The set tables: a retired rule id is given again only once neither holds its buckets. */
 	int buckets, aggregates;
+	/* The per-CPU over-limit caches: their hash seeds are written with the first configuration. */
+	int hot;
 	/* The state's directory, where config_write pins each configuration; -1: not pinned yet. */
 	int dir;
 };
@@ -32,7 +34,6 @@ struct state {
 	int link_fd;
 	int prog_fd; /* attached through libxdp's dispatcher: the program, and no link */
 	int stats_fd;
-	int hot_fd;
 	struct policy_maps maps;
 	bool staged; /* opened from what an interrupted attach left */
 	/* A reader found the link (or program) pin there, but only root may open it. */

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/clock.h"
+#include "hot_key.h"
 #include "reads/sources.h"
 
 static int keep_one(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
@@ -42,34 +43,93 @@ struct pending {
 	uint64_t n;
 };
 
+static int hot_walk_line(int cpu, const union sluice_hot_line *line, int ways, hot_walk_fn fn,
+			 void *ctx)
+{
+	struct sluice_key key;
+	__u32 n;
+	int w, err;
+
+	for (w = 0; w < ways; w++) {
+		n = SLUICE_HOT_PENDING(line->way[w].count);
+		if (!line->way[w].flags || !n)
+			continue;
+		hot_key_of(line, w, &key);
+		err = fn(cpu, &key, n, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int hot_walk_cpu(int cpu, const struct sluice_hot *c, hot_walk_fn fn, void *ctx)
+{
+	int i, err = 0;
+
+	/* IPv4 sets of two ways, then IPv6 lines of one source. */
+	for (i = 0; !err && i < 2 * SLUICE_HOT_SETS; i++)
+		err = hot_walk_line(cpu, &c->line[i], i < SLUICE_HOT_SETS ? 2 : 1, fn, ctx);
+	return err;
+}
+
+int hot_walk(int hot_fd, hot_walk_fn fn, void *ctx)
+{
+	struct sluice_hot *c = malloc(sizeof(*c));
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	__u32 cpu;
+
+	if (!c)
+		return -ENOMEM;
+	if (ncpu < 0)
+		err = ncpu;
+	for (cpu = 0; !err && cpu < (__u32)ncpu; cpu++) {
+		if (bpf_map_lookup_elem(hot_fd, &cpu, c))
+			err = errno == ENOENT ? 0 : -errno; /* fewer values than CPUs */
+		else
+			err = hot_walk_cpu((int)cpu, c, fn, ctx);
+	}
+	free(c);
+	return err;
+}
+
+struct pending_list {
+	struct pending *p;
+	size_t n, cap;
+};
+
+static int pending_keep(int cpu, const struct sluice_key *key, uint64_t n, void *ctx)
+{
+	struct pending_list *l = ctx;
+	struct pending *p;
+	size_t cap;
+
+	(void)cpu;
+	if (l->n == l->cap) {
+		cap = l->cap ? l->cap * 2 : 64;
+		p = realloc(l->p, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->p = p;
+		l->cap = cap;
+	}
+	l->p[l->n++] = (struct pending){ *key, n };
+	return 0;
+}
+
 /* The per-CPU caches' counts not yet in a bucket, sorted by key; returns how many. */
 static int pending_read(int hot_fd, struct pending **out)
 {
-	struct sluice_hot *hot;
-	struct pending *p;
-	int ncpu, cpu, k = 0;
-	__u32 zero = 0;
+	struct pending_list l = { 0 };
+	int err = hot_walk(hot_fd, pending_keep, &l);
 
-	ncpu = libbpf_num_possible_cpus();
-	if (ncpu < 0)
-		return ncpu;
-	hot = calloc((size_t)ncpu, sizeof(*hot));
-	p = calloc((size_t)ncpu, sizeof(*p));
-	if (!hot || !p) {
-		k = -ENOMEM;
-	} else if (bpf_map_lookup_elem(hot_fd, &zero, hot)) {
-		k = -errno;
-	} else {
-		for (cpu = 0; cpu < ncpu; cpu++)
-			if (hot[cpu].pending)
-				p[k++] = (struct pending){ hot[cpu].key, hot[cpu].pending };
-		qsort(p, (size_t)k, sizeof(*p), key_cmp);
+	if (err || !l.n) {
+		free(l.p);
+		*out = NULL;
+		return err;
 	}
-	free(hot);
-	if (k <= 0)
-		free(p);
-	*out = k > 0 ? p : NULL;
-	return k;
+	qsort(l.p, l.n, sizeof(*l.p), key_cmp);
+	*out = l.p;
+	return (int)l.n;
 }
 
 /* Adds the over-limit packets each CPU's cache has not yet handed to a bucket. */
@@ -84,7 +144,7 @@ static int pending_add(int hot_fd, struct source_table *t)
 		return k;
 	for (i = 0; i < t->n; i++) {
 		hit = bsearch(&t->rows[i].key, p, (size_t)k, sizeof(*p), key_cmp);
-		/* Two CPUs may hold the same source: add every entry for it. */
+		/* Many entries may hold the key (CPUs, sources of one prefix): add each. */
 		for (; hit && hit > p && !key_cmp(hit - 1, &t->rows[i].key); hit--)
 			;
 		for (; hit && hit < p + k && !key_cmp(hit, &t->rows[i].key); hit++)

@@ -25,6 +25,14 @@ struct source_table {
 	uint64_t time_ns; /* CLOCK_MONOTONIC when the read ended */
 };
 
+/*
+ * Every entry of the per-CPU over-limit caches (map `hot`) holding
+ * refusals not yet in a bucket: fn(cpu, the bucket's key, how many, ctx),
+ * until fn returns non-zero, which is returned.
+ */
+typedef int (*hot_walk_fn)(int cpu, const struct sluice_key *key, uint64_t pending, void *ctx);
+int hot_walk(int hot_fd, hot_walk_fn fn, void *ctx);
+
 /* Every bucket, with the pending counts of the per-CPU `hot` map added. */
 int sources_read(int buckets_fd, int hot_fd, struct source_table *t);
 void sources_free(struct source_table *t);

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The per-CPU over-limit cache (struct sluice_hot in sluice.h): answers
+ * repeat offenders without the configuration, the policy, the table or,
+ * mostly, the clock. A source is looked for in one 64-byte line, chosen by
+ * a keyed hash of its address, and matched exactly: full address, L4 class
+ * and configuration generation, so it never answers for another source.
+ *
+ * A live entry (its source still over its limit) is never displaced: a
+ * source that finds both ways of its set live takes the full path, and a
+ * set then keeps serving the two it holds instead of thrashing among more.
+ */
+#ifndef SLUICE_BPF_HOT_H
+#define SLUICE_BPF_HOT_H
+
+#include "act.h"
+#include "clock.h"
+#include "hot_key.h"
+#include "parse.h"
+#include "table.h"
+
+#define HOT_MATCH_FLAGS (SLUICE_HOT_IPV4 | SLUICE_HOT_IPV6 | SLUICE_HOT_TCP_SYN)
+
+static __always_inline int hot_ways(__u8 family)
+{
+	return family == SLUICE_FAMILY_IPV4 ? 2 : 1;
+}
+
+/* This CPU's cache (NULL when it has none). */
+static __always_inline struct sluice_hot *hot_cpu(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&hot, &cpu);
+}
+
+/* The line of this CPU's cache where the packet's source would be, or NULL. */
+static __always_inline union sluice_hot_line *hot_get(const struct packet *pkt)
+{
+	struct sluice_hot *c = hot_cpu();
+
+	if (!c)
+		return NULL;
+	return &c->line[hot_line_of(pkt->family, hot_hash(pkt->family, pkt->addr, c->head.seed))];
+}
+
+/* IPv4 1, IPv6 2 (bit 1 of the family tells them apart), and SYN 4: without a branch. */
+static __always_inline __u8 hot_flags_of(const struct packet *pkt)
+{
+	return (__u8)((((pkt->family >> 1) & 1) + SLUICE_HOT_IPV4) | (pkt->tcp_syn & 1) * SLUICE_HOT_TCP_SYN);
+}
+
+/* Way w holds this packet's source and L4 class exactly as they came (any generation). */
+static __always_inline int hot_is_source(const union sluice_hot_line *line, int w,
+					 const struct packet *pkt)
+{
+	const struct sluice_hot_way *e = &line->way[w & 1];
+
+	if ((e->flags & HOT_MATCH_FLAGS) != hot_flags_of(pkt) || e->addr != pkt->addr[0] ||
+	    e->proto != pkt->proto || e->dport != pkt->dport)
+		return 0;
+	return pkt->family == SLUICE_FAMILY_IPV4 ||
+	       (line->v6.tail.addr[0] == pkt->addr[1] && line->v6.tail.addr[1] == pkt->addr[2] &&
+		line->v6.tail.addr[2] == pkt->addr[3]);
+}
+
+/* The way answering for this packet under the live configuration, or -1. */
+static __always_inline int hot_find(const union sluice_hot_line *line, const struct packet *pkt)
+{
+	if (hot_is_source(line, 0, pkt) && line->way[0].generation == config_generation)
+		return 0;
+	if (pkt->family == SLUICE_FAMILY_IPV4 && hot_is_source(line, 1, pkt) &&
+	    line->way[1].generation == config_generation)
+		return 1;
+	return -1;
+}
+
+/* A jiffy before which the moment `at` certainly has not come (0: cannot tell). */
+static __always_inline __u64 hot_jiffy_bound(const struct sluice_hot_head *hd, __u64 at)
+{
+	if (at <= hd->ref_now)
+		return 0;
+	return clock_jiffy_after(hd->ref_jiffy, at - hd->ref_now, hd->jiffy_recip);
+}
+
+/*
+ * The way of line refusing this repeat offender, still over its limit, or
+ * -1. Jiffies answer most such packets with one load; only near the moment
+ * the source may conform again does it take the precise clock, which it
+ * hands on in *now (0 when not read) for the full decision. A packet it
+ * refuses is counted in the entry; a full count leaves the packet to the
+ * full path, which hands the count to the bucket. A global function, like
+ * the cold ones below (they say why), at the cost of one call.
+ */
+__attribute__((noinline)) int hot_answer(union sluice_hot_line *line,
+					 const struct sluice_hot_head *hd, const struct packet *pkt,
+					 __u64 *now)
+{
+	struct sluice_hot_way *e;
+	int w;
+
+	if (!line || !hd || !pkt || !now)
+		return -1;
+	*now = 0;
+	w = hot_find(line, pkt);
+	if (w < 0)
+		return -1;
+	e = &line->way[w & 1];
+	if (SLUICE_HOT_PENDING(e->count) >= SLUICE_HOT_PENDING_MAX - 1)
+		return -1;
+	if (clock_jiffies() >= hot_jiffy_bound(hd, e->admissible_at)) {
+		*now = clock_now();
+		if (*now >= e->admissible_at)
+			return -1;
+	}
+	e->count++;
+	return w;
+}
+
+/* The fast path (hot_answer): the entry refusing this packet, or NULL. */
+static __always_inline struct sluice_hot_way *hot_still_over(union sluice_hot_line *line,
+							     const struct packet *pkt, __u64 *now)
+{
+	struct sluice_hot *c = hot_cpu();
+	struct packet copy = *pkt;
+	__u64 t = 0;
+	int w;
+
+	*now = 0;
+	if (!line || !c)
+		return NULL;
+	w = hot_answer(line, &c->head, &copy, &t);
+	*now = t;
+	return w < 0 ? NULL : &line->way[w & 1];
+}
+
+/* What to do with a packet an entry refused, and the rule it counts under. */
+static __always_inline void hot_verdict_of(struct sluice_verdict *v, const struct sluice_hot_way *e)
+{
+	v->action = e->verdict >> 6;
+	v->dscp = e->verdict & 0x3f;
+	v->mark_dscp = !!(e->flags & SLUICE_HOT_MARK_DSCP);
+	v->mark_ecn = !!(e->flags & SLUICE_HOT_MARK_ECN);
+}
+
+static __always_inline __u32 hot_rule_slot(const struct sluice_hot_way *e)
+{
+	return e->rule_slot + (e->flags & SLUICE_HOT_RULE_SET1 ? SLUICE_MAX_POLICIES : 0);
+}
+
+/*
+ * The cold operations below are global functions, verified once each: the
+ * program is near the verifier's budget, and inlined at every call site
+ * their branches would multiply its states. They are given copies: the
+ * verifier forgets what it knew of stack memory a global function was
+ * given (the packet's family, an op's table), so nothing it still needs.
+ */
+
+/* The way of line whose refusals belong to key (with some, if `held`), or -1. */
+static __always_inline int hot_way_of_key(const union sluice_hot_line *line,
+					  const struct sluice_key *key, int held)
+{
+	struct sluice_key k;
+	int w;
+
+	for (w = 0; w < hot_ways(key->family); w++) {
+		if (!line->way[w].flags || (held && !SLUICE_HOT_PENDING(line->way[w].count)))
+			continue;
+		hot_key_of(line, w, &k);
+		if (key_same(&k, key))
+			return w;
+	}
+	return -1;
+}
+
+/* Takes the pending refusals of key from line. */
+__attribute__((noinline)) __u64 hot_take_from(union sluice_hot_line *line,
+					      const struct sluice_key *key)
+{
+	__u32 n;
+	int w;
+
+	if (!line || !key)
+		return 0;
+	w = hot_way_of_key(line, key, 1);
+	if (w < 0)
+		return 0;
+	n = SLUICE_HOT_PENDING(line->way[w & 1].count);
+	line->way[w & 1].count -= n;
+	return n;
+}
+
+/* Pending refusals of key in the packet's line: they ride on key's own update. */
+static __always_inline __u64 hot_take_pending(union sluice_hot_line *line,
+					       const struct sluice_key *key)
+{
+	struct sluice_key k = *key;
+
+	return line ? hot_take_from(line, &k) : 0;
+}
+
+/* Gives n refusals of key back to a way of line holding key, with room for them. */
+__attribute__((noinline)) int hot_give_back_to(union sluice_hot_line *line,
+					       const struct sluice_key *key, __u64 n)
+{
+	struct sluice_key k;
+	int w;
+
+	if (!line || !key)
+		return 0;
+	for (w = 0; w < hot_ways(key->family); w++) {
+		if (!line->way[w].flags ||
+		    SLUICE_HOT_PENDING(line->way[w].count) + n > SLUICE_HOT_PENDING_MAX)
+			continue;
+		hot_key_of(line, w, &k);
+		if (key_same(&k, key)) {
+			line->way[w].count += (__u32)n;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Pending refusals taken for op's key that found no bucket after all: back
+ * to a way of the key with room (the one they came from has it).
+ */
+static __always_inline void hot_give_back(union sluice_hot_line *line, const struct table_op *op)
+{
+	struct sluice_key k = op->key;
+
+	if (line && op->pending)
+		hot_give_back_to(line, &k, op->pending);
+}
+
+static __always_inline int hot_live(const struct sluice_hot_way *e, __u64 now)
+{
+	return e->flags && e->generation == config_generation && e->admissible_at > now;
+}
+
+/*
+ * Where to remember the packet's source: its own way (never two), else a
+ * way holding nothing live; -1 when other sources hold them all, live.
+ */
+__attribute__((noinline)) int hot_victim(const union sluice_hot_line *line,
+					 const struct packet *pkt, __u64 now)
+{
+	int n, w;
+
+	if (!line || !pkt)
+		return -1;
+	n = hot_ways(pkt->family);
+	for (w = 0; w < n; w++)
+		if (hot_is_source(line, w, pkt))
+			return w;
+	for (w = 0; w < n; w++)
+		if (!hot_live(&line->way[w], now))
+			return w;
+	return -1;
+}
+
+/*
+ * Way w takes entry e (and for IPv6 the rest of pkt's address). Returns
+ * the refusals it held for another bucket, whose key goes to *held; those
+ * of e's own key stay, added to e's.
+ */
+__attribute__((noinline)) __u32 hot_store(union sluice_hot_line *line, int w,
+					  const struct sluice_hot_way *e, const struct packet *pkt,
+					  struct sluice_key *held)
+{
+	struct sluice_key k;
+	__u32 n;
+
+	if (!line || !e || !pkt || !held)
+		return 0;
+	n = line->way[w & 1].flags ? SLUICE_HOT_PENDING(line->way[w & 1].count) : 0;
+	if (n)
+		hot_key_of(line, w, held);
+	line->way[w & 1] = *e;
+	if (pkt->family == SLUICE_FAMILY_IPV6) {
+		line->v6.tail.addr[0] = pkt->addr[1];
+		line->v6.tail.addr[1] = pkt->addr[2];
+		line->v6.tail.addr[2] = pkt->addr[3];
+	}
+	if (!n)
+		return 0;
+	hot_key_of(line, w, &k);
+	if (key_same(&k, held) && SLUICE_HOT_PENDING(e->count) + n <= SLUICE_HOT_PENDING_MAX) {
+		line->way[w & 1].count += n;
+		return 0;
+	}
+	return n;
+}
+
+/* The entry for op's source, over its limit until admissible_at, with op's pending refusals. */
+static __always_inline void hot_entry_of(struct sluice_hot_way *e, const struct packet *pkt,
+					 const struct sluice_policy *p, __u32 index,
+					 const struct sluice_config *cfg, const struct table_op *op,
+					 __u64 admissible_at)
+{
+	e->admissible_at = admissible_at;
+	e->generation = cfg->generation;
+	e->addr = pkt->addr[0];
+	e->dport = pkt->dport;
+	e->policy = op->key.policy;
+	e->count = (__u32)op->pending | (__u32)op->key.prefix_len << 24;
+	e->proto = pkt->proto;
+	/* Shifts, not branches: each branch here would be explored at every call site. */
+	e->flags = hot_flags_of(pkt) | ((index / SLUICE_MAX_POLICIES) & 1) * SLUICE_HOT_RULE_SET1 |
+		   ((p->flags / SLUICE_POL_MARK_DSCP) & 1) * SLUICE_HOT_MARK_DSCP |
+		   ((p->flags / SLUICE_POL_MARK_ECN) & 1) * SLUICE_HOT_MARK_ECN;
+	e->verdict = (__u8)(p->action << 6 | (p->dscp & 0x3f));
+	e->rule_slot = (__u8)index;
+}
+
+/*
+ * Remembers op's over-limit source until the earliest moment it may
+ * conform again, if that is still to come: the cache must never refuse
+ * what the full decision would pass. op->pending holds refusals of op's
+ * key that found no bucket: the entry keeps them for the bucket to come.
+ * The refusals of another key the way held go to their bucket, carried
+ * by op, which is spent.
+ */
+static __always_inline void hot_remember(union sluice_hot_line *line, const struct packet *pkt,
+					 const struct sluice_policy *p, __u32 index,
+					 const struct sluice_config *cfg, __u64 admissible_at,
+					 struct table_op *op)
+{
+	struct sluice_key held = {};
+	struct sluice_hot_way e;
+	struct sluice_hot *c;
+	struct packet copy;
+	__u32 pending;
+	int w;
+
+	if (!line)
+		return;
+	copy = *pkt;
+	w = hot_victim(line, &copy, op->now);
+	c = hot_cpu();
+	if (admissible_at <= op->now || w < 0 || !c) {
+		hot_give_back(line, op);
+		return;
+	}
+	/* The reference of the jiffy bound: now, and the jiffy read after it. */
+	c->head.ref_now = op->now;
+	c->head.ref_jiffy = clock_jiffies();
+	hot_entry_of(&e, pkt, p, index, cfg, op, admissible_at);
+	pending = hot_store(line, w, &e, &copy, &held);
+	if (pending) {
+		table_op_init(op, cfg, &held);
+		op->pending = pending;
+		table_add_dropped(op);
+	}
+}
+
+#endif /* SLUICE_BPF_HOT_H */
