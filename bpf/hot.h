@@ -34,13 +34,16 @@ static __always_inline struct sluice_hot *hot_cpu(void)
 	return bpf_map_lookup_elem(&hot, &cpu);
 }
 
-/* The line of this CPU's cache where the packet's source would be, or NULL. */
-static __always_inline union sluice_hot_line *hot_get(const struct packet *pkt)
+/* The line of this CPU's cache where the packet's source would be (and *hd), or NULL. */
+static __always_inline union sluice_hot_line *hot_get(const struct packet *pkt,
+						      struct sluice_hot_head **hd)
 {
 	struct sluice_hot *c = hot_cpu();
 
+	*hd = NULL;
 	if (!c)
 		return NULL;
+	*hd = &c->head;
 	return &c->line[hot_line_of(pkt->family, hot_hash(pkt->family, pkt->addr, c->head.seed))];
 }
 
@@ -119,17 +122,17 @@ __attribute__((noinline)) int hot_answer(union sluice_hot_line *line,
 
 /* The fast path (hot_answer): the entry refusing this packet, or NULL. */
 static __always_inline struct sluice_hot_way *hot_still_over(union sluice_hot_line *line,
+							     const struct sluice_hot_head *hd,
 							     const struct packet *pkt, __u64 *now)
 {
-	struct sluice_hot *c = hot_cpu();
 	struct packet copy = *pkt;
 	__u64 t = 0;
 	int w;
 
 	*now = 0;
-	if (!line || !c)
+	if (!line || !hd)
 		return NULL;
-	w = hot_answer(line, &c->head, &copy, &t);
+	w = hot_answer(line, hd, &copy, &t);
 	*now = t;
 	return w < 0 ? NULL : &line->way[w & 1];
 }

@@ -39,6 +39,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	const struct sluice_policy *p;
 	struct sluice_key key;
 	struct sluice_verdict verdict;
+	struct sluice_hot_head *hd;
 	union sluice_hot_line *h;
 	struct sluice_hot_way *e;
 	struct packet pkt;
@@ -56,8 +57,8 @@ int sluice_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	h = hot_get(&pkt);
-	e = hot_still_over(h, &pkt, &now);
+	h = hot_get(&pkt, &hd);
+	e = hot_still_over(h, hd, &pkt, &now);
 	if (e) {
 		hot_verdict_of(&verdict, e);
 		return act_over_limit(ctx, &pkt, &verdict, hot_rule_slot(e));

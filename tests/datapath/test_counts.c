@@ -19,6 +19,8 @@
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
+#include "hot_key.h"
+#include "maps/policy_maps.h"
 #include "reads/sources.h"
 #include "suites.h"
 
@@ -98,11 +100,45 @@ static int run_n(struct fixture *fx, const char *src, uint32_t n)
 	(unsigned long long)(c).passed, (unsigned long long)(c).dropped, \
 		(unsigned long long)(c).pending, (unsigned long long)(c).total_dropped
 
-/* One source, 100 packets at one instant, burst 5; then another source takes the cache. */
+/* The cache line an IPv4 source lands in, under the fixture's seeds. */
+static uint32_t line_of(struct fixture *fx, const char *src)
+{
+	struct sluice_config cfg;
+	__u32 addr[4] = { 0 };
+
+	inet_pton(AF_INET, src, addr);
+	if (config_read(&fx->st.maps, &cfg))
+		return UINT32_MAX;
+	return hot_line_of(SLUICE_FAMILY_IPV4, hot_hash(SLUICE_FAMILY_IPV4, addr, cfg.table_seed));
+}
+
+/* Two sources of 198.51.100.0/22 other than `a` that land in a's set. */
+static int colliding(struct fixture *fx, const char *a, char *b, char *c, size_t len)
+{
+	uint32_t want = line_of(fx, a);
+	char src[32];
+	int i, found = 0;
+
+	for (i = 0; i < 1024 * 64 && found < 2; i++) {
+		snprintf(src, sizeof(src), "198.51.%d.%d", 100 + i / 256 % 4, i % 256);
+		if (!strcmp(src, a) || line_of(fx, src) != want)
+			continue;
+		snprintf(found ? c : b, len, "%s", src);
+		found++;
+	}
+	return found == 2 ? 0 : -1;
+}
+
+/*
+ * One source, 100 packets at one instant, burst 5. Two others land in its
+ * set: they never take its live entry (nor are answered by it); once all
+ * are past their moment, the third takes its way and hands its 94 on.
+ */
 static void case_cache_and_flush(int cpu, uint32_t action, const char *name)
 {
-	struct sluice_key a, b;
-	struct counts ca = {}, cb = {};
+	char src_b[32], src_c[32];
+	struct sluice_key a, b, c;
+	struct counts ca = {}, cb = {}, cc = {};
 	struct fixture fx;
 	struct settings s;
 	int ok;
@@ -110,26 +146,126 @@ static void case_cache_and_flush(int cpu, uint32_t action, const char *name)
 	settings_per_second(&s, 1, 5);
 	s.action = action;
 	key_v4(&a, "198.51.100.1");
-	key_v4(&b, "198.51.100.2");
 	if (fixture_open_test_clock(&fx, &s, 64)) {
 		check(false, name, "cannot load");
 		return;
 	}
+	if (colliding(&fx, "198.51.100.1", src_b, src_c, sizeof(src_b))) {
+		check(false, name, "no two sources share a set with 198.51.100.1");
+		fixture_close(&fx);
+		return;
+	}
+	key_v4(&b, src_b);
+	key_v4(&c, src_c);
 	fixture_set_clock(&fx, T0);
 	run_n(&fx, "198.51.100.1", 100);
 	ok = !counts_of(&fx, &a, cpu, &ca);
 	check(ok && ca.passed == 5 && ca.dropped == 1 && ca.pending == 94 && ca.total_dropped == 95,
 	      name, "after 100 packets: " COUNTS_FMT, COUNTS_ARGS(ca));
 
-	/* Source b goes over its limit and takes the cache: a's 94 reach a's bucket. */
-	run_n(&fx, "198.51.100.2", 7);
+	/* c takes the set's other way; b finds both live and is answered in full each time. */
+	run_n(&fx, src_c, 7);
+	run_n(&fx, src_b, 7);
+	ok = !counts_of(&fx, &a, cpu, &ca) && !counts_of(&fx, &b, cpu, &cb) &&
+	     !counts_of(&fx, &c, cpu, &cc);
+	check(ok && ca.pending == 94 && ca.total_dropped == 95 && cc.passed == 5 &&
+		      cc.dropped == 1 && cc.pending == 1 && cb.passed == 5 && cb.dropped == 2 &&
+		      cb.pending == 0,
+	      "three sources in one set of two ways: the live entries stay, each source counted as its own",
+	      "a: " COUNTS_FMT "; b: " COUNTS_FMT "; c: " COUNTS_FMT, COUNTS_ARGS(ca),
+	      COUNTS_ARGS(cb), COUNTS_ARGS(cc));
+
+	/* All past their moment: b takes the first way, a's, and a's 94 reach a's bucket. */
+	fixture_set_clock(&fx, T0 + 10 * NSEC_PER_SEC);
+	run_n(&fx, src_b, 7);
 	ok = !counts_of(&fx, &a, cpu, &ca) && !counts_of(&fx, &b, cpu, &cb);
 	check(ok && ca.dropped == 95 && ca.pending == 0 && ca.total_dropped == 95 &&
-		      cb.passed == 5 && cb.total_dropped == 2 && cb.dropped + cb.pending == 2,
+		      cb.passed == 10 && cb.total_dropped == 4 && cb.dropped + cb.pending == 4,
 	      action == SLUICE_ACTION_DRY_RUN
-		      ? "dry run: another source taking the cache hands the pending count on"
-		      : "another source taking the cache hands the pending count to its bucket",
+		      ? "dry run: another source taking the way hands the pending count on"
+		      : "another source taking the way hands the pending count to its bucket",
 	      "a: " COUNTS_FMT "; b: " COUNTS_FMT, COUNTS_ARGS(ca), COUNTS_ARGS(cb));
+	fixture_close(&fx);
+}
+
+#define MANY 2000
+
+static void many_src(char *src, size_t len, int i)
+{
+	snprintf(src, len, "10.40.%d.%d", i / 250, i % 250 + 1);
+}
+
+/* Every one of the MANY sources sends n packets at `at` ns after T0. */
+static int many_send(struct fixture *fx, uint64_t at, uint32_t n)
+{
+	char src[32];
+	int i;
+
+	fixture_set_clock(fx, T0 + at);
+	for (i = 0; i < MANY; i++) {
+		many_src(src, sizeof(src), i);
+		if (run_n(fx, src, n) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Sums of the MANY sources' counts; -1 unless each has `passed` and `dropped` in total. */
+static int many_counts(struct fixture *fx, int cpu, uint64_t passed, uint64_t dropped,
+		       struct counts *sum)
+{
+	struct sluice_key k;
+	struct counts c;
+	char src[32];
+	int i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < MANY; i++) {
+		many_src(src, sizeof(src), i);
+		key_v4(&k, src);
+		if (counts_of(fx, &k, cpu, &c) || c.passed != passed || c.total_dropped != dropped)
+			return -1;
+		sum->passed += c.passed;
+		sum->dropped += c.dropped;
+		sum->pending += c.pending;
+		sum->total_dropped += c.total_dropped;
+	}
+	return 0;
+}
+
+/*
+ * Many sources over their limits at once, far more than one entry, each
+ * answered for itself: MANY sources at 10/s, burst 1, 4 packets each at T0
+ * (1 passes, 1 reaches the bucket, 2 the cache answers), 1 more 99.9 ms
+ * later (still refused), and 1 at 100 ms, which passes.
+ */
+static void case_many_sources(int cpu)
+{
+	struct counts held = {}, after = {};
+	struct fixture fx;
+	struct settings s;
+	int ok;
+
+	settings_per_second(&s, 10, 1);
+	if (fixture_open_test_clock(&fx, &s, 4 * MANY)) {
+		check(false, "many sources over their limits", "cannot load");
+		return;
+	}
+	ok = !many_send(&fx, 0, 4) && !many_send(&fx, 99900000, 1) &&
+	     !many_counts(&fx, cpu, 1, 4, &held);
+	check(ok && held.dropped + held.pending == 4 * MANY && held.pending > 2 * MANY,
+	      "2000 sources over their limits: each refused until its moment, most by the cache",
+	      "%s; in buckets %llu, cached %llu", ok ? "each passed 1, refused 4" : "miscounted",
+	      (unsigned long long)held.dropped, (unsigned long long)held.pending);
+	ok = !many_send(&fx, 100000000, 1) && !many_counts(&fx, cpu, 2, 4, &after);
+	check(ok && fixture_counter(&fx, SLUICE_CNT_PASSED) == 2 * MANY &&
+		      fixture_counter(&fx, SLUICE_CNT_DROPPED) == 4 * MANY,
+	      "2000 sources conform again at their moment, and their counts stay exact",
+	      "%s; passed %llu, dropped %llu (counters %llu, %llu)",
+	      ok ? "each passed 2, refused 4" : "miscounted", (unsigned long long)after.passed,
+	      (unsigned long long)after.total_dropped,
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_PASSED),
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_DROPPED));
 	fixture_close(&fx);
 }
 
@@ -270,6 +406,7 @@ void suite_counts(void)
 			     "dry run: would-drops counted the same way per source");
 	case_generation(cpu);
 	case_passes_over_time(cpu);
+	case_many_sources(cpu);
 	case_no_bucket_yet(cpu);
 	case_bucket_given_away(cpu);
 	sched_setaffinity(0, sizeof(old), &old);
