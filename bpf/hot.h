@@ -50,7 +50,8 @@ static __always_inline union sluice_hot_line *hot_get(const struct packet *pkt,
 /* IPv4 1, IPv6 2 (bit 1 of the family tells them apart), and SYN 4: without a branch. */
 static __always_inline __u8 hot_flags_of(const struct packet *pkt)
 {
-	return (__u8)((((pkt->family >> 1) & 1) + SLUICE_HOT_IPV4) | (pkt->tcp_syn & 1) * SLUICE_HOT_TCP_SYN);
+	return (__u8)((((pkt->family >> 1) & 1) + SLUICE_HOT_IPV4) |
+		      (pkt->tcp_syn & 1) * SLUICE_HOT_TCP_SYN);
 }
 
 /* Way w holds this packet's source and L4 class exactly as they came (any generation). */
@@ -195,7 +196,7 @@ __attribute__((noinline)) __u64 hot_take_from(union sluice_hot_line *line,
 
 /* Pending refusals of key in the packet's line: they ride on key's own update. */
 static __always_inline __u64 hot_take_pending(union sluice_hot_line *line,
-					       const struct sluice_key *key)
+					      const struct sluice_key *key)
 {
 	struct sluice_key k = *key;
 

@@ -22,7 +22,7 @@ struct policy_maps {
 	int admission;	/* per rule id: reset when an id is given to a new rule */
 	/* The set tables: a retired rule id is given again only once neither holds its buckets. */
 	int buckets, aggregates;
-	/* The per-CPU over-limit caches: their hash seeds are written with the first configuration. */
+	/* The per-CPU over-limit caches; their seeds come with the first configuration. */
 	int hot;
 	/* The state's directory, where config_write pins each configuration; -1: not pinned yet. */
 	int dir;
