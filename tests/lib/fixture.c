@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "sluice.h" /* before the skeleton: the fleet hint's type */
 #include "sluice.skel.h"
 #include "sluice_test.skel.h"
 #include "text/conf.h"

@@ -10,6 +10,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "sluice.h" /* before the skeleton: the fleet hint's type */
 #include "sluice.skel.h"
 #include "base/caps.h"
 #include "base/errors.h"

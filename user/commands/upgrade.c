@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "sluice.h" /* before the skeleton: the fleet hint's type */
 #include "sluice.skel.h"
 #include "base/errors.h"
 #include "commands/commands.h"
