@@ -23,11 +23,13 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # checks the units; build-essential (dpkg-buildpackage requires it), debhelper,
 # dpkg-dev and lintian: the Debian package and its test (docs/operations.md).
 # python3: the syslog listener that reads the audit trail back (test_audit.sh).
+# libhiredis-dev: the fleet agent's Redis client; redis-server and redis-tools:
+# the fleet test's Redis node and cluster (redis-cli --cluster create).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
 		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base \
 		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian \
-		python3
+		python3 redis-server redis-tools libhiredis-dev
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
 ifeq ($(V),1)
@@ -44,14 +46,17 @@ BPF_CFLAGS  = -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 CFLAGS     ?= -O2 -g
 # The caller's CPPFLAGS and LDFLAGS (Debian's hardening flags, say) are kept.
 ALL_CFLAGS  = $(CPPFLAGS) $(CFLAGS) -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP \
-	      $(XDP_CFLAGS)
+	      $(XDP_CFLAGS) $(HIREDIS_CFLAGS)
 # Expanded when a recipe runs, after `make deps` installed libxdp-dev.
 XDP_CFLAGS  = $(shell pkg-config --cflags libxdp 2>/dev/null)
 XDP_LIBS    = $(shell pkg-config --libs libxdp 2>/dev/null || echo -lxdp)
-LDLIBS      = $(XDP_LIBS) -lbpf -lelf -lz -lpthread -lm
+# hiredis (libhiredis-dev, hiredis.pc): the fleet agent's Redis client.
+HIREDIS_CFLAGS = $(shell pkg-config --cflags hiredis 2>/dev/null)
+HIREDIS_LIBS   = $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
+LDLIBS      = $(XDP_LIBS) $(HIREDIS_LIBS) -lbpf -lelf -lz -lpthread -lm
 
 # user/ is layered (docs/design.md): each directory includes only those below it.
-USER_LAYERS := base values policy text pins maps reads outputs commands
+USER_LAYERS := base values policy text pins maps reads outputs fleet commands
 USER_LIB   := $(foreach d,$(filter-out commands,$(USER_LAYERS)),$(basename $(wildcard user/$(d)/*.c)))
 USER_CMDS  := user/main $(basename $(wildcard user/commands/*.c))
 # The command table without main(): what sluice-docgen reads.
