@@ -803,7 +803,7 @@ const struct command cmd_agent = {
 		"(split), and says so in status and the exporter. See docs/fleet.md.",
 	.iface = IFACE_REQUIRED,
 	.caps = CAPS_LOAD,
-	.state = USE_NONE,
+	.state = USE_DAEMON,
 	.check = agent_check,
 	.run = agent_run,
 };

@@ -20,6 +20,11 @@ enum state_use {
 	USE_LOCK,   /* the command lock only: it creates or removes state */
 	USE_READ,   /* IFACE's state, opened */
 	USE_CHANGE, /* the command lock, then IFACE's state opened */
+	/*
+	 * A daemon that changes IFACE's state for as long as it runs (the
+	 * agent): it opens it itself, read-write, and holds no command lock.
+	 */
+	USE_DAEMON,
 };
 
 enum iface_arg { IFACE_NONE, IFACE_REQUIRED, IFACE_OPTIONAL };
