@@ -214,7 +214,7 @@ report_field() { awk -v k="$2" '$1 == k { print $2 }' "/run/sluice/fleet/fltv$1"
 spread_run() {
 	local h pps=("$1" "$2" "$3")
 	for h in 1 2 3; do
-		[ "${pps[$((h - 1))]}" -gt 0 ] && flood "$h" "${pps[$((h - 1))]}" "$4"
+		[ "${pps[$((h - 1))]}" -gt 0 ] && flood "$h" "${pps[$((h - 1))]}" "$4" 1 "${RUN_SRC:-$SRC}"
 	done
 	sample "$(($4 - 1))" "$5"
 	floods_wait
@@ -266,6 +266,163 @@ check "3. all traffic to one host: $r3/s >= 0.95 r (a static split would give r/
 spread_run 5000 800 0 8 "$TMP/s4"
 r4=$(rate_between "$TMP/s4" 2 6.5)
 check "4. skewed spread 5000/800/0 pps: $r4/s is r within 5%" "" within "$r4" "$R" 5
+
+
+# status_of H: host H's fleet lines in sluice status.
+status_of() { "$SLUICE" status "fltv$1" 2>/dev/null | grep 'fleet'; }
+# wait_up H SECONDS: until host H's agent says it is up again.
+wait_up() {
+	local i
+	for i in $(seq $(($2 * 10))); do
+		[ "$(report_field "$1" up)" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# 5. T x RTT: the worst 1 s excess within the bound.
+run=0
+worst5=""
+for t in 20 100 500; do
+	for d in 1 20; do
+		run=$((run + 1))
+		agents_stop
+		rtt "$d"
+		RED1=$NET.11.2:$RPORT RED=$NET.10.2:$RPORT
+		agents_start "$RED1" "$RED" --period "${t}ms"
+		RUN_SRC=$NET.99.$((30 + run)) spread_run 1000 1000 1000 6 "$TMP/s5"
+		w=$(worst_window "$TMP/s5" 1)
+		b=$(bound 1 "0.$(printf %03d "$t")" "0.$(printf %03d $((d + 1)))")
+		worst5+=" T=${t}ms/RTT=${d}ms:$w<=$b"
+		check "5. T=${t}ms RTT=${d}ms: worst 1 s $w <= bound $b" "" le "$w" "$b"
+	done
+done
+echo "     figures:$worst5"
+agents_stop
+rtt 1
+RED1=$NET.11.2:$RPORT RED=$NET.10.2:$RPORT
+
+# 9. Shadow: nothing refused beyond the local limits; would-refuse near the true excess.
+agents_start "$RED1" "$RED" --shadow
+p0=$(passed_all)
+RUN_SRC=$NET.99.60 spread_run 1500 1500 1500 8 "$TMP/s9"
+sleep 0.6
+p9=$(($(passed_all) - p0))
+r9=$(rate_between "$TMP/s9" 2 6.5)
+wr=$(($(report_field 1 would_refuse) + $(report_field 2 would_refuse) + $(report_field 3 would_refuse)))
+excess=$((p9 - R * 8 - B))
+check "9. shadow: $r9/s passed, 3 x r within 5% (only local limits drop)" "" within "$r9" $((3 * R)) 5
+check "9. shadow: would-refuse $wr within 5% of the true excess $excess" "" within "$wr" "$excess" 5
+check "9. status says shadow" "" grep -q "shadow" <<<"$(status_of 1)"
+agents_stop
+
+# 6. One host cut off from Redis for 5 s, within a 60 s run.
+agents_start "$RED1" "$RED"
+RUN_SRC=$NET.99.61
+for h in 1 2 3; do flood "$h" 1000 60 1 "$RUN_SRC"; done
+sample 10 "$TMP/s6a"
+ip link set fltrw down
+sample 5 "$TMP/s6b"
+st6=$(status_of 1)
+h1a=$(passed_of 1)
+sleep 1
+h1b=$(passed_of 1)
+ip link set fltrw up
+sample 43 "$TMP/s6c"
+floods_wait
+sleep 0.5
+total6=$(($(tail -1 "$TMP/s6c" | cut -d' ' -f2) - $(head -1 "$TMP/s6a" | cut -d' ' -f2)))
+secs6=$(awk -v a="$(head -1 "$TMP/s6a" | cut -d' ' -f1)" -v b="$(tail -1 "$TMP/s6c" | cut -d' ' -f1)" 'BEGIN { printf "%.1f", b - a }')
+check "6. cut off: host 1 says so in status ($st6)" "" grep -q "DOWN, fallback-local" <<<"$st6"
+check "6. cut off: host 1's log says so" "" grep -q "Redis unreachable" "$TMP/agent1.log"
+check "6. cut off: host 1 still passes at its local limit ($((h1b - h1a))/s, no XDP stall)" "" ge $((h1b - h1a)) $((R * 90 / 100))
+check "6. healed: host 1 up again" "" wait_up 1 5
+check "6. 60 s total $total6 (over ${secs6} s) <= 1.05 x 60 x r" "" le "$total6" $((105 * 60 * R / 100))
+agents_stop
+
+# 7. Redis killed and restarted: the agents recover by themselves, and the
+# usage they could not push is pushed then, so the outage's excess is repaid.
+agents_start "$RED1" "$RED"
+RUN_SRC=$NET.99.62
+p7=$(passed_all)
+for h in 1 2 3; do flood "$h" 1000 16 1 "$RUN_SRC"; done
+sleep 2
+redis_stop single
+sleep 1.5
+st7=$(status_of 2)
+a7=$(passed_all)
+sleep 1
+b7=$(passed_all)
+redis_start single 6379
+check "7. Redis killed: status says the fleet is down ($st7)" "" grep -q "DOWN" <<<"$st7"
+check "7. Redis killed: the hosts pass at their local limits ($((b7 - a7))/s)" "" ge $((b7 - a7)) $((3 * R * 90 / 100))
+check "7. Redis restarted: every agent up again within 5 s" "" eval 'wait_up 1 5 && wait_up 2 5 && wait_up 3 5'
+floods_wait
+sleep 0.5
+t7=$(($(passed_all) - p7))
+check "7. the outage's excess repaid: $t7 over 16 s <= 1.05 x r x 16 + b" "" le "$t7" $((105 * 16 * R / 100 + B))
+agents_stop
+
+# 7. A Redis Cluster of 3 masters and 3 replicas; a master killed, its replica promoted.
+for port in 7001 7002 7003 7004 7005 7006; do
+	redis_start "c$port" "$port" --cluster-enabled yes --cluster-config-file "nodes-$port.conf" \
+		--cluster-node-timeout 1000 || fail "cluster node $port starts"
+done
+ip netns exec fltr redis-cli --cluster create $(for p in 7001 7002 7003 7004 7005 7006; do echo "$NET.10.2:$p"; done) \
+	--cluster-replicas 1 --cluster-yes >"$TMP/cluster.log" 2>&1
+cluster_ok() {
+	local i
+	for i in $(seq 100); do
+		ip netns exec fltr redis-cli -h "$NET.10.2" -p "$1" cluster info 2>/dev/null | grep -q 'cluster_state:ok' && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "7. cluster: redis-cli --cluster create makes 3 masters with a replica each" "" cluster_ok 7001
+CL=$NET.10.2:7001,$NET.10.2:7002
+CL1=$NET.11.2:7001,$NET.11.2:7002
+agents_start "$CL1" "$CL"
+RUN_SRC=$NET.99.63 spread_run 1000 1000 1000 6 "$TMP/s7c"
+r7c=$(rate_between "$TMP/s7c" 2 4.5)
+check "7. cluster: even spread, $r7c/s is r within 5%" "" within "$r7c" "$R" 5
+# The master holding the source: the one whose keys start with sluice.
+victim=""
+for port in 7001 7002 7003 7004 7005 7006; do
+	role=$(ip netns exec fltr redis-cli -h "$NET.10.2" -p "$port" role 2>/dev/null | head -1)
+	keys=$(ip netns exec fltr redis-cli -h "$NET.10.2" -p "$port" --user fleet --pass "$PASSWORD" --no-auth-warning --scan --pattern 'sluice:{s:*' 2>/dev/null | head -1)
+	[ "$role" = master ] && [ -n "$keys" ] && victim=$port && break
+done
+RUN_SRC=$NET.99.64
+p7=$(passed_all)
+for h in 1 2 3; do flood "$h" 1000 16 1 "$RUN_SRC"; done
+sleep 2
+[ -n "$victim" ] && redis_stop "c$victim"
+sleep 2
+check "7. cluster: master $victim killed, a replica promoted, agents up again" "" eval '[ -n "$victim" ] && wait_up 1 10 && wait_up 2 10 && wait_up 3 10'
+floods_wait
+sleep 0.5
+t7=$(($(passed_all) - p7))
+check "7. cluster failover's excess repaid: $t7 over 16 s <= 1.05 x r x 16 + b" "" le "$t7" $((105 * 16 * R / 100 + B))
+echo "     figures: cluster errors by kind (host 1): $(grep '^error_' "/run/sluice/fleet/fltv1" | tr '\n' ' ')"
+
+# 8. 1,000 sources at 10/s, each 30 pps spread over the hosts, through the cluster.
+for h in 1 2 3; do "$SLUICE" set "fltv$h" --rate 10/s --burst 10 >/dev/null; done
+cpu0=$(report_field 1 cpu_s)
+calls0=$(($(report_field 1 calls) + $(report_field 2 calls) + $(report_field 3 calls)))
+for h in 1 2 3; do flood "$h" 10000 10 1000 "$NET.60.1"; done
+sleep 10.5
+floods_wait
+sleep 0.5
+cpu1=$(report_field 1 cpu_s)
+calls1=$(($(report_field 1 calls) + $(report_field 2 calls) + $(report_field 3 calls)))
+for h in 1 2 3; do "$SLUICE" top "fltv$h" --json -n 5000 --sort passed; done |
+	jq -r '.. | objects | select(has("prefix")) | "\(.prefix) \(.passed)"' | grep "^$NET\.6[0-3]\." >"$TMP/top8"
+b8=$(awk -v r=10 -v b=10 -v n=3 'BEGIN { printf "%d", r * 10.5 + b + (n - 1) * (r * 0.202 + b) }')
+read -r within8 sources8 worst8 < <(awk -v b="$b8" '{ s[$1] += $2 } END { for (k in s) { n++; if (s[k] <= b) w++; if (s[k] > m) m = s[k] } printf "%d %d %d\n", w, n, m }' "$TMP/top8")
+check "8. 1000 sources: $within8 of $sources8 within the bound $b8 (worst $worst8), >= 99%" "" \
+	eval "[ $sources8 -ge 990 ] && [ $((within8 * 100)) -ge $((sources8 * 99)) ]"
+echo "     figures: agent CPU $(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.1f%%", (b - a) / 11 * 100 }') of a core (host 1), Redis calls $(( (calls1 - calls0) / 11 ))/s (3 agents)"
+agents_stop
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -23,7 +23,8 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "sluice.h" /* before the skeleton: the fleet hint's type */
+/* sluice.h before the skeleton: the fleet hint's type */
+#include "sluice.h"
 #include "sluice.skel.h"
 #include "base/clock.h"
 #include "base/errors.h"
@@ -49,8 +50,8 @@
 struct candidate {
 	struct sluice_key key;
 	uint64_t last_passed;
-	uint64_t unpushed; /* packets passed and not yet in Redis */
-	uint64_t usage;	   /* packets passed this round */
+	uint64_t unpushed;    /* packets passed and not yet in Redis */
+	uint64_t usage;	      /* packets passed this round */
 	uint64_t cost, limit; /* meter time, from the source's policy */
 	uint64_t delta;	      /* the global TAT ahead of now, meter time */
 	uint32_t idle;
@@ -188,16 +189,21 @@ static void candidate_name(struct candidate *c, const struct sluice_policy *p, b
 		__u32 cidr[4];
 		__u8 family, len, proto, dflt;
 		__u16 lo, hi;
-	} match = { .family = p->family, .len = p->cidr_len, .proto = p->proto,
-		    .dflt = !p->id, .lo = p->dport_lo, .hi = p->dport_hi };
+	} match = { .family = p->family,
+		    .len = p->cidr_len,
+		    .proto = p->proto,
+		    .dflt = !p->id,
+		    .lo = p->dport_lo,
+		    .hi = p->dport_hi };
 	const struct sluice_key *k = &c->key;
 	uint32_t rule, where;
 
 	memcpy(match.cidr, p->cidr, sizeof(match.cidr));
 	rule = p->id ? key_hash((const void *)&match) : 0; /* sizeof match < key: fine */
-	where = key_hash(&(struct sluice_key){ .family = k->family, .prefix_len = k->prefix_len,
-					       .addr = { k->addr[0], k->addr[1], k->addr[2],
-							 k->addr[3] } });
+	where = key_hash(
+		&(struct sluice_key){ .family = k->family,
+				      .prefix_len = k->prefix_len,
+				      .addr = { k->addr[0], k->addr[1], k->addr[2], k->addr[3] } });
 	c->tag = (uint16_t)(where % AGENT_TAGS);
 	snprintf(c->rkey, sizeof(c->rkey), "%s:{s:%02u}:%u:%08x%08x%08x%08x/%u:%08x",
 		 shadow ? "sluice-shadow" : "sluice", c->tag, k->family, k->addr[0], k->addr[1],
@@ -376,7 +382,8 @@ static int calls_build(struct agent *ag, int *members, int *first)
 				continue;
 			if (!call || keys == AGENT_KEYS_PER_CALL) {
 				if (call)
-					snprintf(numkeys[ncalls - 1], sizeof(numkeys[0]), "%d", keys);
+					snprintf(numkeys[ncalls - 1], sizeof(numkeys[0]), "%d",
+						 keys);
 				call = &ag->calls[ncalls];
 				first[ncalls++] = m;
 				call->argc = 3; /* EVALSHA sha numkeys: filled when sent */
@@ -411,8 +418,7 @@ static int calls_build(struct agent *ag, int *members, int *first)
 }
 
 /* One call's reply: per key the TAT ahead of Redis's now (us) and what it refused. */
-static int reply_take(struct agent *ag, const redisReply *r, const int *members, int from,
-		      int to)
+static int reply_take(struct agent *ag, const redisReply *r, const int *members, int from, int to)
 {
 	int j;
 
@@ -421,7 +427,8 @@ static int reply_take(struct agent *ag, const redisReply *r, const int *members,
 		return -EPROTO;
 	}
 	for (j = from; j < to; j++) {
-		const redisReply *d = r->element[2 * (j - from)], *x = r->element[2 * (j - from) + 1];
+		const redisReply *d = r->element[2 * (j - from)],
+				 *x = r->element[2 * (j - from) + 1];
 		struct candidate *c = &ag->cands[members[j]];
 
 		if (d->type != REDIS_REPLY_INTEGER || x->type != REDIS_REPLY_INTEGER) {
@@ -487,14 +494,32 @@ static void heartbeat(struct agent *ag)
 	r = fleet_redis_command_slot(&ag->redis, key_slot(key, strlen(key)), 6, argv, len);
 	if (!r)
 		return;
-	if (r->type == REDIS_REPLY_INTEGER && r->integer > 0 &&
-	    (uint32_t)r->integer != ag->hosts) {
+	if (r->type == REDIS_REPLY_INTEGER && r->integer > 0 && (uint32_t)r->integer != ag->hosts) {
 		fprintf(stderr, "sluice agent: %s: %lld agents in the fleet\n", ag->ifname,
 			r->integer);
 		ag->hosts = (uint32_t)r->integer;
 		hint_write(ag, true);
 	}
 	freeReplyObject(r);
+}
+
+/* A changed policy (set, apply) costs its sources' packets anew; a gone one drops them. */
+static void candidates_repolicy(struct agent *ag)
+{
+	const struct sluice_policy *p;
+	int i;
+
+	for (i = 0; i < ag->n; i++) {
+		struct candidate *c = &ag->cands[i];
+
+		p = policy_of(ag, c->key.policy);
+		if (!p || !policy_syncable(p)) {
+			c->gone = true;
+			continue;
+		}
+		c->cost = p->interval;
+		c->limit = p->limit;
+	}
 }
 
 /* Policies of the live set, reread once a second: a changed policy is picked up. */
@@ -510,6 +535,7 @@ static int policies_read(struct agent *ag)
 		key = ag->cfg.policy_set * SLUICE_MAX_POLICIES + i;
 		bpf_map_lookup_elem(ag->st.maps.policies, &key, &ag->policies[i]);
 	}
+	candidates_repolicy(ag);
 	return 0;
 }
 
@@ -610,9 +636,10 @@ static int policies_supported(struct agent *ag)
 		if (!p->interval || policy_syncable(p))
 			continue;
 		return fail_input("agent",
-				  "%s: %s %d %s; the agent syncs packet rates under gcra only", ag->ifname,
-				  i ? "rule" : "the default", i,
-				  p->meter == SLUICE_METER_FIXED_WINDOW || p->meter == SLUICE_METER_SLIDING_WINDOW
+				  "%s: %s %d %s; the agent syncs packet rates under gcra only",
+				  ag->ifname, i ? "rule" : "the default", i,
+				  p->meter == SLUICE_METER_FIXED_WINDOW ||
+						  p->meter == SLUICE_METER_SLIDING_WINDOW
 					  ? "uses a window algorithm"
 				  : p->meter == SLUICE_METER_WARMUP ? "has a warm-up"
 								    : "limits bandwidth");
@@ -732,8 +759,7 @@ static int agent_loop(struct agent *ag)
 	srandom((unsigned int)(getpid() ^ monotonic_ns()));
 	ag->last_sync_ns = monotonic_ns();
 	ag->was_up = true;
-	fprintf(stderr,
-		"sluice agent: %s: syncing through %s every %llu ms (%s fallback%s)\n",
+	fprintf(stderr, "sluice agent: %s: syncing through %s every %llu ms (%s fallback%s)\n",
 		ag->ifname, ag->opt.redis, (unsigned long long)(ag->opt.period_ns / 1000000),
 		ag->opt.fallback == FALLBACK_SPLIT ? "split" : "local",
 		ag->opt.shadow ? ", shadow" : "");

@@ -59,7 +59,8 @@ struct command {
 };
 
 extern const struct command cmd_attach, cmd_set, cmd_detach, cmd_status, cmd_stats, cmd_rule,
-	cmd_allow, cmd_deny, cmd_apply, cmd_show, cmd_upgrade, cmd_top, cmd_exporter, cmd_agent, cmd_help;
+	cmd_allow, cmd_deny, cmd_apply, cmd_show, cmd_upgrade, cmd_top, cmd_exporter, cmd_agent,
+	cmd_help;
 
 /* add, del (delete, rm), list (ls), flush: the verbs of rule, allow and deny. */
 extern const struct verb edit_verbs[];

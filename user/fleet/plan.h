@@ -11,12 +11,12 @@
 #include "sluice.h"
 
 struct fleet_bound {
-	double rate;	   /* r, per second */
-	double burst;	   /* b, the global burst */
+	double rate;	    /* r, per second */
+	double burst;	    /* b, the global burst */
 	double burst_local; /* b_local */
-	double window_s;   /* W */
-	double period_s;   /* T */
-	double rtt_s;	   /* RTT to Redis */
+	double window_s;    /* W */
+	double period_s;    /* T */
+	double rtt_s;	    /* RTT to Redis */
 	unsigned int hosts; /* N */
 };
 

@@ -8,13 +8,13 @@
 #include "base/clock.h"
 #include "fleet/redis.h"
 
-#define RECONNECT_NS  (500 * 1000000ULL) /* a node that failed is tried again after */
-#define CALL_TRIES    4			 /* redirections followed per call */
+#define RECONNECT_NS (500 * 1000000ULL) /* a node that failed is tried again after */
+#define CALL_TRIES   4			/* redirections followed per call */
 
 const char *const fleet_error_names[FLEET_ERR_MAX] = {
-	[FLEET_ERR_CONNECT] = "connect", [FLEET_ERR_TIMEOUT] = "timeout",
-	[FLEET_ERR_AUTH] = "auth",	 [FLEET_ERR_REPLY] = "reply",
-	[FLEET_ERR_MOVED] = "moved",	 [FLEET_ERR_ASK] = "ask",
+	[FLEET_ERR_CONNECT] = "connect",   [FLEET_ERR_TIMEOUT] = "timeout",
+	[FLEET_ERR_AUTH] = "auth",	   [FLEET_ERR_REPLY] = "reply",
+	[FLEET_ERR_MOVED] = "moved",	   [FLEET_ERR_ASK] = "ask",
 	[FLEET_ERR_NOSCRIPT] = "noscript",
 };
 
@@ -247,9 +247,9 @@ static int call_settle(struct fleet_redis *r, struct fleet_call *call, redisRepl
 		return call_settle(r, call, rep);
 	}
 	kind = redirect_parse(rep->str, &slot, &to);
-	node = kind != REDIRECT_NONE ? nodes_add(r->nodes, &r->n_nodes, FLEET_NODES_MAX, to.host,
-						 to.port)
-				     : -1;
+	node = kind != REDIRECT_NONE
+		       ? nodes_add(r->nodes, &r->n_nodes, FLEET_NODES_MAX, to.host, to.port)
+		       : -1;
 	if (node < 0 || ++call->tries >= CALL_TRIES) {
 		note_error(r, FLEET_ERR_REPLY, call->node, rep->str);
 		freeReplyObject(rep);

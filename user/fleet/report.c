@@ -34,8 +34,8 @@ int fleet_report_write(const char *ifname, const struct fleet_report *rep)
 
 	mkdir("/run/sluice", 0755);
 	mkdir(SLUICE_FLEET_DIR, 0755);
-	err = report_path(ifname, "", path, sizeof(path)) ?:
-	      report_path(ifname, ".tmp", tmp, sizeof(tmp));
+	err = report_path(ifname, "", path, sizeof(path))
+		      ?: report_path(ifname, ".tmp", tmp, sizeof(tmp));
 	if (err)
 		return err;
 	f = fopen(tmp, "w");
@@ -133,8 +133,9 @@ void fleet_report_text(FILE *out, const struct fleet_report *rep)
 	fprintf(out, "fleet: %s, %s (agent pid %d), %u hosts, period %llu ms\n",
 		rep->up ? "up" : "DOWN", rep->mode, rep->pid, rep->hosts,
 		(unsigned long long)(rep->period_ns / 1000000));
-	fprintf(out, "fleet sync: %llu sources, lag %llu ms, %llu calls, %llu packets unpushed, "
-		     "%llu candidates lost\n",
+	fprintf(out,
+		"fleet sync: %llu sources, lag %llu ms, %llu calls, %llu packets unpushed, "
+		"%llu candidates lost\n",
 		(unsigned long long)rep->candidates, (unsigned long long)(rep->lag_ns / 1000000),
 		(unsigned long long)rep->calls, (unsigned long long)rep->unpushed,
 		(unsigned long long)rep->lost);
@@ -184,8 +185,8 @@ void fleet_report_prom(FILE *out, const char (*ifnames)[16], int n)
 	PROM_FAMILY(out, "sluice_fleet_calls_total", "counter", "script calls sent to Redis");
 	for (i = 0; i < n; i++)
 		if (has[i])
-			fprintf(out, "sluice_fleet_calls_total{interface=\"%s\"} %llu\n", ifnames[i],
-				(unsigned long long)reps[i].calls);
+			fprintf(out, "sluice_fleet_calls_total{interface=\"%s\"} %llu\n",
+				ifnames[i], (unsigned long long)reps[i].calls);
 	PROM_FAMILY(out, "sluice_fleet_would_refuse_total", "counter",
 		    "--shadow: packets the global limit would have refused");
 	for (i = 0; i < n; i++)
@@ -195,7 +196,8 @@ void fleet_report_prom(FILE *out, const char (*ifnames)[16], int n)
 	PROM_FAMILY(out, "sluice_fleet_errors_total", "counter", "Redis errors by kind");
 	for (i = 0; i < n; i++)
 		for (k = 0; has[i] && k < FLEET_ERR_MAX; k++)
-			fprintf(out, "sluice_fleet_errors_total{interface=\"%s\",kind=\"%s\"} %llu\n",
+			fprintf(out,
+				"sluice_fleet_errors_total{interface=\"%s\",kind=\"%s\"} %llu\n",
 				ifnames[i], fleet_error_names[k],
 				(unsigned long long)reps[i].errors[k]);
 out:

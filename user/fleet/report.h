@@ -19,16 +19,16 @@
 
 struct fleet_report {
 	int pid;
-	bool up;	     /* the last sync reached Redis for every call */
-	char mode[24];	     /* synced, shadow, fallback-local, fallback-split */
+	bool up;       /* the last sync reached Redis for every call */
+	char mode[24]; /* synced, shadow, fallback-local, fallback-split */
 	uint64_t period_ns;
 	uint32_t hosts;	     /* agents heartbeating, as last seen */
 	uint64_t candidates; /* sources synced now */
 	uint64_t lost;	     /* candidates the full ring dropped */
 	uint64_t calls;	     /* script calls sent */
 	uint64_t rounds;
-	uint64_t lag_ns;     /* since the last sync that reached Redis whole */
-	uint64_t unpushed;   /* packets waiting for Redis to come back */
+	uint64_t lag_ns;       /* since the last sync that reached Redis whole */
+	uint64_t unpushed;     /* packets waiting for Redis to come back */
 	uint64_t would_refuse; /* --shadow: what the global limit would have refused */
 	uint64_t errors[FLEET_ERR_MAX];
 	double cpu_s;	     /* the agent's CPU time */

@@ -57,8 +57,9 @@ static int slot_range_parse(const redisReply *r, struct slot_map *map, struct en
 	if (r->type != REDIS_REPLY_ARRAY || r->elements < 3)
 		return -EPROTO;
 	m = r->element[2];
-	if (r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER ||
-	    m->type != REDIS_REPLY_ARRAY || m->elements < 2 || m->element[0]->type != REDIS_REPLY_STRING ||
+	if (r->element[0]->type != REDIS_REPLY_INTEGER ||
+	    r->element[1]->type != REDIS_REPLY_INTEGER || m->type != REDIS_REPLY_ARRAY ||
+	    m->elements < 2 || m->element[0]->type != REDIS_REPLY_STRING ||
 	    m->element[1]->type != REDIS_REPLY_INTEGER)
 		return -EPROTO;
 	lo = r->element[0]->integer;

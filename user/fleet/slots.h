@@ -14,10 +14,9 @@
 #include <hiredis/hiredis.h>
 #include "values/endpoint.h"
 
-#define REDIS_SLOTS	 16384
-#define FLEET_NODES_MAX	 ENDPOINTS_MAX /* masters and seeds an agent knows */
-#define FLEET_SLOT_NONE	 UINT16_MAX
-
+#define REDIS_SLOTS	16384
+#define FLEET_NODES_MAX ENDPOINTS_MAX /* masters and seeds an agent knows */
+#define FLEET_SLOT_NONE UINT16_MAX
 
 /* Which node (index into a node list) serves each slot; FLEET_SLOT_NONE: unknown. */
 struct slot_map {

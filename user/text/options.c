@@ -9,16 +9,16 @@
 #include "values/listen.h"
 #include "values/words.h"
 
-#define WATCH_DEFAULT_NS NSEC_PER_SEC
-#define WATCH_MIN_NS	 (NSEC_PER_SEC / 10)
-#define WATCH_MAX_NS	 (3600 * NSEC_PER_SEC)
-#define WAIT_MAX_NS	 (1000000 * NSEC_PER_SEC)
-#define TOP_DEFAULT	 20
-#define LISTEN_DEFAULT	 "127.0.0.1:9723"
+#define WATCH_DEFAULT_NS  NSEC_PER_SEC
+#define WATCH_MIN_NS	  (NSEC_PER_SEC / 10)
+#define WATCH_MAX_NS	  (3600 * NSEC_PER_SEC)
+#define WAIT_MAX_NS	  (1000000 * NSEC_PER_SEC)
+#define TOP_DEFAULT	  20
+#define LISTEN_DEFAULT	  "127.0.0.1:9723"
 #define PERIOD_DEFAULT_NS (100 * NSEC_PER_SEC / 1000)
-#define PERIOD_MIN_NS	 (NSEC_PER_SEC / 1000)
-#define PERIOD_MAX_NS	 (10 * NSEC_PER_SEC)
-#define HOSTS_MAX	 1000
+#define PERIOD_MIN_NS	  (NSEC_PER_SEC / 1000)
+#define PERIOD_MAX_NS	  (10 * NSEC_PER_SEC)
+#define HOSTS_MAX	  1000
 
 /* Appends a word (printf-style) to buf, space-separated, keeping it terminated. */
 static void append(char *buf, size_t len, const char *fmt, ...)

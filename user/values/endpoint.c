@@ -71,4 +71,3 @@ int parse_endpoints(const char *list, struct endpoint *nodes, int max, const cha
 		p += len + 1;
 	}
 }
-
