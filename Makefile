@@ -212,7 +212,7 @@ $(OUTPUT)/sluice-bench-multiprog: $(OUTPUT)/tools/bench_multiprog.o $(OUTPUT)/te
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/test_output.o \
-		$(OUTPUT)/tests/test_options.o \
+		$(OUTPUT)/tests/test_options.o $(OUTPUT)/tests/test_fleet.o \
 		$(OUTPUT)/tests/harness.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -303,7 +303,7 @@ MANDIR         ?= $(DATADIR)/man
 BASHCOMPDIR    ?= $(DATADIR)/bash-completion/completions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR     ?= /etc
-UNITS          := sluice@.service sluice-exporter.service
+UNITS          := sluice@.service sluice-exporter.service sluice-agent@.service
 INSTALL        ?= install
 
 install: $(OUTPUT)/sluice $(DOCS)
