@@ -45,6 +45,8 @@
 #define AGENT_HEARTBEAT_NS   NSEC_PER_SEC
 #define AGENT_HOST_WINDOW_MS 3000 /* an agent silent this long no longer counts */
 #define AGENT_KEY_MAX	     96
+/* A reply later than two periods, or this, is a timeout: Redis is then down. */
+#define AGENT_TIMEOUT_MIN_NS (250 * 1000000ULL)
 #define AGENT_NUM_MAX	     24 /* one number as text */
 
 struct candidate {
@@ -74,7 +76,7 @@ struct agent {
 	int *index; /* open addressing over cands, 2 * AGENT_CANDIDATES_MAX, -1 empty */
 	struct sluice_policy policies[SLUICE_MAX_POLICIES];
 	struct sluice_config cfg;
-	uint64_t cfg_read_ns, heartbeat_ns, last_sync_ns, report_ns;
+	uint64_t cfg_read_ns, heartbeat_ns, last_sync_ns, report_ns, round_ns;
 	uint32_t hosts;
 	bool up, was_up;
 	char password[256];
@@ -588,7 +590,7 @@ static void tell_change(struct agent *ag)
 /* One period. */
 static int round_run(struct agent *ag)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = monotonic_ns(), started;
 	int err;
 
 	if (now - ag->cfg_read_ns >= NSEC_PER_SEC) {
@@ -601,7 +603,13 @@ static int round_run(struct agent *ag)
 	err = usage_read(ag);
 	if (err)
 		return err;
+	started = monotonic_ns();
 	ag->up = redis_sync(ag);
+	if (monotonic_ns() - started > ag->rep.rtt_max_ns)
+		ag->rep.rtt_max_ns = monotonic_ns() - started;
+	if (ag->rep.rounds && now - ag->round_ns > ag->rep.gap_max_ns)
+		ag->rep.gap_max_ns = now - ag->round_ns;
+	ag->round_ns = now;
 	if (ag->up) {
 		ag->last_sync_ns = monotonic_ns();
 		if (!ag->opt.shadow)
@@ -701,7 +709,9 @@ static int agent_setup(struct agent *ag, struct cli_args *a)
 	if (ag->opt.password_file &&
 	    password_read(ag->opt.password_file, ag->password, sizeof(ag->password), &why))
 		return -EACCES;
-	fleet_redis_init(&ag->redis, seeds, n, fleet_gcra_script, ag->opt.period_ns * 2);
+	fleet_redis_init(&ag->redis, seeds, n, fleet_gcra_script,
+			 ag->opt.period_ns * 2 > AGENT_TIMEOUT_MIN_NS ? ag->opt.period_ns * 2
+								      : AGENT_TIMEOUT_MIN_NS);
 	ag->redis.user = ag->opt.user;
 	ag->redis.password = ag->opt.password_file ? ag->password : NULL;
 	gethostname(host, sizeof(host));

@@ -28,6 +28,8 @@ struct fleet_report {
 	uint64_t calls;	     /* script calls sent */
 	uint64_t rounds;
 	uint64_t lag_ns;       /* since the last sync that reached Redis whole */
+	uint64_t rtt_max_ns;   /* the longest sync with Redis: the RTT of the bound */
+	uint64_t gap_max_ns;   /* the longest time between two rounds: the T of the bound */
 	uint64_t unpushed;     /* packets waiting for Redis to come back */
 	uint64_t would_refuse; /* --shadow: what the global limit would have refused */
 	uint64_t errors[FLEET_ERR_MAX];
