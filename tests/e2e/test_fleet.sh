@@ -66,10 +66,18 @@ down() {
 	ip link del fltrv 2>/dev/null
 	ip link del fltrw 2>/dev/null
 	ip netns del fltr 2>/dev/null
+	rm -f /run/sluice/fleet/fltv[123].lock /run/sluice/fleet/fltv[123]
 	# The agents' logs outlive the run, for a failure's story.
 	mkdir -p /tmp/sluice-fleet-last && cp "$TMP"/agent*.log "$TMP"/flood.err /tmp/sluice-fleet-last/ 2>/dev/null
 	rm -rf "$TMP"
 }
+# One run at a time: the names are fixed, and a second run's cleanup would
+# take the first's namespaces away.
+if ip netns list | grep -qw fltr || ip link show fltv1 >/dev/null 2>&1; then
+	echo "FAIL another test_fleet.sh runs (namespace fltr or link fltv1 exists)"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 trap down EXIT
 trap 'exit 130' INT TERM
 
