@@ -225,7 +225,8 @@ $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_me
 		$(OUTPUT)/tests/test_policy.o $(OUTPUT)/tests/test_counts.o \
 		$(OUTPUT)/tests/test_pressure.o $(OUTPUT)/tests/test_aggregate.o \
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/test_table.o \
-		$(OUTPUT)/tests/test_algorithms.o $(OUTPUT)/tests/datapath_main.o \
+		$(OUTPUT)/tests/test_algorithms.o $(OUTPUT)/tests/test_fleet_datapath.o \
+		$(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@

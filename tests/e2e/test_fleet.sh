@@ -464,6 +464,15 @@ t7=$(($(passed_all) - p7))
 check "7. cluster failover's excess repaid: $t7 over 16 s <= 1.05 x r x 16 + b" "" le "$t7" $((105 * 16 * R / 100 + B))
 echo "     figures: cluster errors by kind (host 1): $(grep '^error_' "/run/sluice/fleet/fltv1" | tr '\n' ' ')"
 
+# 8a. Light sources stay local: 20,000 sources of 2 packets each (far under
+# their share of r*T) reach neither the ring nor Redis.
+calls0=$(report_field 1 calls)
+flood 1 10000 4 20000 "$NET.70.1"
+floods_wait
+sleep 0.5
+check "8a. 20000 light sources: none synced ($(report_field 1 candidates) sources, $(report_field 1 lost) lost, $(($(report_field 1 calls) - calls0)) calls in 4.5 s)" "" \
+	eval '[ "$(report_field 1 candidates)" -le 1 ] && [ "$(report_field 1 lost)" = 0 ] && [ $(($(report_field 1 calls) - calls0)) -le 60 ]'
+
 # 8. 1,000 sources at 10/s, each 30 pps spread over the hosts, through the cluster.
 for h in 1 2 3; do "$SLUICE" set "fltv$h" --rate 10/s --burst 10 >/dev/null; done
 cpu0=$(report_field 1 cpu_s)
