@@ -90,7 +90,7 @@ $(OUTPUT)/user/main.o: $(OUTPUT)/sluice_commit.h
 
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof algorithms-plot \
+.PHONY: FORCE all deps test test-fleet demo bench bench-compare fuzz fuzzers clean bench-spoof algorithms-plot \
 	bench-multiprog install uninstall
 
 all: $(OUTPUT)/sluice $(DOCS) $(TOOLS) $(TESTS)
@@ -259,6 +259,11 @@ test:
 	$(MAKE) deps
 	$(MAKE) all fuzzers
 	tests/run.sh
+
+# The fleet alone (docs/fleet.md): three simulated hosts and real Redis,
+# about 4 minutes; make test runs it too.
+test-fleet: all
+	tests/e2e/test_fleet.sh
 
 # deps before the build starts, even under -j.
 demo:
