@@ -312,6 +312,22 @@ m2=$(measured_bound 1 0.1)
 check "2. fleet on, even spread: $r2/s is r within 5%" "" within "$r2" "$R" 5
 check "2. worst 1 s window $w2 <= bound $m2 (nominal $b2; worst period $(worst_field gap_max_ns) s, sync $(worst_field rtt_max_ns) s)" "" le "$w2" "$m2"
 echo "     figures: agent CPU $(report_field 1 cpu_s) s, $(report_field 1 calls) calls after check 2"
+j2=$("$SLUICE" status fltv1 --json | jq -c '.[0].fleet | {up, mode, hosts}')
+check "2. status --json: the fleet is up and synced, 3 hosts ($j2)" "" test "$j2" = '{"up":true,"mode":"synced","hosts":3}'
+
+# The exporter, for checks 2 and 6: sluice_fleet_up per interface.
+"$SLUICE" exporter --listen 127.0.0.1:0 >"$TMP/exporter.out" 2>&1 &
+PIDS_KEEP+=($!)
+metrics() {
+	local addr i
+	for i in $(seq 50); do
+		addr=$(sed -n 's|^sluice exporter: serving http://\(.*\)/metrics$|\1|p' "$TMP/exporter.out")
+		[ -n "$addr" ] && break
+		sleep 0.1
+	done
+	curl -s "http://$addr/metrics"
+}
+check "2. exporter: sluice_fleet_up 1 for host 1" "" grep -qx 'sluice_fleet_up{interface="fltv1"} 1' <<<"$(metrics)"
 
 # 3. All traffic to one host.
 spread_run 3000 0 0 8 "$TMP/s3"
@@ -381,6 +397,7 @@ sample 10 "$TMP/s6a"
 ip link set fltrw down
 sample 5 "$TMP/s6b"
 st6=$(status_of 1)
+m6=$(metrics)
 h1a=$(passed_of 1)
 sleep 1
 h1b=$(passed_of 1)
@@ -392,6 +409,10 @@ total6=$(($(tail -1 "$TMP/s6c" | cut -d' ' -f2) - $(head -1 "$TMP/s6a" | cut -d'
 secs6=$(awk -v a="$(head -1 "$TMP/s6a" | cut -d' ' -f1)" -v b="$(tail -1 "$TMP/s6c" | cut -d' ' -f1)" 'BEGIN { printf "%.1f", b - a }')
 check "6. cut off: host 1 says so in status ($st6)" "" grep -q "DOWN, fallback-local" <<<"$st6"
 check "6. cut off: host 1's log says so" "" grep -q "Redis unreachable" "$TMP/agent1.log"
+check "6. cut off: the exporter says sluice_fleet_up 0 for host 1, 1 for host 2" "" \
+	eval 'grep -qx "sluice_fleet_up{interface=\"fltv1\"} 0" <<<"$m6" && grep -qx "sluice_fleet_up{interface=\"fltv2\"} 1" <<<"$m6"'
+check "6. cut off: connect or timeout errors counted" "" \
+	grep -qE 'sluice_fleet_errors_total\{interface="fltv1",kind="(connect|timeout)"\} [1-9]' <<<"$m6"
 check "6. cut off: host 1 still passes at its local limit ($((h1b - h1a))/s, no XDP stall)" "" ge $((h1b - h1a)) $((R * 90 / 100))
 check "6. healed: host 1 up again" "" wait_up 1 5
 check "6. 60 s total $total6 (over ${secs6} s) <= 1.05 x 60 x r" "" le "$total6" $((105 * 60 * R / 100))
