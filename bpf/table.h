@@ -70,6 +70,7 @@ struct table_op {
 	__u64 limit;
 	__u64 pending;		    /* earlier refusals to add to the bucket's count */
 	__u64 over_tat;		    /* out: the TAT that refused the packet */
+	__u64 stepped_from;	    /* out: the slot a passed packet's step started from */
 	struct sluice_bucket fresh; /* insert: the new bucket */
 };
 
@@ -88,6 +89,7 @@ static __always_inline void table_op_place(struct table_op *op, const struct slu
 	op->kind = SLUICE_METER_GCRA;
 	op->pending = 0;
 	op->over_tat = 0;
+	op->stepped_from = 0; /* a new way's slot starts from 0 */
 }
 
 /* An op on a source's bucket. */
@@ -254,27 +256,35 @@ __attribute__((noinline)) __u64 slot_given_back(const struct table_op *op, __u64
  * the value it had only if nothing changed it since (else it stays charged).
  */
 static __always_inline void way_uncharge(__u64 *slotp, __u64 was, __u64 charged,
-					 const struct table_op *op)
+					 const struct table_op *op, __u8 kind)
 {
-	if (op->kind == SLUICE_METER_GCRA)
+	if (kind == SLUICE_METER_GCRA)
 		__sync_fetch_and_sub(slotp, op->cost);
 	else
 		__sync_val_compare_and_swap(slotp, charged, was);
 }
 
 /*
- * One meter step on way w of set s, without the lock: METER_CONFORMS,
- * METER_OVER (op->over_tat: the TAT the refusal left), METER_CONTENDED,
- * or TABLE_MISSING when the way changed hands under it.
+ * The slot after op's packet conforms, or 0 when it does not, for a kind
+ * the caller fixes at compile time: the switch in slot_next folds away.
  */
+static __always_inline __u64 slot_next_of(const struct table_op *op, __u64 slot, __u8 kind)
+{
+	struct slot_meter m = {};
+
+	slot_meter_of_op(&m, op);
+	m.kind = kind;
+	return slot_next(&m, slot, op->now, op->cost);
+}
+
 /*
  * A fleet agent runs: the debt a source's TAT may carry past its burst
  * (what other hosts owe), else 0. The one load the fleet adds per packet
  * when no agent runs.
  */
-static __always_inline __u64 fleet_owed(const struct table_op *op)
+static __always_inline __u64 fleet_owed(const struct table_op *op, __u8 kind)
 {
-	if (!fleet_hint.on || op->table != TABLE_SOURCES || op->kind != SLUICE_METER_GCRA)
+	if (kind != SLUICE_METER_GCRA || !fleet_hint.on || op->table != TABLE_SOURCES)
 		return 0;
 	return fleet_hint.debt_max;
 }
@@ -311,18 +321,24 @@ __attribute__((noinline)) int fleet_note(struct sluice_way *way, const struct ta
 	return 1;
 }
 
-static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table_op *op)
+/*
+ * One meter step on way w of set s, without the lock: METER_CONFORMS,
+ * METER_OVER (op->over_tat: the TAT the refusal left), METER_CONTENDED,
+ * or TABLE_MISSING when the way changed hands under it. kind is op->kind,
+ * as a constant (table_meter_kind).
+ */
+static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table_op *op, __u8 kind)
 {
 	struct sluice_way *way = &s->way[WAY(w)];
 	__u64 *tatp = &s->tat[WAY(w)], tat, next;
-	__u64 owed = fleet_owed(op);
+	__u64 owed = fleet_owed(op, kind);
 	int i, fresh = 0;
 
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)tatp;
-		if (op->kind != SLUICE_METER_GCRA)
-			next = slot_step(op, tat);
-		if (op->kind == SLUICE_METER_GCRA
+		if (kind != SLUICE_METER_GCRA)
+			next = slot_next_of(op, tat, kind);
+		if (kind == SLUICE_METER_GCRA
 			    ? !gcra_conforms_owing(tat, op->now, op->cost, op->limit, owed, &next)
 			    : !next) {
 			if (!way_owned(s, w, op))
@@ -331,7 +347,7 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 			 * GCRA debt past one burst (a policy change) is capped once, for
 			 * good; past what a fleet may owe, with an agent.
 			 */
-			next = op->kind == SLUICE_METER_GCRA
+			next = kind == SLUICE_METER_GCRA
 				       ? gcra_refused(tat, op->now, op->limit + owed)
 				       : tat;
 			/* Never lower a TAT from a stale clock (bucket.h, clock_refresh). */
@@ -350,9 +366,10 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 			continue;
 		if (!way_owned(s, w, op)) {
 			/* Charged to the way's next owner: give it back. */
-			way_uncharge(tatp, tat, next, op);
+			way_uncharge(tatp, tat, next, op, kind);
 			return TABLE_MISSING;
 		}
+		op->stepped_from = tat;
 		way_count(way, 1, op->pending);
 		if (owed)
 			fleet_note(way, op);
@@ -363,22 +380,15 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 	return METER_CONTENDED;
 }
 
-/*
- * Meters the key's bucket with op->cost, adding op->pending to its count:
- * METER_CONFORMS, METER_OVER (with op->over_tat), METER_CONTENDED, or
- * TABLE_MISSING.
- */
-__attribute__((noinline)) int table_meter(struct table_op *op)
+/* table_meter's body for one kind of slot. */
+static __always_inline int table_meter_kind(struct table_op *op, __u8 kind)
 {
 	struct sluice_set *s;
 	int ret = TABLE_MISSING;
 	__u32 w;
 	int i;
 
-	if (!op)
-		return TABLE_MISSING;
-		/* Unrolled: as a loop, one path through both sets is too many jumps for the
-		 * verifier. */
+	/* Unrolled: as a loop, one path through both sets is too many jumps for the verifier. */
 #pragma unroll
 	for (i = 0; i < 2; i++) {
 		if (ret != TABLE_MISSING)
@@ -388,9 +398,53 @@ __attribute__((noinline)) int table_meter(struct table_op *op)
 			continue;
 		w = set_find(s, op->tag, &op->key);
 		if (w != WAY_NONE)
-			ret = way_meter(s, w, op);
+			ret = way_meter(s, w, op, kind);
 	}
 	return ret;
+}
+
+/*
+ * One global function per kind of slot, each with its arithmetic inline:
+ * a packet makes one call whatever its algorithm (a second call, into the
+ * window arithmetic, cost a window ~8 ns more than GCRA), and the verifier
+ * checks each on its own, not every kind on every path.
+ */
+__attribute__((noinline)) int table_meter_gcra(struct table_op *op)
+{
+	return op ? table_meter_kind(op, SLUICE_METER_GCRA) : TABLE_MISSING;
+}
+
+__attribute__((noinline)) int table_meter_fixed(struct table_op *op)
+{
+	return op ? table_meter_kind(op, SLUICE_METER_FIXED_WINDOW) : TABLE_MISSING;
+}
+
+__attribute__((noinline)) int table_meter_sliding(struct table_op *op)
+{
+	return op ? table_meter_kind(op, SLUICE_METER_SLIDING_WINDOW) : TABLE_MISSING;
+}
+
+__attribute__((noinline)) int table_meter_warmup(struct table_op *op)
+{
+	return op ? table_meter_kind(op, SLUICE_METER_WARMUP) : TABLE_MISSING;
+}
+
+/*
+ * Meters the key's bucket with op->cost, adding op->pending to its count:
+ * METER_CONFORMS, METER_OVER (with op->over_tat), METER_CONTENDED, or
+ * TABLE_MISSING.
+ */
+static __always_inline int table_meter(struct table_op *op)
+{
+	switch (op->kind) {
+	case SLUICE_METER_FIXED_WINDOW:
+		return table_meter_fixed(op);
+	case SLUICE_METER_SLIDING_WINDOW:
+		return table_meter_sliding(op);
+	case SLUICE_METER_WARMUP:
+		return table_meter_warmup(op);
+	}
+	return table_meter_gcra(op);
 }
 
 /*
@@ -556,6 +610,19 @@ static __always_inline __u64 slot_refund(__u64 *slotp, const struct table_op *op
 {
 	__u64 slot, next;
 	int i;
+
+	/*
+	 * A warm-up's step cannot be subtracted (what a permit cost depends on
+	 * what was stored): it is undone whole, if nothing stepped since. The
+	 * step is recomputed from the slot it started at, with the same now
+	 * and cost; else the source keeps it, stricter.
+	 */
+	if (op->kind == SLUICE_METER_WARMUP) {
+		next = slot_step(op, op->stepped_from);
+		return next && __sync_val_compare_and_swap(slotp, next, op->stepped_from) == next
+			       ? next - op->stepped_from
+			       : 0;
+	}
 
 	for (i = 0; i < REFUND_CAS_TRIES; i++) {
 		slot = *(volatile __u64 *)slotp;

@@ -14,6 +14,11 @@
 #include "warmup.h"
 #include "window.h"
 
+/* Userspace has no __always_inline; the BPF side's comes from bpf_helpers.h. */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
 /* How a slot is metered: from struct sluice_policy. */
 struct slot_meter {
 	__u64 limit;  /* GCRA: a burst's worth of cost; windows: cost per window */
@@ -38,7 +43,9 @@ static inline void slot_meter_of_policy(struct slot_meter *m, const struct sluic
  * for the algorithms besides GCRA (none leaves a slot of 0 after a packet).
  * Under a warm-up, cost is the stable interval (packet rates only).
  */
-static inline __u64 slot_next(const struct slot_meter *m, __u64 slot, __u64 now, __u64 cost)
+/* Always inline: with the kind constant (bpf/table.h), the other cases fold away. */
+static __always_inline __u64 slot_next(const struct slot_meter *m, __u64 slot, __u64 now,
+				       __u64 cost)
 {
 	switch (m->kind) {
 	case SLUICE_METER_FIXED_WINDOW:
@@ -69,7 +76,8 @@ static inline __u64 slot_admissible_at(const struct slot_meter *m, __u64 slot, _
 /*
  * The slot with cost given back, or slot itself when there is nothing to
  * give: a GCRA TAT never below now (a full bucket), a window's count only
- * in the window that took it. A warm-up keeps what it took (stricter).
+ * in the window that took it. A warm-up's step cannot be given back by
+ * amount; the datapath undoes it whole instead (bpf/table.h, slot_refund).
  */
 static inline __u64 slot_refunded(const struct slot_meter *m, __u64 slot, __u64 now, __u64 cost)
 {

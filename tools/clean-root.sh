@@ -10,6 +10,8 @@
 #   tools/clean-root.sh [ROOT]      (default: a new directory under /var/tmp)
 #
 # Needs root and Debian's mmdebstrap. Removes the root unless KEEP_ROOT=1.
+# CLEAN_ROOT_RUN: other commands to run in the clone instead (a quicker
+# check of new packages, such as "make deps all && bash tests/e2e/test_x.sh").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,11 +49,5 @@ unshare -m --propagation private bash -euo pipefail -c '
 	mount -t bpf bpf "$root/sys/fs/bpf"
 	mount --rbind /dev "$root/dev"
 	mount -t tmpfs tmpfs "$root/run"
-	chroot "$root" /bin/bash -euo pipefail -c "
-		cd /root/sluice
-		echo \"== make demo\"
-		make demo
-		echo \"== make test\"
-		make test
-	"
-' clean-root "$root"
+	chroot "$root" /bin/bash -euo pipefail -c "cd /root/sluice && $2"
+' clean-root "$root" "${CLEAN_ROOT_RUN:-echo == make demo && make demo && echo == make test && make test}"

@@ -275,6 +275,39 @@ static void case_full_table_spends_nothing(void)
 }
 
 /*
+ * The same under a warm-up, whose step is undone whole: a cold source's
+ * packets that the full table refuses leave it cold, so once there is room
+ * its first packet passes at once and the next waits the cold interval (3
+ * times the stable one). Kept, the step would hold it back 30 ms.
+ */
+static void case_full_table_undoes_warmup(void)
+{
+	struct fixture fx;
+	int own, later;
+
+	if (fixture_open_conf(
+		    &fx,
+		    "default rate 100/s aggregate /24=1000/s,burst=1\n"
+		    "rule 10.0.0.0/8 rate 100/s warmup 1s aggregate /24=100/s,burst=100\n",
+		    4096, NOW_NS)) {
+		check(false, "full aggregate table, warm-up", "cannot load");
+		return;
+	}
+	spray_prefixes(&fx, 11, 0, SPOOFED, NULL);
+	own = 0;
+	for (int i = 0; i < 5; i++)
+		own += send_from(&fx, "10.1.1.1"); /* 10.1.1.0/24 finds no room */
+	fixture_set_clock(&fx, NOW_NS + 2 * NSEC_PER_SEC / 1000);
+	later = send_from(&fx, "10.1.1.1");
+	later += send_from(&fx, "10.1.1.1");
+	check(own == 0 && later == 1,
+	      "a warm-up step the full aggregate table refused is undone: the source is still cold",
+	      "10.1.1.1 passed %d of 5 with no room (want 0), then %d of 2 at once (want 1)", own,
+	      later);
+	fixture_close(&fx);
+}
+
+/*
  * The same for a source the rule's admission refused: the packet its
  * overflow bucket passed, and the full table then refused, gives the
  * overflow bucket back, which the rule's other refused sources share.
@@ -345,6 +378,7 @@ void suite_aggregate(void)
 	case_byte_aggregate();
 	case_spoofer_cycling_prefixes();
 	case_full_table_spends_nothing();
+	case_full_table_undoes_warmup();
 	case_full_table_spends_no_overflow();
 	case_refused_sources_create_nothing();
 }

@@ -248,8 +248,45 @@ test_detach_twice() {
 	check "detach of a name that is no interface: exit 2" test "$RC" = 2 -a "$LINES" = 1
 }
 
+# Algorithms in a file: attach -f, show, apply of show's output, show again;
+# status and rule list name them; a fixed window counts per window.
+test_algorithms() {
+	local shown passed dropped
+	cat >"$CONF" <<CONF
+attach mode native max-sources 5000
+default rate 100/m algorithm fixed-window
+rule 192.0.2.0/24 rate 50/s algorithm sliding-window window 10s
+rule 198.51.100.0/24 rate 20/s warmup 5s
+CONF
+	try attach "$LAB_HOST" -f "$CONF"
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "algorithms: attach -f of a file naming them" test "$RC" = 0
+	"$SLUICE" show "$LAB_HOST" >"$LAB_TMP/algo1"
+	CHECK_DETAIL=$(diff "$CONF" "$LAB_TMP/algo1")
+	check "algorithms: show prints the file back" test -z "$CHECK_DETAIL"
+	try apply "$LAB_HOST" -f "$LAB_TMP/algo1"
+	shown=$("$SLUICE" show "$LAB_HOST")
+	CHECK_DETAIL="exit $RC: $OUT; $(diff <(echo "$shown") "$LAB_TMP/algo1")"
+	check "algorithms: show -> apply -> show prints the same" \
+		test "$RC" = 0 -a "$shown" = "$(cat "$LAB_TMP/algo1")"
+	CHECK_DETAIL="$(status_of algorithm) $(status_of window_ns) $(status_of warmup_ns)"
+	check "algorithms: status --json says fixed-window over 60 s" \
+		test "$CHECK_DETAIL" = "fixed-window 60000000000 0"
+	CHECK_DETAIL=$("$SLUICE" rule list "$LAB_HOST" --json |
+		jq -c 'map([.cidr, .algorithm, .window_ns, .warmup_ns])')
+	check "algorithms: rule list --json names each rule's algorithm, window and warm-up" \
+		test "$CHECK_DETAIL" = '[["192.0.2.0/24","sliding-window",10000000000,0],["198.51.100.0/24","gcra",0,5000000000]]'
+	# 250 frames in a quarter second: 100 pass, or up to 200 if a minute's edge falls inside.
+	read -r passed dropped < <(send 250)
+	CHECK_DETAIL="passed $passed dropped $dropped"
+	check "algorithms: 100/m fixed-window passes its limit per window, at most twice that at an edge" \
+		test "$passed" -ge 100 -a "$passed" -le 200 -a $((passed + dropped)) = 250
+	"$SLUICE" detach "$LAB_HOST" >/dev/null
+}
+
 lab_up || { echo "0 passed, 1 failed"; exit 1; }
 test_round_trip
+test_algorithms
 test_bad_files
 test_replace_keeps_buckets
 test_apply_idempotent

@@ -86,6 +86,19 @@ static const struct error_case error_cases[] = {
 	  "default rate 1/s aggregate /8=1/s aggregate /12=1/s "
 	  "aggregate /16=1/s aggregate /20=1/s aggregate /24=1/s\n",
 	  ":1:99:", "at most 4 aggregates" },
+	/* Algorithms: each contradiction on its own, named. */
+	{ "unknown algorithm", "default rate 1/s algorithm token-bucket\n",
+	  ":1:28:", "bad algorithm 'token-bucket'" },
+	{ "window of 0", "default rate 1/s algorithm fixed-window window 0\n",
+	  ":1:48:", "bad window '0'" },
+	{ "window with gcra", "default rate 1/s window 10s\n", ":1:1:", "--window" },
+	{ "burst with a window", "default rate 1/s algorithm fixed-window burst 10\n",
+	  ":1:1:", "--burst" },
+	{ "warmup with a window", "default rate 1/s algorithm sliding-window warmup 5s\n",
+	  ":1:1:", "--warmup" },
+	{ "burst with a warm-up", "default rate 1/s warmup 5s burst 4\n", ":1:1:", "--burst" },
+	{ "limit per window past the packed maximum",
+	  "default rate 1000000/s algorithm sliding-window window 1s\n", ":1:1:", "at most" },
 	/* Options of the other address family than the rule's CIDR. */
 	{ "icmpv6 on an IPv4 rule", "default rate 1/s\nrule 10.0.0.0/8 rate 1/s proto icmpv6\n",
 	  ":2:1:", "icmpv6 never matches an IPv4 rule" },
@@ -182,6 +195,10 @@ static const char complete[] =
 	"rule 192.0.2.0/24 rate 1gbit/s action dry-run ipv4-prefix 24\n"
 	"rule 172.16.0.0/12 rate 50/s aggregate /24=5000/s aggregate /16=20000/s,burst=40000\n"
 	"rule 2001:db8:1::/48 rate 50/s aggregate /56=1000/s\n"
+	"rule 198.18.0.0/15 rate 100/m algorithm fixed-window\n"
+	"rule 198.20.0.0/16 rate 50/s algorithm sliding-window window 10s\n"
+	"rule 100.64.0.0/10 rate 20/s warmup 5s\n"
+	"rule 2001:db8:2::/48 rate 1mbit/s algorithm fixed-window window 250ms\n"
 	"\tallow 198.51.100.0/24\n"
 	"deny 203.0.113.0/24\n"
 	"deny 2001:db8:bad::/48\n"
@@ -197,6 +214,10 @@ static const char canonical[] =
 	"rule 192.0.2.0/24 rate 1gbit/s action dry-run ipv4-prefix 24\n"
 	"rule 172.16.0.0/12 rate 50/s aggregate /24=5k/s aggregate /16=20k/s,burst=40k\n"
 	"rule 2001:db8:1::/48 rate 50/s aggregate /56=1k/s\n"
+	"rule 198.18.0.0/15 rate 100/m algorithm fixed-window\n"
+	"rule 198.20.0.0/16 rate 50/s algorithm sliding-window window 10s\n"
+	"rule 100.64.0.0/10 rate 20/s warmup 5s\n"
+	"rule 2001:db8:2::/48 rate 1mbit/s algorithm fixed-window window 250ms\n"
 	"allow 198.51.100.0/24\n"
 	"deny 203.0.113.0/24\n"
 	"deny 2001:db8:bad::/48\n"
@@ -213,7 +234,7 @@ static void test_round_trip(void)
 		check(false, "a complete file parses", "%s", err);
 		return;
 	}
-	check(doc.n_rules == 7 && doc.allow.count == 1 && doc.deny.count == 3,
+	check(doc.n_rules == 11 && doc.allow.count == 1 && doc.deny.count == 3,
 	      "a complete file parses", "%d rules", doc.n_rules);
 	mem = open_memstream(&out, &len);
 	conf_write(mem, &doc);

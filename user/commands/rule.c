@@ -96,6 +96,8 @@ static int rule_list_json(const struct policy_doc *doc)
 		format_rate(buf, sizeof(buf), &r->settings.rate);
 		json_string(&j, "rate", buf);
 		json_string(&j, "algorithm", algorithm_name(r->settings.algorithm));
+		json_u64(&j, "window_ns", settings_window_ns(&r->settings));
+		json_u64(&j, "warmup_ns", r->settings.warmup_ns);
 		json_string(&j, "action", action_name(r->settings.action));
 		format_settings(buf, sizeof(buf), &r->settings);
 		json_string(&j, "options", buf);

@@ -324,7 +324,7 @@ static uint64_t window_count_max(uint8_t algorithm, uint64_t window)
 
 static int meter_window(struct sluice_policy *p, const struct settings *s, const char **why)
 {
-	uint64_t window_ns = s->window_ns ?: s->rate.period_ns, limit = 0, max;
+	uint64_t window_ns = settings_window_ns(s), limit = 0, max;
 	uint64_t window = window_ns << SLUICE_TIME_SHIFT;
 	bool bytes = s->rate.unit != SLUICE_UNIT_PACKETS;
 	int err;

@@ -40,6 +40,14 @@ struct settings {
 	unsigned int n_aggregates;
 };
 
+/* The window a window algorithm counts over (the rate's period unless typed); 0 for GCRA. */
+static inline uint64_t settings_window_ns(const struct settings *s)
+{
+	if (s->algorithm == SLUICE_METER_GCRA)
+		return 0;
+	return s->window_ns ?: s->rate.period_ns;
+}
+
 /* New buckets per second a rule admits unless told otherwise. */
 #define DEFAULT_NEW_SOURCES_PER_SEC 10000
 
