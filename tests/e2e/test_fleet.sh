@@ -183,44 +183,10 @@ floods_wait() {
 	PIDS=()
 }
 
-# sample SECONDS FILE: "time passed_total" on a 100 ms grid, from one
-# `stats --watch` per host (a process each, reading its counters every
-# 100 ms: cheap enough to leave the agents their CPU), interpolated.
+# sample SECONDS FILE: "time passed_total" every 100 ms (fleet_sample.py:
+# the per-CPU counters alone, cheap enough to leave the agents their CPU).
 sample() {
-	local h pids=()
-	for h in 1 2 3; do
-		"$SLUICE" stats "fltv$h" --watch 0.1 --json >"$2.$h" 2>/dev/null &
-		pids+=($!)
-	done
-	sleep "$1"
-	kill "${pids[@]}" 2>/dev/null
-	wait "${pids[@]}" 2>/dev/null
-	python3 - "$2" <<'PY'
-import json, sys
-out = sys.argv[1]
-series = []
-for h in (1, 2, 3):
-    pts = []
-    for line in open(f"{out}.{h}"):
-        try:
-            o = json.loads(line)
-        except ValueError:
-            continue
-        pts.append((o["time_ns"] / 1e9, o["counters"]["passed"]["packets"]))
-    series.append(pts)
-def at(pts, t):
-    for (t0, v0), (t1, v1) in zip(pts, pts[1:]):
-        if t0 <= t <= t1:
-            return v0 + (v1 - v0) * (t - t0) / (t1 - t0) if t1 > t0 else v1
-    return pts[-1][1] if t > pts[-1][0] else pts[0][1]
-start = max(p[0][0] for p in series)
-end = min(p[-1][0] for p in series)
-with open(out, "w") as f:
-    t = start
-    while t <= end + 1e-9:
-        f.write("%.3f %d\n" % (t, sum(at(p, t) for p in series)))
-        t += 0.1
-PY
+	python3 tests/e2e/fleet_sample.py "$1" "$2" fltv1 fltv2 fltv3
 }
 
 # worst_window FILE SECONDS: the most passed in any window of that length.

@@ -39,7 +39,7 @@
 
 #define AGENT_CANDIDATES_MAX 65536 /* sources synced at once; more wait their turn */
 #define AGENT_TAGS	     64	   /* hash tags the sources are spread over */
-#define AGENT_KEYS_PER_CALL  128
+#define AGENT_KEYS_PER_CALL  96	   /* 5 arguments each: within FLEET_CALL_ARGS_MAX */
 #define AGENT_CALLS_MAX	     (AGENT_CANDIDATES_MAX / AGENT_KEYS_PER_CALL + AGENT_TAGS)
 #define AGENT_IDLE_ROUNDS    20 /* a candidate with no usage and no debt this long is dropped */
 #define AGENT_HEARTBEAT_NS   NSEC_PER_SEC
@@ -56,6 +56,7 @@ struct candidate {
 	uint64_t usage;	      /* packets passed this round */
 	uint64_t cost, limit; /* meter time, from the source's policy */
 	uint64_t delta;	      /* the global TAT ahead of now, meter time */
+	uint64_t pushed_ns;   /* the last push that reached Redis (or when first seen) */
 	uint32_t idle;
 	uint16_t tag;
 	bool gone;
@@ -77,6 +78,8 @@ struct agent {
 	struct sluice_policy policies[SLUICE_MAX_POLICIES];
 	struct sluice_config cfg;
 	uint64_t cfg_read_ns, heartbeat_ns, last_sync_ns, report_ns, round_ns;
+	uint64_t sent_ns;    /* when this round's calls went out */
+	uint64_t since_sent; /* meter time from then to the sync step */
 	uint32_t hosts;
 	bool up, was_up;
 	char password[256];
@@ -241,6 +244,7 @@ static int on_candidate(void *arg, void *data, size_t len)
 	c->limit = p->limit;
 	before = fleet_units_packets(&ag->hint, ev->units, ev->cost);
 	c->last_passed = ev->passed > before ? ev->passed - before : 0;
+	c->pushed_ns = monotonic_ns() - ag->opt.period_ns; /* what passed before: this period */
 	candidate_name(c, p, ag->opt.shadow);
 	ag->index[slot] = ag->n++;
 	return 0;
@@ -273,10 +277,15 @@ static int sync_run(struct agent *ag, int from, int n, __u32 op,
 	return 0;
 }
 
+/*
+ * The global TAT ahead of the moment the calls were sent, at the latest
+ * when Redis read its clock: never stricter than the fleet (a later
+ * moment would add the sync's time to every host's wait), at most an RTT
+ * looser, which the bound's D counts.
+ */
 static uint64_t arg_advance(const struct agent *ag, const struct candidate *c)
 {
-	(void)ag;
-	return c->delta;
+	return c->delta > ag->since_sent ? c->delta - ag->since_sent : 0;
 }
 
 /* Split: each packet here costs as much as N hosts' would, so this host takes r/N. */
@@ -365,6 +374,16 @@ static void call_arg(struct fleet_call *call, const char *s)
 	call->argc++;
 }
 
+/* Since the candidate's last push, in us, at most what a fleet may owe. */
+static double span_us(const struct agent *ag, const struct candidate *c)
+{
+	uint64_t span = ag->sent_ns - c->pushed_ns;
+
+	if (span > FLEET_DEBT_MAX_NS)
+		span = FLEET_DEBT_MAX_NS;
+	return (double)span / 1000;
+}
+
 /*
  * The calls of this round: per tag, up to AGENT_KEYS_PER_CALL keys each;
  * members[] says which candidate each key of each call is.
@@ -414,6 +433,7 @@ static int calls_build(struct agent *ag, int *members, int *first)
 			call_arg(call, num(ag, &nargs, "%.0f", (double)c->unpushed));
 			call_arg(call, num(ag, &nargs, "%.6f", meter_to_us(c->cost)));
 			call_arg(call, num(ag, &nargs, "%.6f", meter_to_us(c->limit)));
+			call_arg(call, num(ag, &nargs, "%.0f", span_us(ag, c)));
 		}
 	}
 	return ncalls;
@@ -441,6 +461,7 @@ static int reply_take(struct agent *ag, const redisReply *r, const int *members,
 		if (c->delta > ag->hint.debt_max)
 			c->delta = ag->hint.debt_max;
 		c->unpushed = 0;
+		c->pushed_ns = ag->sent_ns;
 		ag->rep.would_refuse += (uint64_t)x->integer;
 	}
 	return 0;
@@ -456,6 +477,7 @@ static bool redis_sync(struct agent *ag)
 		return fleet_redis_ready(&ag->redis) == 0;
 	if (fleet_redis_ready(&ag->redis))
 		return false;
+	ag->sent_ns = monotonic_ns();
 	ncalls = calls_build(ag, members, first);
 	fleet_redis_run(&ag->redis, ag->calls, ncalls);
 	failed = 0;
@@ -613,7 +635,8 @@ static int round_run(struct agent *ag)
 	if (ag->up) {
 		ag->last_sync_ns = monotonic_ns();
 		if (!ag->opt.shadow)
-			err = sync_all(ag, SLUICE_FLEET_ADVANCE, arg_advance);
+			ag->since_sent = (monotonic_ns() - ag->sent_ns) << SLUICE_TIME_SHIFT;
+		err = sync_all(ag, SLUICE_FLEET_ADVANCE, arg_advance);
 	} else if (ag->opt.fallback == FALLBACK_SPLIT && !ag->opt.shadow) {
 		err = sync_all(ag, SLUICE_FLEET_CHARGE, arg_split);
 	}
@@ -720,7 +743,7 @@ static int agent_setup(struct agent *ag, struct cli_args *a)
 	ag->cands = calloc(AGENT_CANDIDATES_MAX, sizeof(*ag->cands));
 	ag->index = calloc(2 * AGENT_CANDIDATES_MAX, sizeof(*ag->index));
 	ag->calls = calloc(AGENT_CALLS_MAX, sizeof(*ag->calls));
-	ag->argbuf = calloc(3 * AGENT_CANDIDATES_MAX + AGENT_TAGS * 8, sizeof(*ag->argbuf));
+	ag->argbuf = calloc(4 * AGENT_CANDIDATES_MAX + AGENT_TAGS * 8, sizeof(*ag->argbuf));
 	if (!ag->cands || !ag->index || !ag->calls || !ag->argbuf)
 		return -ENOMEM;
 	index_rebuild(ag);

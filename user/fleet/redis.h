@@ -29,7 +29,7 @@ enum fleet_error {
 
 extern const char *const fleet_error_names[FLEET_ERR_MAX];
 
-#define FLEET_CALL_ARGS_MAX 512 /* 128 keys of 3 arguments each, and the rest */
+#define FLEET_CALL_ARGS_MAX 512 /* 96 keys, each with 4 arguments, and the rest */
 
 /* One script call: its keys (one hash tag) and arguments, its reply once made. */
 struct fleet_call {
