@@ -23,11 +23,13 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # checks the units; build-essential (dpkg-buildpackage requires it), debhelper,
 # dpkg-dev and lintian: the Debian package and its test (docs/operations.md).
 # python3: the syslog listener that reads the audit trail back (test_audit.sh).
+# libhiredis-dev: the fleet agent's Redis client; redis-server and redis-tools:
+# the fleet test's Redis node and cluster (redis-cli --cluster create).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
 		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base \
 		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian \
-		python3
+		python3 redis-server redis-tools libhiredis-dev
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
 ifeq ($(V),1)
@@ -44,14 +46,17 @@ BPF_CFLAGS  = -g -O2 -target bpf -mcpu=v3 -Wall -Wextra -Werror \
 CFLAGS     ?= -O2 -g
 # The caller's CPPFLAGS and LDFLAGS (Debian's hardening flags, say) are kept.
 ALL_CFLAGS  = $(CPPFLAGS) $(CFLAGS) -Wall -Wextra -Werror -Iinclude -I$(OUTPUT) -Iuser -MMD -MP \
-	      $(XDP_CFLAGS)
+	      $(XDP_CFLAGS) $(HIREDIS_CFLAGS)
 # Expanded when a recipe runs, after `make deps` installed libxdp-dev.
 XDP_CFLAGS  = $(shell pkg-config --cflags libxdp 2>/dev/null)
 XDP_LIBS    = $(shell pkg-config --libs libxdp 2>/dev/null || echo -lxdp)
-LDLIBS      = $(XDP_LIBS) -lbpf -lelf -lz -lpthread -lm
+# hiredis (libhiredis-dev, hiredis.pc): the fleet agent's Redis client.
+HIREDIS_CFLAGS = $(shell pkg-config --cflags hiredis 2>/dev/null)
+HIREDIS_LIBS   = $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
+LDLIBS      = $(XDP_LIBS) $(HIREDIS_LIBS) -lbpf -lelf -lz -lpthread -lm
 
 # user/ is layered (docs/design.md): each directory includes only those below it.
-USER_LAYERS := base values policy text pins maps reads outputs commands
+USER_LAYERS := base values policy text pins maps reads outputs fleet commands
 USER_LIB   := $(foreach d,$(filter-out commands,$(USER_LAYERS)),$(basename $(wildcard user/$(d)/*.c)))
 USER_CMDS  := user/main $(basename $(wildcard user/commands/*.c))
 # The command table without main(): what sluice-docgen reads.
@@ -85,7 +90,7 @@ $(OUTPUT)/user/main.o: $(OUTPUT)/sluice_commit.h
 
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: FORCE all deps test demo bench bench-compare fuzz fuzzers clean bench-spoof algorithms-plot \
+.PHONY: FORCE all deps test test-fleet demo bench bench-compare fuzz fuzzers clean bench-spoof algorithms-plot \
 	bench-multiprog install uninstall
 
 all: $(OUTPUT)/sluice $(DOCS) $(TOOLS) $(TESTS)
@@ -207,7 +212,7 @@ $(OUTPUT)/sluice-bench-multiprog: $(OUTPUT)/tools/bench_multiprog.o $(OUTPUT)/te
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/test_output.o \
-		$(OUTPUT)/tests/test_options.o \
+		$(OUTPUT)/tests/test_options.o $(OUTPUT)/tests/test_fleet.o \
 		$(OUTPUT)/tests/harness.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -220,7 +225,8 @@ $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_me
 		$(OUTPUT)/tests/test_policy.o $(OUTPUT)/tests/test_counts.o \
 		$(OUTPUT)/tests/test_pressure.o $(OUTPUT)/tests/test_aggregate.o \
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/test_table.o \
-		$(OUTPUT)/tests/test_algorithms.o $(OUTPUT)/tests/datapath_main.o \
+		$(OUTPUT)/tests/test_algorithms.o $(OUTPUT)/tests/test_fleet_datapath.o \
+		$(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -253,6 +259,11 @@ test:
 	$(MAKE) deps
 	$(MAKE) all fuzzers
 	tests/run.sh
+
+# The fleet alone (docs/fleet.md): three simulated hosts and real Redis,
+# about 4 minutes; make test runs it too.
+test-fleet: all
+	tests/e2e/test_fleet.sh
 
 # deps before the build starts, even under -j.
 demo:
@@ -298,7 +309,7 @@ MANDIR         ?= $(DATADIR)/man
 BASHCOMPDIR    ?= $(DATADIR)/bash-completion/completions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR     ?= /etc
-UNITS          := sluice@.service sluice-exporter.service
+UNITS          := sluice@.service sluice-exporter.service sluice-agent@.service
 INSTALL        ?= install
 
 install: $(OUTPUT)/sluice $(DOCS)

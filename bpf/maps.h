@@ -160,4 +160,29 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/*
+ * The fleet (sluice.h, struct sluice_fleet_hint): what the agent tells the
+ * datapath, one load per metered packet, and the candidates it is handed
+ * back. The ring holds a few periods' worth; a full ring drops candidates
+ * (the agent counts what it lost), never packets.
+ */
+struct sluice_fleet_hint fleet_hint SEC(".data.fleet");
+
+#define FLEET_RING_BYTES (512 * 1024)
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, FLEET_RING_BYTES);
+} fleet_ring SEC(".maps");
+
+/*
+ * The sync program's batch (bpf/fleet.h): written by the agent, run, read
+ * back. Not pinned: each agent loads its own copy of the program and map.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_fleet_batch);
+} fleet_batch SEC(".maps");
+
 #endif /* SLUICE_BPF_MAPS_H */

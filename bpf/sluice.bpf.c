@@ -14,6 +14,7 @@
 #include "meter.h"
 #include "act.h"
 #include "stats.h"
+#include "fleet.h"
 
 /* Lists first: denied sources are dropped, allowed ones never get a bucket. */
 static __always_inline int act_on_lists(struct xdp_md *ctx, const struct packet *pkt,

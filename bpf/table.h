@@ -278,6 +278,50 @@ static __always_inline __u64 slot_next_of(const struct table_op *op, __u64 slot,
 }
 
 /*
+ * A fleet agent runs: the debt a source's TAT may carry past its burst
+ * (what other hosts owe), else 0. The one load the fleet adds per packet
+ * when no agent runs.
+ */
+static __always_inline __u64 fleet_owed(const struct table_op *op, __u8 kind)
+{
+	if (kind != SLUICE_METER_GCRA || !fleet_hint.on || op->table != TABLE_SOURCES)
+		return 0;
+	return fleet_hint.debt_max;
+}
+
+/*
+ * Counts a passed packet into its way's usage this period, and hands the
+ * source to the agent when that crosses its share. A plain update: two
+ * CPUs racing may lose a packet's units, which only delays a hint.
+ */
+__attribute__((noinline)) int fleet_note(struct sluice_way *way, const struct table_op *op)
+{
+	struct sluice_fleet_candidate *c;
+	__u32 tag, used, was, v;
+
+	if (!way || !op)
+		return 0;
+	tag = (__u32)(op->now >> (fleet_hint.period_shift & 63)) & 0xff;
+	v = way->fleet_usage;
+	was = v >> 24 == tag ? v & 0xffffff : 0;
+	used = was + (__u32)(op->cost >> (fleet_hint.cost_shift & 63)) + 1;
+	if (used > 0xffffff || used < was)
+		used = 0xffffff;
+	way->fleet_usage = tag << 24 | used;
+	if (was >= fleet_hint.share_units || used < fleet_hint.share_units)
+		return 0;
+	c = bpf_ringbuf_reserve(&fleet_ring, sizeof(*c), 0);
+	if (!c)
+		return 0;
+	c->key = op->key;
+	c->units = used;
+	c->passed = way->passed;
+	c->cost = op->cost;
+	bpf_ringbuf_submit(c, 0);
+	return 1;
+}
+
+/*
  * One meter step on way w of set s, without the lock: METER_CONFORMS,
  * METER_OVER (op->over_tat: the TAT the refusal left), METER_CONTENDED,
  * or TABLE_MISSING when the way changed hands under it. kind is op->kind,
@@ -287,6 +331,7 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 {
 	struct sluice_way *way = &s->way[WAY(w)];
 	__u64 *tatp = &s->tat[WAY(w)], tat, next;
+	__u64 owed = fleet_owed(op, kind);
 	int i, fresh = 0;
 
 	for (i = 0; i < METER_CAS_TRIES; i++) {
@@ -294,13 +339,17 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 		if (kind != SLUICE_METER_GCRA)
 			next = slot_next_of(op, tat, kind);
 		if (kind == SLUICE_METER_GCRA
-			    ? !gcra_conforms(tat, op->now, op->cost, op->limit, &next)
+			    ? !gcra_conforms_owing(tat, op->now, op->cost, op->limit, owed, &next)
 			    : !next) {
 			if (!way_owned(s, w, op))
 				return TABLE_MISSING;
-			/* GCRA debt past one burst (a policy change) is capped once, for good. */
-			next = kind == SLUICE_METER_GCRA ? gcra_refused(tat, op->now, op->limit)
-							 : tat;
+			/*
+			 * GCRA debt past one burst (a policy change) is capped once, for
+			 * good; past what a fleet may owe, with an agent.
+			 */
+			next = kind == SLUICE_METER_GCRA
+				       ? gcra_refused(tat, op->now, op->limit + owed)
+				       : tat;
 			/* Never lower a TAT from a stale clock (bucket.h, clock_refresh). */
 			if (next != tat && !fresh) {
 				op->now = clock_refresh(op->now);
@@ -322,6 +371,8 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 		}
 		op->stepped_from = tat;
 		way_count(way, 1, op->pending);
+		if (owed)
+			fleet_note(way, op);
 		return METER_CONFORMS;
 	}
 	/* Never admit what we could not account for. */
@@ -619,6 +670,49 @@ __attribute__((noinline)) int table_refund(struct table_op *op)
 		return 0;
 	s = table_find(op, &w);
 	return s ? way_refund(s, w, op) : 0;
+}
+
+/*
+ * The fleet's sync step (bpf/fleet.h) on the key's bucket, with the same
+ * compare-and-swap metering uses: READ fills op->fresh (passed, and the
+ * TAT ahead of now in tat); ADVANCE moves the TAT to at least now + arg,
+ * never back; CHARGE adds arg to it, from now at the earliest. Fleet debt
+ * may run past the burst (gcra_conforms_owing keeps it). Returns 1 when
+ * the key has a bucket, else 0.
+ */
+__attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_op, __u64 arg)
+{
+	struct sluice_set *s;
+	__u64 *tatp, tat, next;
+	__u32 w;
+	int i;
+
+	if (!op)
+		return 0;
+	s = table_find(op, &w);
+	if (!s)
+		return 0;
+	tatp = &s->tat[WAY(w)];
+	for (i = 0; i < METER_CAS_TRIES; i++) {
+		tat = *(volatile __u64 *)tatp;
+		if (fleet_op == SLUICE_FLEET_ADVANCE)
+			next = tat > op->now + arg ? tat : op->now + arg;
+		else if (fleet_op == SLUICE_FLEET_CHARGE)
+			next = (tat > op->now ? tat : op->now) + arg;
+		else
+			next = tat;
+		if (next == tat || __sync_val_compare_and_swap(tatp, tat, next) == tat)
+			break;
+	}
+	if (!way_owned(s, w, op)) {
+		/* Changed hands meanwhile: not this key's to move. */
+		if (next != tat)
+			__sync_val_compare_and_swap(tatp, next, tat);
+		return 0;
+	}
+	op->fresh.passed = s->way[WAY(w)].passed;
+	op->fresh.tat = next > op->now ? next - op->now : 0;
+	return 1;
 }
 
 #endif /* SLUICE_BPF_TABLE_H */

@@ -17,8 +17,8 @@
  * then the source counts as exactly empty under the new policy, waiting at
  * most one packet's cost. A refused packet stores that cap (gcra_refused),
  * so the wait starts once; otherwise a refusal writes nothing. The cap is
- * the place to change if debt should ever reach past the burst (a fleet
- * sharing debt, issue 14).
+ * where debt may reach past the burst: a fleet sharing debt keeps what the
+ * other hosts owe (gcra_conforms_owing, docs/fleet.md).
  */
 #ifndef SLUICE_GCRA_H
 #define SLUICE_GCRA_H
@@ -45,10 +45,15 @@ static inline __u64 gcra_capped(__u64 tat, __u64 now, __u64 limit)
 	return tat > now + limit ? now + limit : tat;
 }
 
-/* Returns 1 and sets *next_tat when the packet conforms, else 0. */
-static inline int gcra_conforms(__u64 tat, __u64 now, __u64 cost, __u64 limit, __u64 *next_tat)
+/*
+ * gcra_conforms with `owed` more debt kept past the burst: the debt other
+ * hosts of a fleet ran up (sluice_fleet_hint.debt_max), which a refusal
+ * must not forget. 0 without a fleet.
+ */
+static inline int gcra_conforms_owing(__u64 tat, __u64 now, __u64 cost, __u64 limit, __u64 owed,
+				      __u64 *next_tat)
 {
-	__u64 base = gcra_capped(tat, now, limit);
+	__u64 base = gcra_capped(tat, now, limit + owed);
 
 	if (base < now)
 		base = now;
@@ -56,6 +61,12 @@ static inline int gcra_conforms(__u64 tat, __u64 now, __u64 cost, __u64 limit, _
 		return 0;
 	*next_tat = base + cost;
 	return 1;
+}
+
+/* Returns 1 and sets *next_tat when the packet conforms, else 0. */
+static inline int gcra_conforms(__u64 tat, __u64 now, __u64 cost, __u64 limit, __u64 *next_tat)
+{
+	return gcra_conforms_owing(tat, now, cost, limit, 0, next_tat);
 }
 
 /* What a refused packet leaves in the TAT: its cap, when the debt was deeper. */

@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 11
+#define SLUICE_LAYOUT_VERSION 12
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -32,6 +32,8 @@
 #define SLUICE_MAP_ADMISSION  "admission"
 #define SLUICE_MAP_AGGREGATES "aggregates"
 #define SLUICE_MAP_GENERATION "generation"
+#define SLUICE_MAP_FLEET      "fleet"	   /* struct sluice_fleet_hint, the agent writes it */
+#define SLUICE_MAP_FLEET_RING "fleet_ring" /* struct sluice_fleet_candidate, to the agent */
 /*
  * The map the config slot holds, pinned too, so that a reader without
  * CAP_SYS_ADMIN (which bpf_map_get_fd_by_id needs) can read it.
@@ -131,7 +133,8 @@ struct sluice_bucket {
 /* A way's key and counts; its TAT lives in the set's header, next to the tags. */
 struct sluice_way {
 	struct sluice_key key;
-	__u32 pad;
+	/* Fleet candidacy (bpf/table.h way_note_usage): period tag << 24 | usage in it. */
+	__u32 fleet_usage;
 	__u64 passed;
 	__u64 dropped;
 };
@@ -483,6 +486,66 @@ struct sluice_counter_pair {
  */
 struct sluice_stats {
 	struct sluice_counter_pair c[SLUICE_CNT_MAX];
+};
+
+/*
+ * The fleet (docs/fleet.md): an agent syncs each heavy source's usage with
+ * the other hosts' through Redis. It tells the datapath through this
+ * global (map `fleet`, a .data section: one load per packet): while `on`
+ * is 0, metering does exactly what it does without an agent.
+ *
+ * A conforming packet adds (cost >> cost_shift) + 1 units to its way's
+ * usage in the current period (now >> period_shift); crossing share_units
+ * in one period makes the source a candidate, handed to the agent through
+ * the ring buffer `fleet_ring`. A source under its share of r*T never
+ * reaches the ring, however many such sources there are.
+ */
+struct sluice_fleet_hint {
+	__u32 on;
+	__u32 period_shift; /* meter time >> period_shift: the period tag */
+	__u32 cost_shift;
+	__u32 share_units;
+	/*
+	 * Debt the fleet may leave in a TAT beyond one burst, in meter time:
+	 * the cap of gcra.h starts this much later while an agent runs, so a
+	 * debt the other hosts ran up is not forgotten at the next refusal.
+	 */
+	__u64 debt_max;
+};
+
+/* What the datapath hands the agent about a source that crossed its share. */
+struct sluice_fleet_candidate {
+	struct sluice_key key;
+	__u32 units;  /* its usage in the period, in hint units */
+	__u64 passed; /* the way's passed count then */
+	__u64 cost;   /* what one of its packets costs, in meter time */
+};
+
+/* Sync operations (struct sluice_fleet_entry.op). */
+enum sluice_fleet_op {
+	SLUICE_FLEET_READ = 0,	  /* out: passed, tat_delta (TAT - now, 0 if past) */
+	SLUICE_FLEET_ADVANCE = 1, /* TAT <- max(TAT, now + arg): the global TAT */
+	SLUICE_FLEET_CHARGE = 2,  /* TAT <- max(TAT, now) + arg: fallback split */
+};
+
+#define SLUICE_FLEET_BATCH 64
+
+struct sluice_fleet_entry {
+	struct sluice_key key;
+	__u32 op;
+	__u64 arg; /* meter time */
+	/* Out. */
+	__u64 passed;
+	__u64 tat_delta;
+	__s32 found; /* 1: the key has a bucket; 0: none; <0: no configuration */
+	__u32 pad;
+};
+
+/* The context of the sync program (BPF_PROG_TEST_RUN): a batch of ops. */
+struct sluice_fleet_batch {
+	__u32 count;
+	__u32 pad;
+	struct sluice_fleet_entry e[SLUICE_FLEET_BATCH];
 };
 
 #endif /* SLUICE_H */

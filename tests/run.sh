@@ -30,6 +30,7 @@ SUITES=(
 	tests/e2e/test_config.sh
 	tests/e2e/test_audit.sh
 	tests/e2e/test_bans.sh
+	tests/e2e/test_fleet.sh
 )
 
 total_passed=0

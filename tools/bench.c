@@ -27,6 +27,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.skel.h"
+/* sluice.h before the skeleton: the fleet hint's type */
+#include "sluice.h"
 #include "sluice.skel.h"
 #include "text/conf.h"
 #include "frames.h"

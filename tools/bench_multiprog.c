@@ -28,6 +28,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/prog_dispatcher.h>
+/* sluice.h before the skeleton: the fleet hint's type */
+#include "sluice.h"
 #include "sluice.skel.h"
 #include "frames.h"
 #include "maps/policy_maps.h"

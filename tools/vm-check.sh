@@ -36,7 +36,7 @@ trap cleanup EXIT
 
 # What the guest runs: init, the kernel, the tests' tools, sluice's libraries.
 PACKAGES=systemd-sysv,udev,kmod,linux-image-amd64,iproute2,procps,util-linux,jq,curl,
-PACKAGES+=bpftool,xdp-tools,libbpf1,libelf1,zlib1g,libxdp1,libmicrohttpd12,ethtool,nftables
+PACKAGES+=bpftool,xdp-tools,libbpf1,libelf1,zlib1g,libxdp1,libmicrohttpd12,libhiredis0.14,ethtool,nftables
 
 make -s all
 if [ ! -x "$root/usr/bin/systemctl" ]; then

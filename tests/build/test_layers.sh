@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 
-LAYERS=(base values policy text pins maps reads outputs commands)
+LAYERS=(base values policy text pins maps reads outputs fleet commands)
 passed=0
 failed=0
 

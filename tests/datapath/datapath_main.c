@@ -33,5 +33,7 @@ int main(int argc, char **argv)
 		suite_counts();
 	if (!only || !strcmp(only, "algorithms"))
 		suite_algorithms();
+	if (!only || !strcmp(only, "fleet"))
+		suite_fleet();
 	return harness_finish();
 }

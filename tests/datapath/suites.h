@@ -12,5 +12,6 @@ void suite_concurrency(void);
 void suite_table(void);
 void suite_counts(void);
 void suite_algorithms(void);
+void suite_fleet(void);
 
 #endif /* SLUICE_TEST_SUITES_H */

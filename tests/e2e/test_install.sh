@@ -20,6 +20,7 @@ cleanup() {
 expected_tree() {
 	local p=${1#/}
 	printf '%s\n' "644 etc/sluice/example.conf" \
+		"644 $p/lib/systemd/system/sluice-agent@.service" \
 		"644 $p/lib/systemd/system/sluice-exporter.service" \
 		"644 $p/lib/systemd/system/sluice@.service" \
 		"755 $p/sbin/sluice" \
@@ -46,12 +47,13 @@ units_verify() {
 	local dest=$1 prefix=$2 dir u
 	dir=$(mktemp -d /tmp/sluice-units.XXXXXX)
 	DESTS+=("$dir")
-	for u in sluice@.service sluice-exporter.service; do
+	for u in sluice@.service sluice-exporter.service sluice-agent@.service; do
 		sed "s|$prefix/sbin/sluice|$dest$prefix/sbin/sluice|g" \
 			"$dest$prefix/lib/systemd/system/$u" >"$dir/${u/@./@eth0.}"
 	done
 	CHECK_DETAIL=$(MANPATH=$dest$prefix/share/man systemd-analyze verify \
-		"$dir/sluice@eth0.service" "$dir/sluice-exporter.service" 2>&1 | head -3 | tr '\n' ' ')
+		"$dir/sluice@eth0.service" "$dir/sluice-exporter.service" \
+		"$dir/sluice-agent@eth0.service" 2>&1 | head -3 | tr '\n' ' ')
 	[ -z "$CHECK_DETAIL" ]
 }
 

@@ -511,7 +511,8 @@ test_dry_run() {
 }
 
 # The schemas the README documents: exact key sets and types.
-STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","algorithm","burst","changed_at","changed_at_unix","generation","group","interface","ipv4_prefix","ipv6_prefix","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state","warmup_ns","window_ns","xdp_mode"])
+STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","algorithm","burst","changed_at","changed_at_unix","fleet","generation","group","interface","ipv4_prefix","ipv6_prefix","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state","warmup_ns","window_ns","xdp_mode"])
+	and (.fleet == null)
 	and ([.interface, .state, .mode, .xdp_mode, .rate, .rate_unit, .action, .options, .changed_at, .algorithm] | map(type == "string") | all)
 	and ([.prog_id, .rate_amount, .rate_period_ns, .burst, .ipv4_prefix, .ipv6_prefix, .rules, .max_sources, .generation, .changed_at_unix, .layout_version, .window_ns, .warmup_ns] | map(type == "number") | all)
 	and .layout_warning == null and .group == null)'

@@ -37,7 +37,7 @@ lacks() {
 }
 
 commands=$("$SLUICE" --help | awk '/^Commands:/ { on = 1; next } on && /^$/ { exit } on { print $1 }')
-check "sluice --help lists 14 commands" test "$(wc -w <<<"$commands")" = 14
+check "sluice --help lists 15 commands" test "$(wc -w <<<"$commands")" = 15
 
 man_text=$(MANWIDTH=80 man -l build/sluice.8 2>/dev/null)
 for f in build/sluice.8 build/sluice.conf.5; do

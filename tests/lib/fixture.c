@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+/* sluice.h before the skeleton: the fleet hint's type */
+#include "sluice.h"
 #include "sluice.skel.h"
 #include "sluice_test.skel.h"
 #include "text/conf.h"

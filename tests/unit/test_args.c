@@ -1059,5 +1059,6 @@ int main(void)
 	test_rounding();
 	suite_output();
 	suite_options();
+	suite_fleet();
 	return harness_finish();
 }

@@ -5,5 +5,6 @@
 
 void suite_output(void);
 void suite_options(void);
+void suite_fleet(void);
 
 #endif /* SLUICE_TEST_UNIT_H */

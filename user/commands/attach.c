@@ -10,6 +10,8 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+/* sluice.h before the skeleton: the fleet hint's type */
+#include "sluice.h"
 #include "sluice.skel.h"
 #include "base/caps.h"
 #include "base/errors.h"

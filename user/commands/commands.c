@@ -6,9 +6,9 @@
 #include "commands/commands.h"
 
 const struct command *const command_table[] = {
-	&cmd_attach,  &cmd_set,	  &cmd_detach,	 &cmd_status, &cmd_stats,
-	&cmd_rule,    &cmd_allow, &cmd_deny,	 &cmd_apply,  &cmd_show,
-	&cmd_upgrade, &cmd_top,	  &cmd_exporter, &cmd_help,   NULL,
+	&cmd_attach,   &cmd_set,   &cmd_detach, &cmd_status, &cmd_stats,   &cmd_rule,
+	&cmd_allow,    &cmd_deny,  &cmd_apply,	&cmd_show,   &cmd_upgrade, &cmd_top,
+	&cmd_exporter, &cmd_agent, &cmd_help,	NULL,
 };
 
 const struct verb edit_verbs[] = {

@@ -20,6 +20,11 @@ enum state_use {
 	USE_LOCK,   /* the command lock only: it creates or removes state */
 	USE_READ,   /* IFACE's state, opened */
 	USE_CHANGE, /* the command lock, then IFACE's state opened */
+	/*
+	 * A daemon that changes IFACE's state for as long as it runs (the
+	 * agent): it opens it itself, read-write, and holds no command lock.
+	 */
+	USE_DAEMON,
 };
 
 enum iface_arg { IFACE_NONE, IFACE_REQUIRED, IFACE_OPTIONAL };
@@ -54,7 +59,8 @@ struct command {
 };
 
 extern const struct command cmd_attach, cmd_set, cmd_detach, cmd_status, cmd_stats, cmd_rule,
-	cmd_allow, cmd_deny, cmd_apply, cmd_show, cmd_upgrade, cmd_top, cmd_exporter, cmd_help;
+	cmd_allow, cmd_deny, cmd_apply, cmd_show, cmd_upgrade, cmd_top, cmd_exporter, cmd_agent,
+	cmd_help;
 
 /* add, del (delete, rm), list (ls), flush: the verbs of rule, allow and deny. */
 extern const struct verb edit_verbs[];

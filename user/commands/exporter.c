@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include "base/errors.h"
 #include "commands/commands.h"
+#include "fleet/report.h"
 #include "outputs/prom.h"
 #include "reads/sources.h"
 
@@ -162,6 +163,7 @@ static char *scrape(size_t *len)
 			walks[i] = sc[i].walks;
 		prom_write(out, ifs, k);
 		prom_write_walks(out, ifs, walks, k);
+		fleet_report_prom(out, (const char(*)[IF_NAMESIZE])names, n);
 		if (fclose(out)) {
 			free(body);
 			body = NULL;

@@ -2,6 +2,7 @@
 /* sluice status: which interfaces are limited, how, and in which mode. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include "table_hash.h"
@@ -9,6 +10,7 @@
 #include "base/errors.h"
 #include "base/json.h"
 #include "commands/commands.h"
+#include "fleet/report.h"
 #include "maps/policy_maps.h"
 #include "pins/multiprog.h"
 #include "values/rate.h"
@@ -136,6 +138,35 @@ static void status_json_layout(struct json *j, const struct iface_status *is)
 		json_null(j, "layout_warning");
 }
 
+/* The fleet agent's report (docs/fleet.md), or null when no agent runs. */
+static void status_json_fleet(struct json *j, const char *ifname)
+{
+	struct fleet_report rep;
+	int i;
+
+	if (fleet_report_read(ifname, &rep)) {
+		json_null(j, "fleet");
+		return;
+	}
+	json_object_begin(j, "fleet");
+	json_bool(j, "up", rep.up);
+	json_string(j, "mode", rep.mode);
+	json_u64(j, "agent_pid", (uint64_t)rep.pid);
+	json_u64(j, "hosts", rep.hosts);
+	json_u64(j, "period_ns", rep.period_ns);
+	json_u64(j, "sources", rep.candidates);
+	json_u64(j, "lag_ns", rep.lag_ns);
+	json_u64(j, "calls", rep.calls);
+	json_u64(j, "unpushed", rep.unpushed);
+	json_u64(j, "candidates_lost", rep.lost);
+	json_u64(j, "would_refuse", rep.would_refuse);
+	json_object_begin(j, "errors");
+	for (i = 0; i < FLEET_ERR_MAX; i++)
+		json_u64(j, fleet_error_names[i], rep.errors[i]);
+	json_object_end(j);
+	json_object_end(j);
+}
+
 static void status_json_one(struct json *j, const struct iface_status *is)
 {
 	char opts[640], changed[32];
@@ -182,6 +213,7 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_string(j, "changed_at", changed);
 	json_u64(j, "changed_at_unix", is->cfg.changed_at_ns / NSEC_PER_SEC);
 	json_string(j, "options", opts);
+	status_json_fleet(j, is->ifname);
 	json_object_end(j);
 }
 
@@ -212,6 +244,26 @@ static void status_human_sharing(const struct iface_status *is)
 	putchar('\n');
 }
 
+/* Under its interface, indented, when a fleet agent runs for it. */
+static void status_human_fleet(const char *ifname)
+{
+	struct fleet_report rep;
+	char *text = NULL, *line;
+	size_t len = 0;
+	FILE *out;
+
+	if (fleet_report_read(ifname, &rep))
+		return;
+	out = open_memstream(&text, &len);
+	if (!out)
+		return;
+	fleet_report_text(out, &rep);
+	if (!fclose(out))
+		for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+			printf("  %s\n", line);
+	free(text);
+}
+
 static void status_human_one(const struct iface_status *is)
 {
 	char changed[32];
@@ -235,6 +287,7 @@ static void status_human_one(const struct iface_status *is)
 		printf(" (run 'sluice detach %s')", is->ifname);
 	putchar('\n');
 	status_human_sharing(is);
+	status_human_fleet(is->ifname);
 }
 
 static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)

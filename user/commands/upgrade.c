@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+/* sluice.h before the skeleton: the fleet hint's type */
+#include "sluice.h"
 #include "sluice.skel.h"
 #include "base/errors.h"
 #include "commands/commands.h"

@@ -5,15 +5,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include "text/options.h"
+#include "values/endpoint.h"
 #include "values/listen.h"
 #include "values/words.h"
 
-#define WATCH_DEFAULT_NS NSEC_PER_SEC
-#define WATCH_MIN_NS	 (NSEC_PER_SEC / 10)
-#define WATCH_MAX_NS	 (3600 * NSEC_PER_SEC)
-#define WAIT_MAX_NS	 (1000000 * NSEC_PER_SEC)
-#define TOP_DEFAULT	 20
-#define LISTEN_DEFAULT	 "127.0.0.1:9723"
+#define WATCH_DEFAULT_NS  NSEC_PER_SEC
+#define WATCH_MIN_NS	  (NSEC_PER_SEC / 10)
+#define WATCH_MAX_NS	  (3600 * NSEC_PER_SEC)
+#define WAIT_MAX_NS	  (1000000 * NSEC_PER_SEC)
+#define TOP_DEFAULT	  20
+#define LISTEN_DEFAULT	  "127.0.0.1:9723"
+#define PERIOD_DEFAULT_NS (100 * NSEC_PER_SEC / 1000)
+#define PERIOD_MIN_NS	  (NSEC_PER_SEC / 1000)
+#define PERIOD_MAX_NS	  (10 * NSEC_PER_SEC)
+#define HOSTS_MAX	  1000
 
 /* Appends a word (printf-style) to buf, space-separated, keeping it terminated. */
 static void append(char *buf, size_t len, const char *fmt, ...)
@@ -250,6 +255,61 @@ static int apply_sort(struct cli_args *a, const char *v, const char **why)
 static int apply_listen(struct cli_args *a, const char *v, const char **why)
 {
 	return parse_listen(v, &a->listen, why);
+}
+
+static int apply_redis(struct cli_args *a, const char *v, const char **why)
+{
+	struct endpoint e[ENDPOINTS_MAX];
+	int n = parse_endpoints(v, e, ENDPOINTS_MAX, why);
+
+	if (n < 0)
+		return n;
+	a->agent.redis = v;
+	return 0;
+}
+
+static int apply_period(struct cli_args *a, const char *v, const char **why)
+{
+	return parse_duration(v, PERIOD_MIN_NS, PERIOD_MAX_NS, &a->agent.period_ns, why);
+}
+
+static int apply_fallback(struct cli_args *a, const char *v, const char **why)
+{
+	if (strcmp(v, "local") && strcmp(v, "split")) {
+		*why = "expected local or split";
+		return -EINVAL;
+	}
+	a->agent.fallback = strcmp(v, "local") ? FALLBACK_SPLIT : FALLBACK_LOCAL;
+	return 0;
+}
+
+static int apply_hosts(struct cli_args *a, const char *v, const char **why)
+{
+	return parse_count(v, 1, HOSTS_MAX, &a->agent.hosts, why);
+}
+
+static int apply_shadow(struct cli_args *a, const char *v, const char **why)
+{
+	(void)v, (void)why;
+	a->agent.shadow = true;
+	return 0;
+}
+
+static int apply_redis_user(struct cli_args *a, const char *v, const char **why)
+{
+	if (!*v || strpbrk(v, " \t\r\n")) {
+		*why = "expected an ACL user name without spaces";
+		return -EINVAL;
+	}
+	a->agent.user = v;
+	return 0;
+}
+
+static int apply_redis_password_file(struct cli_args *a, const char *v, const char **why)
+{
+	(void)why;
+	a->agent.password_file = v;
+	return 0;
 }
 
 static int apply_json(struct cli_args *a, const char *v, const char **why)
@@ -620,6 +680,57 @@ const struct option_def option_table[OPT_MAX] = {
 			 .help = "a numeric address: 192.0.2.1:9723, [::1]:9723; [::]:9723 and "
 				 "0.0.0.0:9723 are every address ([::] IPv4 too); port 0 picks "
 				 "a free port (default " LISTEN_DEFAULT ")" },
+	[OPT_REDIS] = { .name = "redis",
+			.metavar = "HOST:PORT[,HOST:PORT...]",
+			.scope = SCOPE_COMMAND,
+			.commands = ON(AGENT),
+			.apply = apply_redis,
+			.help = "the Redis node, or seed nodes of a Redis Cluster, that the "
+				"fleet shares (an IPv6 address in brackets); plain TCP: reach "
+				"another site through a tunnel" },
+	[OPT_PERIOD] = { .name = "period",
+			 .metavar = "DURATION",
+			 .scope = SCOPE_COMMAND,
+			 .commands = ON(AGENT),
+			 .apply = apply_period,
+			 .help = "how often usage is synced, T (default 100ms, jittered by up "
+				 "to a tenth; 1ms to 10s)" },
+	[OPT_FALLBACK] = { .name = "fallback",
+			   .metavar = "MODE",
+			   .scope = SCOPE_COMMAND,
+			   .commands = ON(AGENT),
+			   .values = "local split",
+			   .apply = apply_fallback,
+			   .help = "while Redis cannot be reached: local (each host its full "
+				   "limit, the default) or split (each host 1/N of it, N the "
+				   "agents last counted in Redis, else --hosts)" },
+	[OPT_HOSTS] = { .name = "hosts",
+			.metavar = "N",
+			.scope = SCOPE_COMMAND,
+			.commands = ON(AGENT),
+			.apply = apply_hosts,
+			.help = "hosts in the fleet until the agents heartbeating in Redis are "
+				"counted (default 1): the candidate share and --fallback split" },
+	[OPT_SHADOW] = { .name = "shadow",
+			 .scope = SCOPE_COMMAND,
+			 .commands = ON(AGENT),
+			 .apply = apply_shadow,
+			 .help = "compute the global verdict and count what it would refuse, "
+				 "without changing local limits" },
+	[OPT_REDIS_USER] = { .name = "redis-user",
+			     .metavar = "USER",
+			     .scope = SCOPE_COMMAND,
+			     .commands = ON(AGENT),
+			     .apply = apply_redis_user,
+			     .help = "the Redis ACL user to AUTH as (with --redis-password-file)" },
+	[OPT_REDIS_PASSWORD_FILE] = { .name = "redis-password-file",
+				      .metavar = "FILE",
+				      .scope = SCOPE_COMMAND,
+				      .commands = ON(AGENT),
+				      .values = "@file",
+				      .apply = apply_redis_password_file,
+				      .help = "AUTH with the password in FILE (its first line; "
+					      "refused when others may read it)" },
 	[OPT_JSON] = { .name = "json",
 		       .short_name = 'j',
 		       .scope = SCOPE_GLOBAL,
@@ -657,6 +768,8 @@ void cli_args_init(struct cli_args *a)
 	a->limit = TOP_DEFAULT;
 	a->sort = SORT_DROPS;
 	a->wait_ns = UINT64_MAX;
+	a->agent.period_ns = PERIOD_DEFAULT_NS;
+	a->agent.hosts = 1;
 	parse_listen(LISTEN_DEFAULT, &a->listen, &(const char *){ NULL });
 }
 

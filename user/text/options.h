@@ -32,6 +32,7 @@ enum command_id {
 	CMD_UPGRADE,
 	CMD_TOP,
 	CMD_EXPORTER,
+	CMD_AGENT,
 	CMD_HELP,
 	CMD_COUNT,
 };
@@ -91,6 +92,13 @@ enum option_id {
 	OPT_LIMIT,
 	OPT_SORT,
 	OPT_LISTEN,
+	OPT_REDIS,
+	OPT_PERIOD,
+	OPT_FALLBACK,
+	OPT_HOSTS,
+	OPT_SHADOW,
+	OPT_REDIS_USER,
+	OPT_REDIS_PASSWORD_FILE,
 	/* Global options. */
 	OPT_JSON,
 	OPT_PRETTY,
@@ -100,6 +108,20 @@ enum option_id {
 };
 
 enum top_sort { SORT_DROPS, SORT_PASSED, SORT_RATE };
+
+/* agent --fallback: what a host does while Redis cannot be reached. */
+enum fleet_fallback { FALLBACK_LOCAL, FALLBACK_SPLIT };
+
+/* What `sluice agent` is told. */
+struct agent_args {
+	const char *redis; /* HOST:PORT[,...], checked */
+	uint64_t period_ns;
+	enum fleet_fallback fallback;
+	uint64_t hosts; /* N for split until agents are counted in Redis */
+	bool shadow;
+	const char *user;
+	const char *password_file;
+};
 
 /* Everything a command line says, filled from the option table. */
 struct cli_args {
@@ -125,6 +147,7 @@ struct cli_args {
 	enum top_sort sort;
 	struct sockaddr_storage listen;
 	uint64_t wait_ns;
+	struct agent_args agent;
 	/* What a command's check parsed for its run: a policy file, CIDRs. */
 	struct policy_doc *doc;
 	struct cidr_list items;

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The fleet agent's sync step (docs/fleet.md): a program the agent runs
+ * through BPF_PROG_TEST_RUN on a batch in map `fleet_batch`, because
+ * userspace cannot compare-and-swap a map value. Each entry reads a
+ * source's bucket, moves its TAT forward to the fleet's, or charges it
+ * (fallback split), through table.h's own lookup and compare-and-swap.
+ *
+ * An XDP program rather than a syscall one: Linux 6.1 keeps sleepable
+ * programs, which syscall ones are, away from maps holding a spin lock,
+ * and every set of the source table has one. It never sees a packet: the
+ * test run hands it a dummy frame, which it passes.
+ */
+#ifndef SLUICE_BPF_FLEET_H
+#define SLUICE_BPF_FLEET_H
+
+#include "classify.h"
+#include "clock.h"
+#include "table.h"
+
+/* One entry of the batch; its key copied to the stack (Linux 6.1: map keys live there). */
+static __always_inline void fleet_entry_run(struct sluice_fleet_entry *e,
+					    const struct sluice_config *cfg, __u64 now)
+{
+	struct sluice_key key = e->key;
+	struct table_op op;
+
+	table_op_init(&op, cfg, &key);
+	op.now = now;
+	e->found = table_fleet_step(&op, e->op, e->arg);
+	e->passed = e->found ? op.fresh.passed : 0;
+	e->tat_delta = e->found ? op.fresh.tat : 0;
+}
+
+SEC("xdp")
+int sluice_fleet_sync(struct xdp_md *ctx)
+{
+	const struct sluice_config *cfg = config_get();
+	struct sluice_fleet_batch *b;
+	__u32 zero = 0, i, n;
+	__u64 now;
+
+	(void)ctx;
+	b = bpf_map_lookup_elem(&fleet_batch, &zero);
+	if (!b)
+		return XDP_ABORTED;
+	if (!cfg) {
+		b->e[0].found = -1;
+		return XDP_PASS;
+	}
+	n = b->count < SLUICE_FLEET_BATCH ? b->count : SLUICE_FLEET_BATCH;
+	now = clock_now();
+	for (i = 0; i < n && i < SLUICE_FLEET_BATCH; i++)
+		fleet_entry_run(&b->e[i], cfg, now);
+	return XDP_PASS;
+}
+
+#endif /* SLUICE_BPF_FLEET_H */

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The fleet's datapath (docs/fleet.md), under the test clock: the sync
+ * program reads a bucket, moves its TAT forward (never back) and charges
+ * it; fleet debt past the burst survives a refusal only while an agent
+ * runs; a source crossing its share of a period reaches the ring once.
+ */
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "sluice.h"
+#include "sluice_test.skel.h"
+#include "fixture.h"
+#include "fleet/plan.h"
+#include "frames.h"
+#include "harness.h"
+#include "suites.h"
+
+#define MS (1000000ULL << SLUICE_TIME_SHIFT) /* a millisecond of meter time */
+
+static struct sluice_key source_key(const char *addr)
+{
+	struct sluice_key k = { .family = SLUICE_FAMILY_IPV4, .prefix_len = 32 };
+
+	inet_pton(AF_INET, addr, &k.addr[0]);
+	return k;
+}
+
+/* One sync entry: op on key with arg; returns it as the program left it. */
+static struct sluice_fleet_entry sync_one(struct fixture *fx, const struct sluice_key *key,
+					  __u32 op, __u64 arg)
+{
+	static struct sluice_fleet_batch b;
+	unsigned char frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+	int fd = bpf_map__fd(fx->test->maps.fleet_batch);
+	__u32 zero = 0;
+
+	memset(&b, 0, sizeof(b));
+	b.count = 1;
+	b.e[0].key = *key;
+	b.e[0].op = op;
+	b.e[0].arg = arg;
+	if (bpf_map_update_elem(fd, &zero, &b, 0) ||
+	    bpf_prog_test_run_opts(bpf_program__fd(fx->test->progs.sluice_fleet_sync), &run) ||
+	    bpf_map_lookup_elem(fd, &zero, &b))
+		b.e[0].found = -99;
+	return b.e[0];
+}
+
+static int candidates;
+static struct sluice_fleet_candidate last;
+
+static int on_candidate(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	if (len >= sizeof(last))
+		memcpy(&last, data, sizeof(last));
+	candidates++;
+	return 0;
+}
+
+static void case_sync(struct fixture *fx, struct frame *f, const struct sluice_key *key,
+		      const struct settings *s)
+{
+	struct sluice_key none = source_key("198.51.100.99");
+	struct sluice_fleet_entry e;
+
+	e = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	check(e.found == 1 && e.passed == 1 && e.tat_delta == MS,
+	      "fleet READ: the bucket's passed count and TAT", "found %d passed %llu delta %llu",
+	      e.found, (unsigned long long)e.passed, (unsigned long long)e.tat_delta);
+	e = sync_one(fx, &none, SLUICE_FLEET_READ, 0);
+	check(e.found == 0, "fleet READ: a source without a bucket is not found", "found %d",
+	      e.found);
+	e = sync_one(fx, key, SLUICE_FLEET_ADVANCE, 500 * MS);
+	check(e.found == 1 && e.tat_delta == 500 * MS,
+	      "fleet ADVANCE moves the TAT to now + 500 ms", "delta %llu ms",
+	      (unsigned long long)(e.tat_delta / MS));
+	e = sync_one(fx, key, SLUICE_FLEET_ADVANCE, 100 * MS);
+	check(e.tat_delta == 500 * MS, "fleet ADVANCE never moves a TAT back", "delta %llu ms",
+	      (unsigned long long)(e.tat_delta / MS));
+	e = sync_one(fx, key, SLUICE_FLEET_CHARGE, 50 * MS);
+	check(e.tat_delta == 550 * MS, "fleet CHARGE adds to the TAT", "delta %llu ms",
+	      (unsigned long long)(e.tat_delta / MS));
+	/* An agent runs: a refused packet keeps the fleet's debt past the burst. */
+	fx->test->data_fleet->fleet_hint.on = 1;
+	fx->test->data_fleet->fleet_hint.debt_max = 10000 * MS;
+	check(fixture_run(fx, f->data, f->len, 1) == XDP_DROP,
+	      "a source the fleet moved 550 ms ahead is refused", "passed");
+	e = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	check(e.tat_delta == 550 * MS, "with an agent, a refusal keeps the fleet's debt",
+	      "delta %llu ms", (unsigned long long)(e.tat_delta / MS));
+	/*
+	 * No agent: the cap of a policy change, one burst (100 ms at 1000/s).
+	 * The same settings again, a new generation: past the over-limit cache.
+	 */
+	fx->test->data_fleet->fleet_hint.on = 0;
+	fixture_configure(fx, s);
+	fixture_run(fx, f->data, f->len, 1);
+	e = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	check(e.tat_delta <= 100 * MS, "without an agent, a refusal caps debt at one burst",
+	      "delta %llu ms", (unsigned long long)(e.tat_delta / MS));
+}
+
+static void case_candidates(struct fixture *fx, struct frame *f, const struct sluice_key *key,
+			    uint64_t now_ns)
+{
+	struct ring_buffer *rb;
+	int i, after_share = -1;
+
+	rb = ring_buffer__new(bpf_map__fd(fx->test->maps.fleet_ring), on_candidate, NULL, NULL);
+	check(rb != NULL, "the fleet ring opens", "errno %d", errno);
+	if (!rb)
+		return;
+	fleet_hint_plan(100000000, 3, &fx->test->data_fleet->fleet_hint);
+	/* 1000/s for 40 ms, within one period: crossing the 22-packet share once. */
+	now_ns = (now_ns | ((1ULL << 30) - 1)) + 1; /* the start of a period (2^30 / 16 ns) */
+	for (i = 0; i < 40; i++) {
+		fixture_set_clock(fx, now_ns + (uint64_t)i * 1000000);
+		fixture_run(fx, f->data, f->len, 1);
+		ring_buffer__consume(rb);
+		if (candidates && after_share < 0)
+			after_share = i + 1;
+	}
+	check(candidates == 1 && !memcmp(&last.key, key, sizeof(*key)),
+	      "a source crossing its share reaches the ring once per period", "%d records",
+	      candidates);
+	check(after_share >= 20 && after_share <= 24, "at its share: 22 packets of 1000/s in 67 ms",
+	      "after %d packets", after_share);
+	fx->test->data_fleet->fleet_hint.on = 0;
+	ring_buffer__free(rb);
+}
+
+void suite_fleet(void)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.7", .payload = 18 };
+	struct sluice_key key = source_key("198.51.100.7");
+	uint64_t now_ns = 10 * NSEC_PER_SEC;
+	struct fixture fx;
+	struct settings s;
+	struct frame f;
+
+	settings_per_second(&s, 1000, 100);
+	if (fixture_open_test_clock(&fx, &s, 4096)) {
+		check(0, "fleet: the test-clock program loads", "failed");
+		return;
+	}
+	frame_build(&f, &spec);
+	fixture_set_clock(&fx, now_ns);
+	check(fixture_run(&fx, f.data, f.len, 1) == XDP_PASS, "fleet: the first packet passes",
+	      "refused");
+	case_sync(&fx, &f, &key, &s);
+	case_candidates(&fx, &f, &key, now_ns + 20 * NSEC_PER_SEC);
+	fixture_close(&fx);
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The fleet's pure parts (docs/fleet.md): Redis Cluster key slots (CRC16
+ * XMODEM, hash tags), the CLUSTER SLOTS reply into a slot map, MOVED and
+ * ASK, the --redis list, the bound and the candidate hint.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "unit.h"
+#include "fleet/plan.h"
+#include "fleet/slots.h"
+#include "values/endpoint.h"
+
+static void test_slots(void)
+{
+	/* The cluster specification's own example, and slots redis-cli agrees with. */
+	check(crc16_xmodem("123456789", 9) == 0x31c3, "CRC16 XMODEM of 123456789 is 0x31c3",
+	      "got %#x", crc16_xmodem("123456789", 9));
+	check(key_slot("foo", 3) == 12182, "slot of foo is 12182", "got %u", key_slot("foo", 3));
+	check(key_slot("{user1000}.following", 21) == key_slot("user1000", 8),
+	      "a hash tag routes by the tag alone", "got %u", key_slot("{user1000}.following", 21));
+	check(key_slot("{}x", 3) == crc16_xmodem("{}x", 3) % REDIS_SLOTS,
+	      "an empty tag is no tag: the whole key", "got %u", key_slot("{}x", 3));
+	check(key_slot("a{b}{c}", 7) == key_slot("b", 1), "the first tag counts", "got %u",
+	      key_slot("a{b}{c}", 7));
+	check(key_slot("sluice:{s:07}:4:x", 17) == key_slot("s:07", 4),
+	      "the agent's keys route by {s:NN}", "got %u", key_slot("sluice:{s:07}:4:x", 17));
+}
+
+static redisReply *reply_int(long long v)
+{
+	redisReply *r = calloc(1, sizeof(*r));
+
+	r->type = REDIS_REPLY_INTEGER;
+	r->integer = v;
+	return r;
+}
+
+static redisReply *reply_str(const char *s)
+{
+	redisReply *r = calloc(1, sizeof(*r));
+
+	r->type = REDIS_REPLY_STRING;
+	r->str = strdup(s);
+	r->len = strlen(s);
+	return r;
+}
+
+static redisReply *reply_array(size_t n, ...)
+{
+	redisReply *r = calloc(1, sizeof(*r));
+	va_list ap;
+	size_t i;
+
+	r->type = REDIS_REPLY_ARRAY;
+	r->elements = n;
+	r->element = calloc(n, sizeof(*r->element));
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		r->element[i] = va_arg(ap, redisReply *);
+	va_end(ap);
+	return r;
+}
+
+static void test_slot_map(void)
+{
+	static struct slot_map map;
+	struct endpoint nodes[8] = { { "10.0.0.1", 7001 } };
+	int n = 1, err;
+	redisReply *r =
+		reply_array(2,
+			    reply_array(4, reply_int(0), reply_int(5460),
+					reply_array(3, reply_str("10.0.0.1"), reply_int(7001),
+						    reply_str("id1")),
+					reply_array(2, reply_str("10.0.0.4"), reply_int(7004))),
+			    reply_array(3, reply_int(5461), reply_int(16383),
+					reply_array(2, reply_str("10.0.0.2"), reply_int(7002))));
+
+	err = slot_map_parse(r, &map, nodes, &n, 8);
+	check(!err && n == 2, "CLUSTER SLOTS: two masters, the seed reused", "err %d n %d", err, n);
+	check(map.node[0] == 0 && map.node[5460] == 0 && map.node[5461] == 1 &&
+		      map.node[16383] == 1,
+	      "CLUSTER SLOTS: each range to its master, replicas ignored", "%u %u %u %u",
+	      map.node[0], map.node[5460], map.node[5461], map.node[16383]);
+	freeReplyObject(r);
+	r = reply_array(1, reply_array(3, reply_int(10), reply_int(5),
+				       reply_array(2, reply_str("h"), reply_int(1))));
+	check(slot_map_parse(r, &map, nodes, &n, 8) == -EPROTO,
+	      "CLUSTER SLOTS: a backward range is refused", "accepted");
+	freeReplyObject(r);
+	r = reply_array(1, reply_array(3, reply_int(0), reply_int(10),
+				       reply_array(2, reply_str("h"), reply_int(70000))));
+	check(slot_map_parse(r, &map, nodes, &n, 8) == -EPROTO,
+	      "CLUSTER SLOTS: a bad port is refused", "accepted");
+	freeReplyObject(r);
+	r = reply_array(0);
+	err = slot_map_parse(r, &map, nodes, &n, 8);
+	check(!err && map.node[42] == FLEET_SLOT_NONE,
+	      "CLUSTER SLOTS: uncovered slots stay unknown", "err %d node %u", err, map.node[42]);
+	freeReplyObject(r);
+}
+
+static void test_redirects(void)
+{
+	struct endpoint to = { "", 0 };
+	uint16_t slot = 0;
+
+	check(redirect_parse("MOVED 3999 127.0.0.1:6381", &slot, &to) == REDIRECT_MOVED &&
+		      slot == 3999 && !strcmp(to.host, "127.0.0.1") && to.port == 6381,
+	      "MOVED: slot and node", "slot %u %s:%u", slot, to.host, to.port);
+	check(redirect_parse("ASK 3999 [::1]:6381", &slot, &to) == REDIRECT_ASK &&
+		      !strcmp(to.host, "::1"),
+	      "ASK: an IPv6 node", "host %s", to.host);
+	check(redirect_parse("MOVED 16384 h:1", &slot, &to) == REDIRECT_NONE,
+	      "MOVED: a slot out of range is no redirection", "taken");
+	check(redirect_parse("ERR unknown command", &slot, &to) == REDIRECT_NONE,
+	      "an error that is no redirection", "taken");
+	check(redirect_parse("NOSCRIPT No matching script", &slot, &to) == REDIRECT_NONE,
+	      "NOSCRIPT is no redirection", "taken");
+}
+
+static void test_endpoints(void)
+{
+	static const struct {
+		const char *in;
+		int n;
+	} cases[] = {
+		{ "10.0.0.1:6379", 1 },
+		{ "redis-a:6379,redis-b:6380", 2 },
+		{ "[2001:db8::1]:7001,10.0.0.2:7002", 2 },
+		{ "10.0.0.1", -EINVAL },
+		{ "10.0.0.1:0", -EINVAL },
+		{ "10.0.0.1:65536", -EINVAL },
+		{ "2001:db8::1:7001", -EINVAL },
+		{ "a:1,", -EINVAL },
+		{ ":6379", -EINVAL },
+		{ "a b:1", -EINVAL },
+	};
+	struct endpoint e[8];
+	const char *why = NULL;
+	char name[96];
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		n = parse_endpoints(cases[i].in, e, 8, &why);
+		snprintf(name, sizeof(name), "--redis %s: %d", cases[i].in, cases[i].n);
+		check(n == cases[i].n, name, "got %d", n);
+	}
+	n = parse_endpoints("[::1]:7001", e, 8, &why);
+	check(n == 1 && !strcmp(e[0].host, "::1") && e[0].port == 7001, "[::1]:7001 parses",
+	      "%s %u", e[0].host, e[0].port);
+}
+
+static void test_bound(void)
+{
+	struct fleet_bound in = { .rate = 1000,
+				  .burst = 100,
+				  .burst_local = 100,
+				  .window_s = 1,
+				  .period_s = 0.1,
+				  .rtt_s = 0.001,
+				  .hosts = 3 };
+	struct sluice_fleet_hint h;
+	double a = fleet_bound_admitted(&in);
+
+	/* 1000 + 100 + 2 * (1000 * 0.201 + 100) = 1702 */
+	check(a > 1701.9 && a < 1702.1, "A(1 s) for r 1000, b 100, T 100 ms, RTT 1 ms, N 3 is 1702",
+	      "got %.2f", a);
+	in.hosts = 1;
+	check(fleet_bound_excess(&in) == 0, "one host: no excess over r*W + b", "got %.2f",
+	      fleet_bound_excess(&in));
+	fleet_hint_plan(100000000, 3, &h);
+	check(h.on && (1ULL << h.period_shift) <= (100000000ULL << SLUICE_TIME_SHIFT) &&
+		      (2ULL << h.period_shift) > (100000000ULL << SLUICE_TIME_SHIFT),
+	      "hint: the period is T rounded down to a power of two", "shift %u", h.period_shift);
+	/* At 1000/s (cost 1 ms), a share of that period over 3 hosts is 22 packets. */
+	{
+		uint64_t cost = 1000000ULL << SLUICE_TIME_SHIFT, per = (cost >> h.cost_shift) + 1;
+		uint64_t packets = (h.share_units + per - 1) / per;
+
+		check(packets >= 21 && packets <= 23,
+		      "hint: 1000/s crosses its share after 22 packets", "got %llu",
+		      (unsigned long long)packets);
+		check(fleet_units_packets(&h, per * 22, cost) == 22, "hint: units back to packets",
+		      "got %llu", (unsigned long long)fleet_units_packets(&h, per * 22, cost));
+	}
+	check(us_to_meter(meter_to_us(160000)) == 160000, "meter time to us and back", "got %llu",
+	      (unsigned long long)us_to_meter(meter_to_us(160000)));
+}
+
+void suite_fleet(void)
+{
+	test_slots();
+	test_slot_map();
+	test_redirects();
+	test_endpoints();
+	test_bound();
+}

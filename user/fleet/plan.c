@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The fleet's bound and candidate hint (plan.h). */
+#include "fleet/plan.h"
+
+double fleet_bound_excess(const struct fleet_bound *in)
+{
+	double d = 2 * in->period_s + in->rtt_s;
+
+	return (in->hosts ? in->hosts - 1 : 0) * (in->rate * d + in->burst_local);
+}
+
+double fleet_bound_admitted(const struct fleet_bound *in)
+{
+	return in->rate * in->window_s + in->burst + fleet_bound_excess(in);
+}
+
+static unsigned int log2_floor(uint64_t v)
+{
+	unsigned int n = 0;
+
+	while (v >>= 1)
+		n++;
+	return n;
+}
+
+void fleet_hint_plan(uint64_t period_ns, unsigned int hosts, struct sluice_fleet_hint *h)
+{
+	uint64_t period = period_ns << SLUICE_TIME_SHIFT, share;
+	unsigned int bits;
+
+	if (!hosts)
+		hosts = 1;
+	h->on = 1;
+	h->period_shift = log2_floor(period ? period : 1);
+	share = (1ULL << h->period_shift) / hosts;
+	bits = log2_floor(share ? share : 1);
+	h->cost_shift = bits > FLEET_SHARE_UNITS_BITS ? bits - FLEET_SHARE_UNITS_BITS : 0;
+	h->share_units = (__u32)(share >> h->cost_shift);
+	if (!h->share_units)
+		h->share_units = 1;
+	h->debt_max = FLEET_DEBT_MAX_NS << SLUICE_TIME_SHIFT;
+}
+
+uint64_t fleet_units_packets(const struct sluice_fleet_hint *h, uint64_t units, uint64_t cost)
+{
+	uint64_t per = (cost >> h->cost_shift) + 1;
+
+	return units / per;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The fleet's arithmetic (docs/fleet.md), pure: the over-admission bound,
+ * the datapath's candidate hint for a period and a host count, and the
+ * conversions between meter time and the microseconds Redis counts in.
+ */
+#ifndef SLUICE_FLEET_PLAN_H
+#define SLUICE_FLEET_PLAN_H
+
+#include <stdint.h>
+#include "sluice.h"
+
+struct fleet_bound {
+	double rate;	    /* r, per second */
+	double burst;	    /* b, the global burst */
+	double burst_local; /* b_local */
+	double window_s;    /* W */
+	double period_s;    /* T */
+	double rtt_s;	    /* RTT to Redis */
+	unsigned int hosts; /* N */
+};
+
+/* A(W) <= r*W + b + (N-1)*(r*D + b_local), D = 2T + RTT: what N hosts admit in any W. */
+double fleet_bound_admitted(const struct fleet_bound *in);
+/* The same bound's excess over r*W + b. */
+double fleet_bound_excess(const struct fleet_bound *in);
+
+/* Candidate units per share kept about this many, so a share is counted finely. */
+#define FLEET_SHARE_UNITS_BITS 16
+/* What a fleet may owe beyond a burst, kept in TATs locally and in Redis. */
+#define FLEET_DEBT_MAX_NS (10 * 1000000000ULL)
+
+/*
+ * The hint for period T (ns) and N hosts: a source is a candidate when its
+ * passed cost in a period (T rounded down to a power of two of meter time)
+ * crosses 1/N of it, r*T/N packets at rate r.
+ */
+void fleet_hint_plan(uint64_t period_ns, unsigned int hosts, struct sluice_fleet_hint *h);
+/* Packets a candidate's units stand for, at cost per packet, with that hint. */
+uint64_t fleet_units_packets(const struct sluice_fleet_hint *h, uint64_t units, uint64_t cost);
+
+static inline double meter_to_us(uint64_t meter)
+{
+	return (double)meter / (double)(1000ULL << SLUICE_TIME_SHIFT);
+}
+
+static inline uint64_t us_to_meter(double us)
+{
+	return us <= 0 ? 0 : (uint64_t)(us * (double)(1000ULL << SLUICE_TIME_SHIFT));
+}
+
+#endif /* SLUICE_FLEET_PLAN_H */

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The agent's report file (report.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "fleet/report.h"
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int report_path(const char *ifname, const char *suffix, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s%s", SLUICE_FLEET_DIR, ifname, suffix);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int fleet_report_write(const char *ifname, const struct fleet_report *rep)
+{
+	char path[256], tmp[256];
+	FILE *f;
+	int i, err;
+
+	mkdir("/run/sluice", 0755);
+	mkdir(SLUICE_FLEET_DIR, 0755);
+	err = report_path(ifname, "", path, sizeof(path))
+		      ?: report_path(ifname, ".tmp", tmp, sizeof(tmp));
+	if (err)
+		return err;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "pid %d\nup %d\nmode %s\nperiod_ns %llu\nhosts %u\ncandidates %llu\n", rep->pid,
+		rep->up, rep->mode, (unsigned long long)rep->period_ns, rep->hosts,
+		(unsigned long long)rep->candidates);
+	fprintf(f, "lost %llu\ncalls %llu\nrounds %llu\nlag_ns %llu\nunpushed %llu\n",
+		(unsigned long long)rep->lost, (unsigned long long)rep->calls,
+		(unsigned long long)rep->rounds, (unsigned long long)rep->lag_ns,
+		(unsigned long long)rep->unpushed);
+	fprintf(f, "rtt_max_ns %llu\ngap_max_ns %llu\n", (unsigned long long)rep->rtt_max_ns,
+		(unsigned long long)rep->gap_max_ns);
+	fprintf(f, "would_refuse %llu\ncpu_s %.3f\nwritten_ns %llu\n",
+		(unsigned long long)rep->would_refuse, rep->cpu_s,
+		(unsigned long long)realtime_ns());
+	for (i = 0; i < FLEET_ERR_MAX; i++)
+		fprintf(f, "error_%s %llu\n", fleet_error_names[i],
+			(unsigned long long)rep->errors[i]);
+	if (fclose(f))
+		return -errno;
+	return rename(tmp, path) ? -errno : 0;
+}
+
+static void report_field(struct fleet_report *rep, const char *name, const char *v)
+{
+	unsigned long long n = strtoull(v, NULL, 10);
+	int i;
+
+	if (!strcmp(name, "pid"))
+		rep->pid = (int)n;
+	else if (!strcmp(name, "up"))
+		rep->up = n;
+	else if (!strcmp(name, "mode"))
+		snprintf(rep->mode, sizeof(rep->mode), "%.23s", v);
+	else if (!strcmp(name, "period_ns"))
+		rep->period_ns = n;
+	else if (!strcmp(name, "hosts"))
+		rep->hosts = (uint32_t)n;
+	else if (!strcmp(name, "candidates"))
+		rep->candidates = n;
+	else if (!strcmp(name, "lost"))
+		rep->lost = n;
+	else if (!strcmp(name, "calls"))
+		rep->calls = n;
+	else if (!strcmp(name, "rounds"))
+		rep->rounds = n;
+	else if (!strcmp(name, "lag_ns"))
+		rep->lag_ns = n;
+	else if (!strcmp(name, "rtt_max_ns"))
+		rep->rtt_max_ns = n;
+	else if (!strcmp(name, "gap_max_ns"))
+		rep->gap_max_ns = n;
+	else if (!strcmp(name, "unpushed"))
+		rep->unpushed = n;
+	else if (!strcmp(name, "would_refuse"))
+		rep->would_refuse = n;
+	else if (!strcmp(name, "cpu_s"))
+		rep->cpu_s = strtod(v, NULL);
+	else if (!strcmp(name, "written_ns"))
+		rep->written_ns = n;
+	for (i = 0; i < FLEET_ERR_MAX; i++)
+		if (!strncmp(name, "error_", 6) && !strcmp(name + 6, fleet_error_names[i]))
+			rep->errors[i] = n;
+}
+
+int fleet_report_read(const char *ifname, struct fleet_report *rep)
+{
+	char path[256], name[32], value[64];
+	FILE *f;
+	int err = report_path(ifname, "", path, sizeof(path));
+
+	memset(rep, 0, sizeof(*rep));
+	if (err)
+		return err;
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fscanf(f, "%31s %63s", name, value) == 2)
+		report_field(rep, name, value);
+	fclose(f);
+	if (realtime_ns() - rep->written_ns > FLEET_REPORT_STALE_NS ||
+	    (rep->pid > 0 && kill(rep->pid, 0) && errno == ESRCH))
+		return -ENOENT;
+	return 0;
+}
+
+void fleet_report_remove(const char *ifname)
+{
+	char path[256];
+
+	if (!report_path(ifname, "", path, sizeof(path)))
+		unlink(path);
+}
+
+void fleet_report_text(FILE *out, const struct fleet_report *rep)
+{
+	int i;
+
+	fprintf(out, "fleet: %s, %s (agent pid %d), %u hosts, period %llu ms\n",
+		rep->up ? "up" : "DOWN", rep->mode, rep->pid, rep->hosts,
+		(unsigned long long)(rep->period_ns / 1000000));
+	fprintf(out,
+		"fleet sync: %llu sources, lag %llu ms, %llu calls, %llu packets unpushed, "
+		"%llu candidates lost\n",
+		(unsigned long long)rep->candidates, (unsigned long long)(rep->lag_ns / 1000000),
+		(unsigned long long)rep->calls, (unsigned long long)rep->unpushed,
+		(unsigned long long)rep->lost);
+	if (!strcmp(rep->mode, "shadow"))
+		fprintf(out, "fleet shadow: %llu packets the global limit would have refused\n",
+			(unsigned long long)rep->would_refuse);
+	fprintf(out, "fleet errors:");
+	for (i = 0; i < FLEET_ERR_MAX; i++)
+		fprintf(out, " %s %llu", fleet_error_names[i], (unsigned long long)rep->errors[i]);
+	fputc('\n', out);
+}
+
+#define PROM_FAMILY(out, name, type, help) \
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type)
+
+void fleet_report_prom(FILE *out, const char (*ifnames)[16], int n)
+{
+	struct fleet_report *reps = calloc((size_t)n + 1, sizeof(*reps));
+	bool *has = calloc((size_t)n + 1, sizeof(*has));
+	int i, k;
+
+	if (!reps || !has)
+		goto out;
+	for (i = 0; i < n; i++)
+		has[i] = !fleet_report_read(ifnames[i], &reps[i]);
+	PROM_FAMILY(out, "sluice_fleet_up", "gauge",
+		    "1 while the interface's fleet agent reaches Redis for every call");
+	for (i = 0; i < n; i++)
+		fprintf(out, "sluice_fleet_up{interface=\"%s\"} %d\n", ifnames[i],
+			has[i] && reps[i].up);
+	PROM_FAMILY(out, "sluice_fleet_sync_lag_seconds", "gauge",
+		    "time since the agent's last whole sync with Redis");
+	for (i = 0; i < n; i++)
+		if (has[i])
+			fprintf(out, "sluice_fleet_sync_lag_seconds{interface=\"%s\"} %.3f\n",
+				ifnames[i], reps[i].lag_ns / 1e9);
+	PROM_FAMILY(out, "sluice_fleet_sources", "gauge", "sources the agent syncs");
+	for (i = 0; i < n; i++)
+		if (has[i])
+			fprintf(out, "sluice_fleet_sources{interface=\"%s\"} %llu\n", ifnames[i],
+				(unsigned long long)reps[i].candidates);
+	PROM_FAMILY(out, "sluice_fleet_hosts", "gauge", "agents heartbeating in Redis");
+	for (i = 0; i < n; i++)
+		if (has[i])
+			fprintf(out, "sluice_fleet_hosts{interface=\"%s\"} %u\n", ifnames[i],
+				reps[i].hosts);
+	PROM_FAMILY(out, "sluice_fleet_calls_total", "counter", "script calls sent to Redis");
+	for (i = 0; i < n; i++)
+		if (has[i])
+			fprintf(out, "sluice_fleet_calls_total{interface=\"%s\"} %llu\n",
+				ifnames[i], (unsigned long long)reps[i].calls);
+	PROM_FAMILY(out, "sluice_fleet_would_refuse_total", "counter",
+		    "--shadow: packets the global limit would have refused");
+	for (i = 0; i < n; i++)
+		if (has[i])
+			fprintf(out, "sluice_fleet_would_refuse_total{interface=\"%s\"} %llu\n",
+				ifnames[i], (unsigned long long)reps[i].would_refuse);
+	PROM_FAMILY(out, "sluice_fleet_errors_total", "counter", "Redis errors by kind");
+	for (i = 0; i < n; i++)
+		for (k = 0; has[i] && k < FLEET_ERR_MAX; k++)
+			fprintf(out,
+				"sluice_fleet_errors_total{interface=\"%s\",kind=\"%s\"} %llu\n",
+				ifnames[i], fleet_error_names[k],
+				(unsigned long long)reps[i].errors[k]);
+out:
+	free(reps);
+	free(has);
+}

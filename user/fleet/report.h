@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a running agent tells status and the exporter: a small file,
+ * SLUICE_FLEET_DIR/IFACE, rewritten whole (renamed over) every second and
+ * removed when the agent stops. A file rather than a pin: it holds the
+ * agent's own figures, none of which the datapath reads.
+ */
+#ifndef SLUICE_FLEET_REPORT_H
+#define SLUICE_FLEET_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "fleet/redis.h"
+
+#define SLUICE_FLEET_DIR "/run/sluice/fleet"
+/* A report older than this is an agent that died without removing it. */
+#define FLEET_REPORT_STALE_NS (5 * 1000000000ULL)
+
+struct fleet_report {
+	int pid;
+	bool up;       /* the last sync reached Redis for every call */
+	char mode[24]; /* synced, shadow, fallback-local, fallback-split */
+	uint64_t period_ns;
+	uint32_t hosts;	     /* agents heartbeating, as last seen */
+	uint64_t candidates; /* sources synced now */
+	uint64_t lost;	     /* candidates the full ring dropped */
+	uint64_t calls;	     /* script calls sent */
+	uint64_t rounds;
+	uint64_t lag_ns;       /* since the last sync that reached Redis whole */
+	uint64_t rtt_max_ns;   /* the longest sync with Redis: the RTT of the bound */
+	uint64_t gap_max_ns;   /* the longest time between two rounds: the T of the bound */
+	uint64_t unpushed;     /* packets waiting for Redis to come back */
+	uint64_t would_refuse; /* --shadow: what the global limit would have refused */
+	uint64_t errors[FLEET_ERR_MAX];
+	double cpu_s;	     /* the agent's CPU time */
+	uint64_t written_ns; /* CLOCK_REALTIME */
+};
+
+int fleet_report_write(const char *ifname, const struct fleet_report *rep);
+/* -ENOENT when no agent runs for ifname (none, or its report is stale). */
+int fleet_report_read(const char *ifname, struct fleet_report *rep);
+void fleet_report_remove(const char *ifname);
+/* status: one line per topic, as the text output shows it. */
+void fleet_report_text(FILE *out, const struct fleet_report *rep);
+/* The Prometheus families of each interface with an agent (sluice_fleet_*). */
+void fleet_report_prom(FILE *out, const char (*ifnames)[16], int n);
+
+#endif /* SLUICE_FLEET_REPORT_H */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The Lua scripts the agent runs in Redis, on Redis's own clock (TIME),
+ * so that hosts' clocks need not agree. Times are microseconds.
+ *
+ * GCRA: KEYS are the sources of one hash tag; ARGV[1] is "sync" or
+ * "shadow", ARGV[2] the most debt a TAT may carry, then per key its
+ * packets passed since the last call, their cost, the limit (a burst's
+ * cost) and the span they passed over (since this host's last push). The
+ * usage is taken as spread over its span, as a bucket that refilled during
+ * it would have seen it: from max(TAT, now - span). sync adds it all (it
+ * passed already); shadow admits what a single global GCRA would and
+ * counts the rest. Returns per key the TAT ahead of Redis's now, and the
+ * packets refused.
+ *
+ * Heartbeat: KEYS[1] the agents' sorted set, ARGV[1] this agent's name,
+ * ARGV[2] how long a silent agent still counts (ms): returns how many
+ * agents count.
+ */
+#ifndef SLUICE_FLEET_SCRIPT_H
+#define SLUICE_FLEET_SCRIPT_H
+
+extern const char fleet_gcra_script[];
+extern const char fleet_heartbeat_script[];
+
+#endif /* SLUICE_FLEET_SCRIPT_H */
