@@ -34,17 +34,10 @@ static __always_inline struct sluice_hot *hot_cpu(void)
 	return bpf_map_lookup_elem(&hot, &cpu);
 }
 
-/* The line of this CPU's cache where the packet's source would be (and *hd), or NULL. */
-static __always_inline union sluice_hot_line *hot_get(const struct packet *pkt,
-						      struct sluice_hot_head **hd)
+/* The index of the line of c where the packet's source would be. */
+static __always_inline __u32 hot_index(const struct sluice_hot *c, const struct packet *pkt)
 {
-	struct sluice_hot *c = hot_cpu();
-
-	*hd = NULL;
-	if (!c)
-		return NULL;
-	*hd = &c->head;
-	return &c->line[hot_line_of(pkt->family, hot_hash(pkt->family, pkt->addr, c->head.seed))];
+	return hot_line_of(pkt->family, hot_hash(pkt->family, pkt->addr, c->head.seed));
 }
 
 /* IPv4 1, IPv6 2 (bit 1 of the family tells them apart), and SYN 4: without a branch. */
@@ -121,21 +114,64 @@ __attribute__((noinline)) int hot_answer(union sluice_hot_line *line,
 	return w;
 }
 
-/* The fast path (hot_answer): the entry refusing this packet, or NULL. */
-static __always_inline struct sluice_hot_way *hot_still_over(union sluice_hot_line *line,
-							     const struct sluice_hot_head *hd,
-							     const struct packet *pkt, __u64 *now)
+/*
+ * The entry stored last, when it is this packet's source: 1 when it is
+ * still over its limit (counted in the entry), else 0 with the precise
+ * clock in *now if it was read (0 if not); its line goes to *h, as it is
+ * the source's own. -1: another source's, so the line must be found.
+ * The one source of a flood is answered inline, from the head and one
+ * line, with no call and no hash.
+ */
+static __always_inline int hot_last(struct sluice_hot *c, const struct packet *pkt,
+				    union sluice_hot_line **h, __u64 *now)
 {
-	struct packet copy = *pkt;
+	__u32 i = c->head.last;
+	union sluice_hot_line *line = &c->line[(i >> 1) & (2 * SLUICE_HOT_SETS - 1)];
+	struct sluice_hot_way *e = &line->way[i & 1];
+
+	if (!hot_is_source(line, (int)i, pkt) || e->generation != config_generation)
+		return -1;
+	*h = line;
+	if (SLUICE_HOT_PENDING(e->count) >= SLUICE_HOT_PENDING_MAX - 1)
+		return 0;
+	if (clock_jiffies() >= c->head.last_jiffy) {
+		*now = clock_now();
+		if (*now >= e->admissible_at)
+			return 0;
+	}
+	e->count++;
+	return 1;
+}
+
+/*
+ * The fast path: the entry refusing this packet, or NULL. The source's
+ * line goes to *h and the CPU's head to *hd, for the full path (NULL: no
+ * cache), and the precise clock to *now if it was read (else 0).
+ */
+static __always_inline struct sluice_hot_way *hot_still_over(const struct packet *pkt,
+							     union sluice_hot_line **h,
+							     struct sluice_hot_head **hd,
+							     __u64 *now)
+{
+	struct sluice_hot *c = hot_cpu();
+	struct packet copy;
 	__u64 t = 0;
 	int w;
 
+	*h = NULL;
+	*hd = NULL;
 	*now = 0;
-	if (!line || !hd)
+	if (!c)
 		return NULL;
-	w = hot_answer(line, hd, &copy, &t);
+	*hd = &c->head;
+	w = hot_last(c, pkt, h, now);
+	if (w >= 0)
+		return w ? &(*h)->way[c->head.last & 1] : NULL;
+	*h = &c->line[hot_index(c, pkt)];
+	copy = *pkt;
+	w = hot_answer(*h, *hd, &copy, &t);
 	*now = t;
-	return w < 0 ? NULL : &line->way[w & 1];
+	return w < 0 ? NULL : &(*h)->way[w & 1];
 }
 
 /* What to do with a packet an entry refused, and the rule it counts under. */
@@ -351,6 +387,9 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 	c->head.ref_jiffy = clock_jiffies();
 	hot_entry_of(&e, pkt, p, index, cfg, op, admissible_at);
 	pending = hot_store(line, w, &e, &copy, &held);
+	c->head.last = hot_index(c, pkt) << 1 | (w & 1);
+	c->head.last_jiffy = clock_jiffy_after(c->head.ref_jiffy, admissible_at - op->now,
+					       c->head.jiffy_recip);
 	if (pending) {
 		table_op_init(op, cfg, &held);
 		op->pending = pending;

@@ -58,8 +58,7 @@ int sluice_xdp(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
-	h = hot_get(&pkt, &hd);
-	e = hot_still_over(h, hd, &pkt, &now);
+	e = hot_still_over(&pkt, &h, &hd, &now);
 	if (e) {
 		hot_verdict_of(&verdict, e);
 		return act_over_limit(ctx, &pkt, &verdict, hot_rule_slot(e));

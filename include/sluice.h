@@ -437,14 +437,21 @@ union sluice_hot_line {
  * What the cached path needs besides the line, written by the full path:
  * the hash seeds, and a reference moment (meter time and the jiffy read
  * just after it) from which a jiffy before which an entry's moment
- * certainly has not come is computed per packet (clock_jiffy_before).
+ * certainly has not come is computed per packet (clock_jiffy_after).
+ *
+ * And the entry stored last: its line << 1 | way and that jiffy for it,
+ * so one source over its limit is answered from the head and its own
+ * line, without the hash or the bound's arithmetic. Every store of an
+ * entry rewrites both, so they always describe what that way holds.
  */
 struct sluice_hot_head {
 	__u64 seed[3];
 	__u64 ref_now;
 	__u64 ref_jiffy;
 	__u64 jiffy_recip; /* as sluice_config.jiffy_recip */
-	__u64 pad[2];
+	__u64 last_jiffy;  /* 0: none */
+	__u32 last;
+	__u32 pad;
 };
 
 /* One CPU's cache, the value of map `hot` at that CPU's index: IPv4 sets, then IPv6 lines. */
