@@ -675,26 +675,62 @@ static int run(int drop_fd, const struct frame *f)
 	return err;
 }
 
+/* One source over its limit: at 10/s (jiffies answer) and 1000/s (the precise clock). */
+static int run_over_single(int drop_fd, const struct frame *f)
+{
+	int err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 10/s", 10, 0);
+
+	return err ?: bench_single(drop_fd, f, "sluice, 1 source over its limit, 1000/s", 1000, 0);
+}
+
+/* The figures named: `single`, or a count of tracked sources all over their limits. */
+static int run_over_only(int drop_fd, const struct frame *f, int argc, char **argv)
+{
+	struct figure fig;
+	char *end;
+	long n;
+	int i, err = 0;
+
+	for (i = 0; i < argc && !err; i++) {
+		if (!strcmp(argv[i], "single")) {
+			err = run_over_single(drop_fd, f);
+			continue;
+		}
+		n = strtol(argv[i], &end, 10);
+		if (*end || n < 1 || n > (long)TABLE_SIZE) {
+			fprintf(stderr, "sluice-bench: over: not `single` or 1 to %u: %s\n",
+				TABLE_SIZE, argv[i]);
+			return -EINVAL;
+		}
+		err = bench_tracked(drop_fd, f, (__u32)n, true, &fig);
+	}
+	return err;
+}
+
 /*
  * The over-limit cache's paths alone, quicker than everything: one source
  * over its limit, and 1 to 100,000 tracked sources all over their limits.
+ * Given words, only those: `single` (the one-source figures) or counts.
  */
-static int run_over(int drop_fd, const struct frame *f)
+static int run_over(int drop_fd, const struct frame *f, int argc, char **argv)
 {
 	static const __u32 counts[] = { 1, 1000, 10000, 30000, 100000 };
 	struct figure fig;
 	size_t i;
 	int err;
 
-	err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 10/s", 10, 0);
-	if (!err)
-		err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 1000/s", 1000, 0);
+	if (argc > 0)
+		return run_over_only(drop_fd, f, argc, argv);
+	err = run_over_single(drop_fd, f);
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]) && !err; i++)
 		err = bench_tracked(drop_fd, f, counts[i], true, &fig);
 	return err;
 }
 
-/* sluice-bench [algorithms|over]: everything, or only the algorithms' or the over-limit figures. */
+/*
+ * sluice-bench [algorithms | over [single | N]...]: everything, or only the
+ * algorithms' or the over-limit figures.
+ */
 int main(int argc, char **argv)
 {
 	bool only_algorithms = argc > 1 && !strcmp(argv[1], "algorithms");
@@ -722,7 +758,7 @@ int main(int argc, char **argv)
 	if (only_algorithms)
 		err = bench_algorithms(bpf_program__fd(base->progs.bare_drop), &f);
 	else if (only_over)
-		err = run_over(bpf_program__fd(base->progs.bare_drop), &f);
+		err = run_over(bpf_program__fd(base->progs.bare_drop), &f, argc - 2, argv + 2);
 	else
 		err = run(bpf_program__fd(base->progs.bare_drop), &f);
 	if (err)
