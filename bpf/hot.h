@@ -168,6 +168,9 @@ static __always_inline struct sluice_hot_way *hot_still_over(const struct packet
 	if (w >= 0)
 		return w ? &(*h)->way[c->head.last & 1] : NULL;
 	*h = &c->line[hot_index(c, pkt)];
+	/* A line of other sources costs no call (an IPv6 line's second way is its tail). */
+	if ((*h)->way[0].addr != pkt->addr[0] && (*h)->way[1].addr != pkt->addr[0])
+		return NULL;
 	copy = *pkt;
 	w = hot_answer(*h, *hd, &copy, &t);
 	*now = t;
@@ -230,13 +233,30 @@ __attribute__((noinline)) __u64 hot_take_from(union sluice_hot_line *line,
 	return n;
 }
 
+/*
+ * Whether way w may hold refusals of key: some pending, and the first
+ * word of its source within the key's prefix. Inline, so that a line
+ * holding other sources' entries costs no call (a line of IPv6 reads its
+ * tail as a second way, which holds none).
+ */
+static __always_inline int hot_may_hold(const union sluice_hot_line *line, int w,
+					const struct sluice_key *key)
+{
+	const struct sluice_hot_way *e = &line->way[w & 1];
+
+	return SLUICE_HOT_PENDING(e->count) &&
+	       !((e->addr ^ key->addr[0]) & hot_mask_word(key->prefix_len));
+}
+
 /* Pending refusals of key in the packet's line: they ride on key's own update. */
 static __always_inline __u64 hot_take_pending(union sluice_hot_line *line,
 					      const struct sluice_key *key)
 {
 	struct sluice_key k = *key;
 
-	return line ? hot_take_from(line, &k) : 0;
+	if (!line || !(hot_may_hold(line, 0, key) || hot_may_hold(line, 1, key)))
+		return 0;
+	return hot_take_from(line, &k);
 }
 
 /* Gives n refusals of key back to a way of line holding key, with room for them. */
@@ -276,6 +296,20 @@ static __always_inline void hot_give_back(union sluice_hot_line *line, const str
 static __always_inline int hot_live(const struct sluice_hot_way *e, __u64 now)
 {
 	return e->flags && e->generation == config_generation && e->admissible_at > now;
+}
+
+/*
+ * Whether hot_victim may find a way for the packet's source: a way not
+ * live, or one whose source's first word is the packet's. Inline, so that
+ * a set held live by other sources costs no call.
+ */
+static __always_inline int hot_may_take(const union sluice_hot_line *line, const struct packet *pkt,
+					__u64 now)
+{
+	int v4 = pkt->family == SLUICE_FAMILY_IPV4;
+
+	return !hot_live(&line->way[0], now) || line->way[0].addr == pkt->addr[0] ||
+	       (v4 && (!hot_live(&line->way[1], now) || line->way[1].addr == pkt->addr[0]));
 }
 
 /*
@@ -375,6 +409,10 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 
 	if (!line)
 		return;
+	if (!hot_may_take(line, pkt, op->now)) {
+		hot_give_back(line, op);
+		return;
+	}
 	copy = *pkt;
 	w = hot_victim(line, &copy, op->now);
 	c = hot_cpu();
@@ -388,8 +426,8 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 	hot_entry_of(&e, pkt, p, index, cfg, op, admissible_at);
 	pending = hot_store(line, w, &e, &copy, &held);
 	c->head.last = hot_index(c, pkt) << 1 | (w & 1);
-	c->head.last_jiffy = clock_jiffy_after(c->head.ref_jiffy, admissible_at - op->now,
-					       c->head.jiffy_recip);
+	c->head.last_jiffy =
+		clock_jiffy_after(c->head.ref_jiffy, admissible_at - op->now, c->head.jiffy_recip);
 	if (pending) {
 		table_op_init(op, cfg, &held);
 		op->pending = pending;
