@@ -20,6 +20,8 @@
 #include "table.h"
 
 #define HOT_MATCH_FLAGS (SLUICE_HOT_IPV4 | SLUICE_HOT_IPV6 | SLUICE_HOT_TCP_SYN)
+/* sluice_hot_head.last: a way's offset in the lines, a multiple of 32 */
+#define HOT_LAST_MASK ((2 * SLUICE_HOT_SETS * sizeof(union sluice_hot_line) - 1) & ~31U)
 
 static __always_inline int hot_ways(__u8 family)
 {
@@ -125,11 +127,11 @@ __attribute__((noinline)) int hot_answer(union sluice_hot_line *line,
 static __always_inline int hot_last(struct sluice_hot *c, const struct packet *pkt,
 				    union sluice_hot_line **h, __u64 *now)
 {
-	__u32 i = c->head.last;
-	union sluice_hot_line *line = &c->line[(i >> 1) & (2 * SLUICE_HOT_SETS - 1)];
-	struct sluice_hot_way *e = &line->way[i & 1];
+	__u32 off = c->head.last & HOT_LAST_MASK;
+	union sluice_hot_line *line = (void *)c->line + (off & ~63U);
+	struct sluice_hot_way *e = (void *)c->line + off;
 
-	if (!hot_is_source(line, (int)i, pkt) || e->generation != config_generation)
+	if (!hot_is_source(line, (int)(off >> 5), pkt) || e->generation != config_generation)
 		return -1;
 	*h = line;
 	if (SLUICE_HOT_PENDING(e->count) >= SLUICE_HOT_PENDING_MAX - 1)
@@ -166,7 +168,7 @@ static __always_inline struct sluice_hot_way *hot_still_over(const struct packet
 	*hd = &c->head;
 	w = hot_last(c, pkt, h, now);
 	if (w >= 0)
-		return w ? &(*h)->way[c->head.last & 1] : NULL;
+		return w ? (void *)c->line + (c->head.last & HOT_LAST_MASK) : NULL;
 	*h = &c->line[hot_index(c, pkt)];
 	/* A line of other sources costs no call (an IPv6 line's second way is its tail). */
 	if ((*h)->way[0].addr != pkt->addr[0] && (*h)->way[1].addr != pkt->addr[0])
@@ -425,7 +427,7 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 	c->head.ref_jiffy = clock_jiffies();
 	hot_entry_of(&e, pkt, p, index, cfg, op, admissible_at);
 	pending = hot_store(line, w, &e, &copy, &held);
-	c->head.last = hot_index(c, pkt) << 1 | (w & 1);
+	c->head.last = hot_index(c, pkt) * sizeof(*line) + (w & 1) * sizeof(line->way[0]);
 	c->head.last_jiffy =
 		clock_jiffy_after(c->head.ref_jiffy, admissible_at - op->now, c->head.jiffy_recip);
 	if (pending) {

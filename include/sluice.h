@@ -439,7 +439,7 @@ union sluice_hot_line {
  * just after it) from which a jiffy before which an entry's moment
  * certainly has not come is computed per packet (clock_jiffy_after).
  *
- * And the entry stored last: its line << 1 | way and that jiffy for it,
+ * And the entry stored last: its offset and that jiffy for it,
  * so one source over its limit is answered from the head and its own
  * line, without the hash or the bound's arithmetic. Every store of an
  * entry rewrites both, so they always describe what that way holds.
@@ -450,7 +450,7 @@ struct sluice_hot_head {
 	__u64 ref_jiffy;
 	__u64 jiffy_recip; /* as sluice_config.jiffy_recip */
 	__u64 last_jiffy;  /* 0: none */
-	__u32 last;
+	__u32 last;	   /* its offset in the lines, a multiple of 32 */
 	__u32 pad;
 };
 
