@@ -36,10 +36,18 @@ static __always_inline struct sluice_hot *hot_cpu(void)
 	return bpf_map_lookup_elem(&hot, &cpu);
 }
 
-/* The index of the line of c where the packet's source would be. */
+/*
+ * The index of the line of c where the packet's source would be. The
+ * compiler makes hot_line_of's sum an OR of two bounded values, whose
+ * bounds Linux 6.1's verifier (Debian 12's) drops; an AND it cannot take
+ * out restores them.
+ */
 static __always_inline __u32 hot_index(const struct sluice_hot *c, const struct packet *pkt)
 {
-	return hot_line_of(pkt->family, hot_hash(pkt->family, pkt->addr, c->head.seed));
+	__u64 i = hot_line_of(pkt->family, hot_hash(pkt->family, pkt->addr, c->head.seed));
+
+	asm volatile("%[i] &= %[m]" : [i] "+r"(i) : [m] "i"(2 * SLUICE_HOT_SETS - 1));
+	return (__u32)i;
 }
 
 /* IPv4 1, IPv6 2 (bit 1 of the family tells them apart), and SYN 4: without a branch. */
