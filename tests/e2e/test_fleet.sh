@@ -391,8 +391,9 @@ RUN_SRC=$NET.99.62
 p7=$(passed_all)
 for h in 1 2 3; do flood "$h" 1000 16 1 "$RUN_SRC"; done
 sleep 2
+killed7=$(date +%s.%N)
 redis_stop single
-sleep 1.5
+sleep 1
 st7=$(status_of 2)
 a7=$(passed_all)
 sleep 1
@@ -401,12 +402,17 @@ redis_start single 6379
 check "7. Redis killed: status says the fleet is down ($st7)" "" grep -q "DOWN" <<<"$st7"
 check "7. Redis killed: the hosts pass at their local limits ($((b7 - a7))/s)" "" ge $((b7 - a7)) $((3 * R * 90 / 100))
 check "7. Redis restarted: every agent up again within 5 s" "" eval 'wait_up 1 5 && wait_up 2 5 && wait_up 3 5'
+out7=$(awk -v a="$killed7" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 floods_wait
 sleep 0.5
 t7=$(($(passed_all) - p7))
-# Redis restarted empty: its state is lost, a second start's transient.
-b7=$(($(bound 16 0.1 0.002) + B + (N - 1) * (R * 202 / 1000 + B)))
-check "7. the outage's excess repaid: $t7 over 16 s <= A(16 s) + a restart's transient = $b7" "" le "$t7" "$b7"
+# Redis restarted empty loses the fleet's state (a fresh start's transient:
+# b + (N-1)(r D + b) once more), and the outage's excess is pushed back as
+# debt, of which a TAT keeps at most 10 s: beyond that it is forgiven.
+b7=$(awk -v a="$(bound 16 0.1 0.002)" -v o="$out7" -v r="$R" -v b="$B" -v n="$N" \
+	'BEGIN { f = ((n - 1) * o - 10) * r; if (f < 0) f = 0
+		printf "%d\n", a + b + (n - 1) * (r * 0.202 + b) + f }')
+check "7. the outage's excess repaid: $t7 over 16 s <= A(16 s) + a restart's transient = $b7 (outage ${out7} s)" "" le "$t7" "$b7"
 agents_stop
 
 # 7. A Redis Cluster of 3 masters and 3 replicas; a master killed, its replica promoted.
@@ -428,8 +434,8 @@ check "7. cluster: redis-cli --cluster create makes 3 masters with a replica eac
 CL=$NET.10.2:7001,$NET.10.2:7002
 CL1=$NET.11.2:7001,$NET.11.2:7002
 agents_start "$CL1" "$CL"
-RUN_SRC=$NET.99.63 spread_run 1000 1000 1000 6 "$TMP/s7c"
-r7c=$(rate_between "$TMP/s7c" 2 4.5)
+RUN_SRC=$NET.99.63 spread_run 1000 1000 1000 10 "$TMP/s7c"
+r7c=$(rate_between "$TMP/s7c" 3 8.5)
 check "7. cluster: even spread, $r7c/s is r within 5%" "" within "$r7c" "$R" 5
 # The master holding the source: the one whose keys start with sluice.
 victim=""

@@ -43,6 +43,7 @@
 #define AGENT_CALLS_MAX	     (AGENT_CANDIDATES_MAX / AGENT_KEYS_PER_CALL + AGENT_TAGS)
 #define AGENT_IDLE_ROUNDS    20 /* a candidate with no usage and no debt this long is dropped */
 #define AGENT_HEARTBEAT_NS   NSEC_PER_SEC
+#define AGENT_HEARTBEAT_KEY  "sluice:{hb}:agents" /* a sorted set: member, last beat */
 #define AGENT_HOST_WINDOW_MS 3000 /* an agent silent this long no longer counts */
 #define AGENT_KEY_MAX	     96
 /* A reply later than two periods, or this, is a timeout: Redis is then down. */
@@ -505,7 +506,7 @@ static int hint_write(struct agent *ag, bool on)
 /* Counts the agents heartbeating, this one included: N for the share and for split. */
 static void heartbeat(struct agent *ag)
 {
-	static const char key[] = "sluice:{hb}:agents";
+	static const char key[] = AGENT_HEARTBEAT_KEY;
 	char window[16];
 	const char *argv[6] = { "EVAL", fleet_heartbeat_script, "1", key, ag->member, window };
 	size_t len[6];
@@ -525,6 +526,21 @@ static void heartbeat(struct agent *ag)
 		hint_write(ag, true);
 	}
 	freeReplyObject(r);
+}
+
+/* A clean stop leaves the count at once, rather than after AGENT_HOST_WINDOW_MS. */
+static void heartbeat_leave(struct agent *ag)
+{
+	static const char key[] = AGENT_HEARTBEAT_KEY;
+	const char *argv[3] = { "ZREM", key, ag->member };
+	size_t len[3] = { 4, sizeof(key) - 1, strlen(ag->member) };
+	redisReply *r;
+
+	if (!ag->up)
+		return;
+	r = fleet_redis_command_slot(&ag->redis, key_slot(key, sizeof(key) - 1), 3, argv, len);
+	if (r)
+		freeReplyObject(r);
 }
 
 /* A changed policy (set, apply) costs its sources' packets anew; a gone one drops them. */
@@ -586,7 +602,8 @@ static void report(struct agent *ag, uint64_t now)
 	ag->rep.hosts = ag->hosts;
 	ag->rep.candidates = (uint64_t)ag->n;
 	ag->rep.calls = ag->redis.calls;
-	ag->rep.lag_ns = now - ag->last_sync_ns;
+	/* last_sync_ns is taken after this round's start: a sync this round is no lag */
+	ag->rep.lag_ns = now > ag->last_sync_ns ? now - ag->last_sync_ns : 0;
 	ag->rep.unpushed = unpushed;
 	ag->rep.cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
@@ -834,6 +851,7 @@ static int agent_run(struct cli_args *a, struct state *unused)
 	err = err ?: hint_write(ag, true);
 	if (!err)
 		err = agent_loop(ag);
+	heartbeat_leave(ag);
 	hint_write(ag, false);
 	fleet_report_remove(a->ifname);
 	if (err)
