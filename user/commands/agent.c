@@ -138,15 +138,21 @@ static int agent_check(struct cli_args *a)
 
 /* Candidates. */
 
-static uint32_t key_hash(const struct sluice_key *k)
+/* FNV-1a: the same name on every host for the same bytes. */
+static uint32_t hash_bytes(const void *data, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)k;
+	const unsigned char *p = data;
 	uint32_t h = 2166136261u;
 	size_t i;
 
-	for (i = 0; i < sizeof(*k); i++)
+	for (i = 0; i < len; i++)
 		h = (h ^ p[i]) * 16777619u;
 	return h;
+}
+
+static uint32_t key_hash(const struct sluice_key *k)
+{
+	return hash_bytes(k, sizeof(*k));
 }
 
 static int index_slot(const struct agent *ag, const struct sluice_key *k)
@@ -205,7 +211,7 @@ static void candidate_name(struct candidate *c, const struct sluice_policy *p, b
 	uint32_t rule, where;
 
 	memcpy(match.cidr, p->cidr, sizeof(match.cidr));
-	rule = p->id ? key_hash((const void *)&match) : 0; /* sizeof match < key: fine */
+	rule = p->id ? hash_bytes(&match, sizeof(match)) : 0;
 	where = key_hash(
 		&(struct sluice_key){ .family = k->family,
 				      .prefix_len = k->prefix_len,
