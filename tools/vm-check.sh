@@ -77,7 +77,8 @@ mkfs.ext4 -q -L sluice-vm -d "$root" "$dir/disk.img" 4G
 accel=${VM_ACCEL:-tcg} cpu=max
 [ "$accel" = kvm ] && cpu=host,arch-capabilities=off,pmu=off
 : >"$dir/results.log"
-timeout 1200 qemu-system-x86_64 -machine q35,accel="$accel" -cpu "$cpu" -smp 2 -m 2048 \
+# VM_TIMEOUT: seconds before the guest is stopped (emulation on a busy host is slow).
+timeout "${VM_TIMEOUT:-1200}" qemu-system-x86_64 -machine q35,accel="$accel" -cpu "$cpu" -smp 2 -m 2048 \
 	-display none -no-reboot \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "root=/dev/vda rw console=ttyS0 quiet" \

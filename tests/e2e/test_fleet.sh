@@ -196,7 +196,7 @@ worst_window() {
 			for (i = 1; i <= NR; i++) {
 				while (j < NR && t[j + 1] - t[i] <= w) j++
 				# scale a window a sample or so short of w up to w; a
-				# shorter one (the run's last samples) is no window of w:
+				# shorter one (the last samples of a run) is no window of w:
 				# scaled up, one burst would count ten times
 				if (t[j] - t[i] >= w * 0.85) { x = (v[j] - v[i]) * w / (t[j] - t[i]); if (x > best) best = x }
 			}
