@@ -278,7 +278,7 @@ w2=$(worst_window "$TMP/s2" 1)
 b2=$(bound 1 0.1 0.002)
 m2=$(measured_bound 1 0.1)
 check "2. fleet on, even spread: $r2/s is r within 5%" "" within "$r2" "$R" 5
-check "2. worst 1 s window $w2 <= bound $m2 (nominal $b2; worst period $(worst_field gap_max_ns) s, sync $(worst_field rtt_max_ns) s)" "" le "$w2" "$m2"
+check "2. worst 1 s window $w2 <= bound $b2 (D = 2T + RTT; with the agents' worst period $(worst_field gap_max_ns) s and sync $(worst_field rtt_max_ns) s: $m2)" "" le "$w2" "$b2"
 echo "     figures: agent CPU $(report_field 1 cpu_s) s, $(report_field 1 calls) calls after check 2"
 j2=$("$SLUICE" status fltv1 --json | jq -c '.[0].fleet | {up, mode, hosts}')
 check "2. status --json: the fleet is up and synced, 3 hosts ($j2)" "" test "$j2" = '{"up":true,"mode":"synced","hosts":3}'
@@ -335,7 +335,7 @@ for t in 20 100 500; do
 		b=$(bound 1 "0.$(printf %03d "$t")" "0.$(printf %03d $((d + 1)))")
 		m=$(measured_bound 1 "0.$(printf %03d "$t")")
 		worst5+=" T=${t}ms/RTT=${d}ms:$w(nominal<=$b,measured<=$m)"
-		check "5. T=${t}ms RTT=${d}ms: worst 1 s $w <= bound $m (nominal $b; worst period $(worst_field gap_max_ns) s, sync $(worst_field rtt_max_ns) s)" "" le "$w" "$m"
+		check "5. T=${t}ms RTT=${d}ms: worst 1 s $w <= bound $b (D = 2T + RTT; with the agents' worst period $(worst_field gap_max_ns) s and sync $(worst_field rtt_max_ns) s: $m)" "" le "$w" "$b"
 	done
 done
 echo "     figures:$worst5"
