@@ -281,7 +281,8 @@ static __always_inline void way_uncharge(__u64 *slotp, __u64 was, __u64 charged,
  */
 static __always_inline __u64 fleet_owed(const struct table_op *op, __u8 kind)
 {
-	if (kind != SLUICE_METER_GCRA || !fleet_hint.on || op->table != TABLE_SOURCES)
+	if (kind != SLUICE_METER_GCRA || op->now >= fleet_hint.live_until ||
+	    op->table != TABLE_SOURCES)
 		return 0;
 	return fleet_hint.debt_max;
 }

@@ -550,6 +550,33 @@ read -r within8 sources8 worst8 < <(awk -v b="$b8" '{ s[$1] += $2 } END { for (k
 check "8. 1000 sources: $within8 of $sources8 within the bound $b8 (worst $worst8), >= 99%" "" \
 	eval "[ $sources8 -ge 990 ] && [ $((within8 * 100)) -ge $((sources8 * 99)) ]"
 echo "     figures: agent CPU $(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.1f%%", (b - a) / 11 * 100 }') of a core (host 1), Redis calls $(( (calls1 - calls0) / 11 ))/s (3 agents)"
+
+# An agent killed (-9): the datapath stops counting on it within
+# 4T + 2 s (the hint's live_until), and a new agent takes over.
+hint_live() {
+	python3 -c 'import json, subprocess, sys, time
+v = json.loads(subprocess.run(["bpftool", "-j", "map", "lookup", "pinned", sys.argv[1], "key", "0", "0", "0", "0"],
+	capture_output=True, text=True, check=True).stdout)["value"]
+print(1 if time.monotonic_ns() << 4 < int.from_bytes(bytes(int(b, 16) for b in v[:8]), "little") else 0)' \
+		"/sys/fs/bpf/sluice/fltv$1/fleet"
+}
+live0=$(hint_live 1)
+kill -9 "${AGENTS[0]}"
+wait "${AGENTS[0]}" 2>/dev/null
+sleep 2.9
+live1=$(hint_live 1)
+"$SLUICE" agent fltv1 --redis "$CL1" --hosts "$N" --redis-user fleet --redis-password-file "$TMP/secret" 2>>"$TMP/agent1.log" &
+AGENTS[0]=$!
+check "agent killed: the datapath's hint lapses (live $live0, then $live1 after 2.9 s)" "" eval '[ "$live0" = 1 ] && [ "$live1" = 0 ]'
+new_up() {
+	local i
+	for i in $(seq 50); do
+		[ "$(report_field 1 pid)" = "${AGENTS[0]}" ] && [ "$(report_field 1 up)" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "agent killed: a new one starts, is up within 5 s and the hint lives again" "" eval 'new_up && [ "$(hint_live 1)" = 1 ]'
 agents_stop
 
 echo "$passed passed, $failed failed"

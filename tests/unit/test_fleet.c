@@ -174,9 +174,14 @@ static void test_bound(void)
 	check(fleet_bound_excess(&in) == 0, "one host: no excess over r*W + b", "got %.2f",
 	      fleet_bound_excess(&in));
 	fleet_hint_plan(100000000, 3, &h);
-	check(h.on && (1ULL << h.period_shift) <= (100000000ULL << SLUICE_TIME_SHIFT) &&
+	check((1ULL << h.period_shift) <= (100000000ULL << SLUICE_TIME_SHIFT) &&
 		      (2ULL << h.period_shift) > (100000000ULL << SLUICE_TIME_SHIFT),
 	      "hint: the period is T rounded down to a power of two", "shift %u", h.period_shift);
+	check(fleet_live_until(5000000000ULL, 100000000) ==
+		      (5000000000ULL + FLEET_LIVE_PERIODS * 100000000ULL + FLEET_LIVE_NS)
+			      << SLUICE_TIME_SHIFT,
+	      "live_until: periods and a margin ahead of now, in meter time", "got %llu",
+	      (unsigned long long)fleet_live_until(5000000000ULL, 100000000));
 	/* At 1000/s (cost 1 ms), a share of that period over 3 hosts is 22 packets. */
 	{
 		uint64_t cost = 1000000ULL << SLUICE_TIME_SHIFT, per = (cost >> h.cost_shift) + 1;

@@ -499,13 +499,13 @@ static bool redis_sync(struct agent *ag)
 	return !failed;
 }
 
-/* The hint the datapath reads: the share is 1/N of the period. */
+/* The hint the datapath reads: the share is 1/N of the period, on until live_until. */
 static int hint_write(struct agent *ag, bool on)
 {
 	__u32 zero = 0;
 
 	fleet_hint_plan(ag->opt.period_ns, ag->hosts, &ag->hint);
-	ag->hint.on = on;
+	ag->hint.live_until = on ? fleet_live_until(monotonic_ns(), ag->opt.period_ns) : 0;
 	return bpf_map_update_elem(ag->st.fleet_fd, &zero, &ag->hint, 0) ? -errno : 0;
 }
 
@@ -664,6 +664,8 @@ static int round_run(struct agent *ag)
 		err = sync_all(ag, SLUICE_FLEET_CHARGE, arg_split);
 	}
 	candidates_prune(ag);
+	if (!err)
+		err = hint_write(ag, true); /* still alive: live_until moves on */
 	if (now - ag->heartbeat_ns >= AGENT_HEARTBEAT_NS && ag->up) {
 		heartbeat(ag);
 		ag->heartbeat_ns = now;

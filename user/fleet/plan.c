@@ -30,7 +30,6 @@ void fleet_hint_plan(uint64_t period_ns, unsigned int hosts, struct sluice_fleet
 
 	if (!hosts)
 		hosts = 1;
-	h->on = 1;
 	h->period_shift = log2_floor(period ? period : 1);
 	share = (1ULL << h->period_shift) / hosts;
 	bits = log2_floor(share ? share : 1);
@@ -39,6 +38,11 @@ void fleet_hint_plan(uint64_t period_ns, unsigned int hosts, struct sluice_fleet
 	if (!h->share_units)
 		h->share_units = 1;
 	h->debt_max = FLEET_DEBT_MAX_NS << SLUICE_TIME_SHIFT;
+}
+
+uint64_t fleet_live_until(uint64_t now_ns, uint64_t period_ns)
+{
+	return (now_ns + FLEET_LIVE_PERIODS * period_ns + FLEET_LIVE_NS) << SLUICE_TIME_SHIFT;
 }
 
 uint64_t fleet_units_packets(const struct sluice_fleet_hint *h, uint64_t units, uint64_t cost)
