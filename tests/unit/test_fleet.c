@@ -114,6 +114,9 @@ static void test_redirects(void)
 	check(redirect_parse("ASK 3999 [::1]:6381", &slot, &to) == REDIRECT_ASK &&
 		      !strcmp(to.host, "::1"),
 	      "ASK: an IPv6 node", "host %s", to.host);
+	check(redirect_parse("TRYAGAIN Multiple keys request during rehashing of slot", &slot,
+			     &to) == REDIRECT_TRYAGAIN,
+	      "TRYAGAIN: a split slot mid-migration, the same call later", "");
 	check(redirect_parse("MOVED 16384 h:1", &slot, &to) == REDIRECT_NONE,
 	      "MOVED: a slot out of range is no redirection", "taken");
 	check(redirect_parse("ERR unknown command", &slot, &to) == REDIRECT_NONE,

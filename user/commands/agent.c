@@ -489,8 +489,10 @@ static bool redis_sync(struct agent *ag)
 	fleet_redis_run(&ag->redis, ag->calls, ncalls);
 	failed = 0;
 	for (i = 0; i < ncalls; i++) {
-		if (!ag->calls[i].reply ||
-		    reply_take(ag, ag->calls[i].reply, members, first[i], first[i + 1]))
+		/* A TRYAGAIN keeps its usage for the next round: Redis is not down. */
+		if (!ag->calls[i].reply)
+			failed += !ag->calls[i].later;
+		else if (reply_take(ag, ag->calls[i].reply, members, first[i], first[i + 1]))
 			failed++;
 		if (ag->calls[i].reply)
 			freeReplyObject(ag->calls[i].reply);
