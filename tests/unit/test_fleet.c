@@ -116,7 +116,8 @@ static void test_redirects(void)
 	      "ASK: an IPv6 node", "host %s", to.host);
 	check(redirect_parse("TRYAGAIN Multiple keys request during rehashing of slot", &slot,
 			     &to) == REDIRECT_TRYAGAIN,
-	      "TRYAGAIN: a split slot mid-migration, the same call later", "");
+	      "TRYAGAIN: a split slot mid-migration, the same call later", "kind %d",
+	      redirect_parse("TRYAGAIN x", &slot, &to));
 	check(redirect_parse("MOVED 16384 h:1", &slot, &to) == REDIRECT_NONE,
 	      "MOVED: a slot out of range is no redirection", "taken");
 	check(redirect_parse("ERR unknown command", &slot, &to) == REDIRECT_NONE,
