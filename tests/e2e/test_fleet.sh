@@ -555,19 +555,23 @@ sleep 2 # the slot the other master's: MOVED, then the new map
 wait "$SAMPLER"
 floods_wait
 r7m=$(rate_between "$TMP/s7m" 2 13)
+# The TRYAGAIN round's usage is pushed late, and repaid: not over 2 r by
+# more than the bound's share, not starved under 0.9 x 2 r.
+hi7m=$(awk -v r="$R" -v b="$B" -v n="$N" 'BEGIN { printf "%d", 2 * (r + (b + (n - 1) * (r * 0.202 + b)) / 11) }')
 check "7. slot $slot7 ($key7, $key7b) migrated $from7 -> $to7: TRYAGAIN waited out ($(($(errors_of tryagain) - try0)) times), ASK followed ($(($(errors_of ask) - ask0))) and MOVED ($(($(errors_of moved) - moved0)))" "" \
 	eval '[ -n "$key7" ] && [ -n "$key7b" ] && [ $(($(errors_of tryagain) - try0)) -ge 1 ] && [ $(($(errors_of ask) - ask0)) -ge 1 ] && [ $(($(errors_of moved) - moved0)) -ge 1 ]'
-check "7. through the migration no agent fell back, 2 sources at $r7m/s: 2 r within 5%" "" \
-	eval '! grep -q "Redis unreachable" <(tail -n +$((mig_log1 + 1)) "$TMP/agent1.log") && within "$r7m" $((2 * R)) 5'
+check "7. through the migration no agent fell back, 2 sources at $r7m/s: between 0.9 x 2 r and A(11 s) / 11 s for 2 = $hi7m" "" \
+	eval '! grep -q "Redis unreachable" <(tail -n +$((mig_log1 + 1)) "$TMP/agent1.log") && ge "$r7m" $((2 * R * 90 / 100)) && le "$r7m" "$hi7m"'
 
 # 8a. Light sources stay local: 20,000 sources of 2 packets each (far under
 # their share of r*T) reach neither the ring nor Redis.
 calls0=$(report_field 1 calls)
+cands0=$(report_field 1 candidates) # heavy sources of the checks before, not yet idle long enough
 flood 1 10000 4 20000 "$NET.70.1"
 floods_wait
 sleep 0.5
-check "8a. 20000 light sources: none synced ($(report_field 1 candidates) sources, $(report_field 1 lost) lost, $(($(report_field 1 calls) - calls0)) calls in 4.5 s)" "" \
-	eval '[ "$(report_field 1 candidates)" -le 1 ] && [ "$(report_field 1 lost)" = 0 ] && [ $(($(report_field 1 calls) - calls0)) -le 60 ]'
+check "8a. 20000 light sources: none synced ($(report_field 1 candidates) sources, $cands0 before, $(report_field 1 lost) lost, $(($(report_field 1 calls) - calls0)) calls in 4.5 s)" "" \
+	eval '[ "$(report_field 1 candidates)" -le "$cands0" ] && [ "$(report_field 1 lost)" = 0 ] && [ $(($(report_field 1 calls) - calls0)) -le 60 ]'
 
 # 8. 1,000 sources at 10/s, each 30 pps spread over the hosts, through the cluster.
 for h in 1 2 3; do "$SLUICE" set "fltv$h" --rate 10/s --burst 10 >/dev/null; done
