@@ -485,8 +485,8 @@ echo "     figures: cluster errors by kind (host 1): $(grep '^error_' "/run/slui
 
 # 7. A slot migrated between masters while two sources of one hash tag are
 # synced through it: TRYAGAIN while one key has moved and the other not (the
-# call waits a round, the agents stay up), ASK once both have moved and the
-# slot still migrates, MOVED once it is the other master's.
+# agents send each key alone then, and stay up), ASK once both have moved
+# and the slot still migrates, MOVED once it is the other master's.
 rc() { local port=$1; shift; ip netns exec fltr redis-cli -h "$NET.10.2" -p "$port" "$@" 2>/dev/null; }
 rcu() { local port=$1; shift; rc "$port" --user fleet --pass "$PASSWORD" --no-auth-warning "$@"; }
 master_of() { # the live master holding a key
@@ -550,18 +550,17 @@ rc "$from7" migrate "$NET.10.2" "$to7" "" 0 5000 KEYS "$key7" >/dev/null
 sleep 2 # one key moved, one not: TRYAGAIN
 rc "$from7" migrate "$NET.10.2" "$to7" "" 0 5000 KEYS $(rc "$from7" cluster getkeysinslot "$slot7" 1000) >/dev/null
 sleep 2 # both moved, the slot migrating: ASK
-for port in 7001 7002 7003 7004 7005 7006; do rc "$port" cluster setslot "$slot7" node "$to_id" >/dev/null; done
+# The new owner first, then the old one, then the rest, as redis-cli does:
+# the other way round the importing node still answers MOVED to the old one.
+for port in "$to7" "$from7" 7001 7002 7003 7004 7005 7006; do rc "$port" cluster setslot "$slot7" node "$to_id" >/dev/null; done
 sleep 2 # the slot the other master's: MOVED, then the new map
 wait "$SAMPLER"
 floods_wait
 r7m=$(rate_between "$TMP/s7m" 2 13)
-# The TRYAGAIN round's usage is pushed late, and repaid: not over 2 r by
-# more than the bound's share, not starved under 0.9 x 2 r.
-hi7m=$(awk -v r="$R" -v b="$B" -v n="$N" 'BEGIN { printf "%d", 2 * (r + (b + (n - 1) * (r * 0.202 + b)) / 11) }')
-check "7. slot $slot7 ($key7, $key7b) migrated $from7 -> $to7: TRYAGAIN waited out ($(($(errors_of tryagain) - try0)) times), ASK followed ($(($(errors_of ask) - ask0))) and MOVED ($(($(errors_of moved) - moved0)))" "" \
+check "7. slot $slot7 ($key7, $key7b) migrated $from7 -> $to7: TRYAGAIN sent key by key ($(($(errors_of tryagain) - try0)) times), ASK followed ($(($(errors_of ask) - ask0))) and MOVED ($(($(errors_of moved) - moved0)))" "" \
 	eval '[ -n "$key7" ] && [ -n "$key7b" ] && [ $(($(errors_of tryagain) - try0)) -ge 1 ] && [ $(($(errors_of ask) - ask0)) -ge 1 ] && [ $(($(errors_of moved) - moved0)) -ge 1 ]'
-check "7. through the migration no agent fell back, 2 sources at $r7m/s: between 0.9 x 2 r and A(11 s) / 11 s for 2 = $hi7m" "" \
-	eval '! grep -q "Redis unreachable" <(tail -n +$((mig_log1 + 1)) "$TMP/agent1.log") && ge "$r7m" $((2 * R * 90 / 100)) && le "$r7m" "$hi7m"'
+check "7. through the migration no agent fell back, 2 sources at $r7m/s: 2 r within 5%" "" \
+	eval '! grep -q "Redis unreachable" <(tail -n +$((mig_log1 + 1)) "$TMP/agent1.log") && within "$r7m" $((2 * R)) 5'
 
 # 8a. Light sources stay local: 20,000 sources of 2 packets each (far under
 # their share of r*T) reach neither the ring nor Redis.

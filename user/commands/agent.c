@@ -61,6 +61,7 @@ struct candidate {
 	uint32_t idle;
 	uint16_t tag;
 	bool gone;
+	bool alone; /* its tag's call got TRYAGAIN: sent in a call of its own until one succeeds */
 	char rkey[AGENT_KEY_MAX];
 };
 
@@ -392,13 +393,16 @@ static double span_us(const struct agent *ag, const struct candidate *c)
 }
 
 /*
- * The calls of this round: per tag, up to AGENT_KEYS_PER_CALL keys each;
- * members[] says which candidate each key of each call is.
+ * The calls of this round: per tag, up to AGENT_KEYS_PER_CALL keys each,
+ * or with alone, one call per candidate marked alone (a call of one key
+ * never gets TRYAGAIN), as many as fit; members[] says which candidate
+ * each key of each call is.
  */
-static int calls_build(struct agent *ag, int *members, int *first)
+static int calls_build(struct agent *ag, int *members, int *first, bool alone)
 {
 	static char numkeys[AGENT_CALLS_MAX][16];
 	int tag, i, ncalls = 0, nargs = 0, m = 0, keys = 0;
+	int per_call = alone ? 1 : AGENT_KEYS_PER_CALL;
 
 	for (tag = 0; tag < AGENT_TAGS; tag++) {
 		struct fleet_call *call = NULL;
@@ -406,9 +410,11 @@ static int calls_build(struct agent *ag, int *members, int *first)
 		for (i = 0; i < ag->n; i++) {
 			struct candidate *c = &ag->cands[i];
 
-			if (c->tag != tag)
+			if (c->tag != tag || c->alone != alone)
 				continue;
-			if (!call || keys == AGENT_KEYS_PER_CALL) {
+			if (!call || keys == per_call) {
+				if (ncalls == AGENT_CALLS_MAX)
+					break; /* the rest keep their usage for the next round */
 				if (call)
 					snprintf(numkeys[ncalls - 1], sizeof(numkeys[0]), "%d",
 						 keys);
@@ -469,34 +475,59 @@ static int reply_take(struct agent *ag, const redisReply *r, const int *members,
 			c->delta = ag->hint.debt_max;
 		c->unpushed = 0;
 		c->pushed_ns = ag->sent_ns;
+		c->alone = false;
 		ag->rep.would_refuse += (uint64_t)x->integer;
 	}
 	return 0;
 }
 
-/* Pushes every candidate's usage; true when every call made it. */
+/*
+ * Takes the replies of ncalls calls: how many failed. A call answered
+ * TRYAGAIN (its slot mid-migration, its keys split between two nodes) is
+ * no failure: its candidates are marked to go alone.
+ */
+static int calls_settle(struct agent *ag, int ncalls, const int *members, const int *first)
+{
+	int i, j, failed = 0;
+
+	for (i = 0; i < ncalls; i++) {
+		struct fleet_call *call = &ag->calls[i];
+
+		if (!call->reply && call->later) {
+			for (j = first[i]; j < first[i + 1]; j++)
+				ag->cands[members[j]].alone = true;
+		} else if (!call->reply ||
+			   reply_take(ag, call->reply, members, first[i], first[i + 1])) {
+			failed++;
+		}
+		if (call->reply)
+			freeReplyObject(call->reply);
+		call->reply = NULL;
+	}
+	return failed;
+}
+
+/*
+ * Pushes every candidate's usage; true when every call made it. Candidates
+ * whose tag's call got TRYAGAIN go again at once, one key per call.
+ */
 static bool redis_sync(struct agent *ag)
 {
 	static int members[AGENT_CANDIDATES_MAX], first[AGENT_CANDIDATES_MAX + 1];
-	int ncalls, i, failed;
+	int ncalls, failed, pass;
 
 	if (!ag->n)
 		return fleet_redis_ready(&ag->redis) == 0;
 	if (fleet_redis_ready(&ag->redis))
 		return false;
 	ag->sent_ns = monotonic_ns();
-	ncalls = calls_build(ag, members, first);
-	fleet_redis_run(&ag->redis, ag->calls, ncalls);
 	failed = 0;
-	for (i = 0; i < ncalls; i++) {
-		/* A TRYAGAIN keeps its usage for the next round: Redis is not down. */
-		if (!ag->calls[i].reply)
-			failed += !ag->calls[i].later;
-		else if (reply_take(ag, ag->calls[i].reply, members, first[i], first[i + 1]))
-			failed++;
-		if (ag->calls[i].reply)
-			freeReplyObject(ag->calls[i].reply);
-		ag->calls[i].reply = NULL;
+	for (pass = 0; pass < 2; pass++) {
+		ncalls = calls_build(ag, members, first, pass == 1);
+		if (!ncalls)
+			continue;
+		fleet_redis_run(&ag->redis, ag->calls, ncalls);
+		failed += calls_settle(ag, ncalls, members, first);
 	}
 	return !failed;
 }
