@@ -49,6 +49,7 @@
 /* A reply later than two periods, or this, is a timeout: Redis is then down. */
 #define AGENT_TIMEOUT_MIN_NS (250 * 1000000ULL)
 #define AGENT_NUM_MAX	     24 /* one number as text */
+#define AGENT_SLACK_NS	     (2500 * 1000000ULL)
 
 struct candidate {
 	struct sluice_key key;
@@ -82,6 +83,11 @@ struct agent {
 	uint64_t cfg_read_ns, heartbeat_ns, last_sync_ns, report_ns, round_ns;
 	uint64_t sent_ns;    /* when this round's calls went out */
 	uint64_t since_sent; /* meter time from then to the sync step */
+	/*
+	 * The longest sync of the last AGENT_SLACK_NS to twice that: how late
+	 * a push may have reached Redis (slack_ns), from two windows' maxima.
+	 */
+	uint64_t slack_ns, slack_cur_ns, slack_prev_ns, slack_window_ns;
 	uint32_t hosts;
 	bool up, was_up;
 	char password[256];
@@ -287,13 +293,31 @@ static int sync_run(struct agent *ag, int from, int n, __u32 op,
 
 /*
  * The global TAT ahead of the moment the calls were sent, at the latest
- * when Redis read its clock: never stricter than the fleet (a later
- * moment would add the sync's time to every host's wait), at most an RTT
- * looser, which the bound's D counts.
+ * when Redis read its clock, less the slack: never stricter than the
+ * fleet, at most an RTT looser, which the bound's D counts. A later moment
+ * would add the sync's time to every host's wait. Without the slack, a
+ * push that once reached Redis late leaves the global TAT that much ahead
+ * while the source stays busy (Redis places usage by its arrival), and a
+ * host that has all of the source's traffic would be held under r.
  */
 static uint64_t arg_advance(const struct agent *ag, const struct candidate *c)
 {
-	return c->delta > ag->since_sent ? c->delta - ag->since_sent : 0;
+	uint64_t back = ag->since_sent + (ag->slack_ns << SLUICE_TIME_SHIFT);
+
+	return c->delta > back ? c->delta - back : 0;
+}
+
+/* A sync took sync_ns: the slack is the longest of the last two windows. */
+static void slack_note(struct agent *ag, uint64_t now, uint64_t sync_ns)
+{
+	if (now - ag->slack_window_ns >= AGENT_SLACK_NS) {
+		ag->slack_prev_ns = ag->slack_cur_ns;
+		ag->slack_cur_ns = 0;
+		ag->slack_window_ns = now;
+	}
+	if (sync_ns > ag->slack_cur_ns)
+		ag->slack_cur_ns = sync_ns;
+	ag->slack_ns = ag->slack_cur_ns > ag->slack_prev_ns ? ag->slack_cur_ns : ag->slack_prev_ns;
 }
 
 /* Split: each packet here costs as much as N hosts' would, so this host takes r/N. */
@@ -440,6 +464,7 @@ static int calls_build(struct agent *ag, int *members, int *first, bool alone)
 		call->argvlen[2] = strlen(numkeys[i]);
 		call_arg(call, ag->opt.shadow ? "shadow" : "sync");
 		call_arg(call, num(ag, &nargs, "%.0f", meter_to_us(ag->hint.debt_max)));
+		call_arg(call, num(ag, &nargs, "%.0f", (double)ag->slack_ns / 1000));
 		for (j = first[i]; j < first[i + 1]; j++) {
 			const struct candidate *c = &ag->cands[members[j]];
 
@@ -690,6 +715,7 @@ static int round_run(struct agent *ag)
 	ag->round_ns = now;
 	if (ag->up) {
 		ag->last_sync_ns = monotonic_ns();
+		slack_note(ag, now, ag->last_sync_ns - ag->sent_ns);
 		if (!ag->opt.shadow)
 			ag->since_sent = (monotonic_ns() - ag->sent_ns) << SLUICE_TIME_SHIFT;
 		err = sync_all(ag, SLUICE_FLEET_ADVANCE, arg_advance);
@@ -801,7 +827,8 @@ static int agent_setup(struct agent *ag, struct cli_args *a)
 	ag->cands = calloc(AGENT_CANDIDATES_MAX, sizeof(*ag->cands));
 	ag->index = calloc(2 * AGENT_CANDIDATES_MAX, sizeof(*ag->index));
 	ag->calls = calloc(AGENT_CALLS_MAX, sizeof(*ag->calls));
-	ag->argbuf = calloc(4 * AGENT_CANDIDATES_MAX + AGENT_TAGS * 8, sizeof(*ag->argbuf));
+	/* 4 numbers per key, 2 per call (the debt cap and the slack) */
+	ag->argbuf = calloc(4 * AGENT_CANDIDATES_MAX + 2 * AGENT_CALLS_MAX, sizeof(*ag->argbuf));
 	if (!ag->cands || !ag->index || !ag->calls || !ag->argbuf)
 		return -ENOMEM;
 	index_rebuild(ag);
