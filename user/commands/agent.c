@@ -715,7 +715,8 @@ static int round_run(struct agent *ag)
 	ag->round_ns = now;
 	if (ag->up) {
 		ag->last_sync_ns = monotonic_ns();
-		slack_note(ag, now, ag->last_sync_ns - ag->sent_ns);
+		if (ag->n) /* else no call went out, and sent_ns is an older round's */
+			slack_note(ag, now, ag->last_sync_ns - ag->sent_ns);
 		if (!ag->opt.shadow)
 			ag->since_sent = (monotonic_ns() - ag->sent_ns) << SLUICE_TIME_SHIFT;
 		err = sync_all(ag, SLUICE_FLEET_ADVANCE, arg_advance);
