@@ -601,7 +601,7 @@ print(1 if time.monotonic_ns() << 4 < int.from_bytes(bytes(int(b, 16) for b in v
 }
 live0=$(hint_live 1)
 kill -9 "${AGENTS[0]}"
-wait "${AGENTS[0]}" 2>/dev/null
+{ wait "${AGENTS[0]}"; } 2>/dev/null # without the shell's "Killed" line
 sleep 2.9
 live1=$(hint_live 1)
 "$SLUICE" agent fltv1 --redis "$CL1" --hosts "$N" --redis-user fleet --redis-password-file "$TMP/secret" 2>>"$TMP/agent1.log" &

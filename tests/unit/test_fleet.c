@@ -186,6 +186,21 @@ static void test_bound(void)
 			      << SLUICE_TIME_SHIFT,
 	      "live_until: periods and a margin ahead of now, in meter time", "got %llu",
 	      (unsigned long long)fleet_live_until(5000000000ULL, 100000000));
+	{
+		struct fleet_slack sl = { 0 };
+		uint64_t t = 10 * FLEET_SLACK_WINDOW_NS, ms = 1000000ULL, got[4];
+
+		got[0] = fleet_slack_note(&sl, t, 300 * ms);				/* a late sync */
+		got[1] = fleet_slack_note(&sl, t + FLEET_SLACK_WINDOW_NS, 5 * ms);	/* kept */
+		got[2] = fleet_slack_note(&sl, t + 2 * FLEET_SLACK_WINDOW_NS, 5 * ms); /* gone */
+		got[3] = fleet_slack_note(&sl, t + 5 * FLEET_SLACK_WINDOW_NS, 7 * ms); /* after a gap */
+		check(got[0] == 300 * ms && got[1] == 300 * ms && got[2] == 5 * ms &&
+			      got[3] == 7 * ms,
+		      "slack: a late sync counts for one to two windows, then only newer ones",
+		      "%llu %llu %llu %llu ms", (unsigned long long)(got[0] / ms),
+		      (unsigned long long)(got[1] / ms), (unsigned long long)(got[2] / ms),
+		      (unsigned long long)(got[3] / ms));
+	}
 	/* At 1000/s (cost 1 ms), a share of that period over 3 hosts is 22 packets. */
 	{
 		uint64_t cost = 1000000ULL << SLUICE_TIME_SHIFT, per = (cost >> h.cost_shift) + 1;

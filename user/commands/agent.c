@@ -49,7 +49,6 @@
 /* A reply later than two periods, or this, is a timeout: Redis is then down. */
 #define AGENT_TIMEOUT_MIN_NS (250 * 1000000ULL)
 #define AGENT_NUM_MAX	     24 /* one number as text */
-#define AGENT_SLACK_NS	     (2500 * 1000000ULL)
 
 struct candidate {
 	struct sluice_key key;
@@ -83,11 +82,8 @@ struct agent {
 	uint64_t cfg_read_ns, heartbeat_ns, last_sync_ns, report_ns, round_ns;
 	uint64_t sent_ns;    /* when this round's calls went out */
 	uint64_t since_sent; /* meter time from then to the sync step */
-	/*
-	 * The longest sync of the last AGENT_SLACK_NS to twice that: how late
-	 * a push may have reached Redis (slack_ns), from two windows' maxima.
-	 */
-	uint64_t slack_ns, slack_cur_ns, slack_prev_ns, slack_window_ns;
+	struct fleet_slack slack;
+	uint64_t slack_ns; /* how late a push may have reached Redis */
 	uint32_t hosts;
 	bool up, was_up;
 	char password[256];
@@ -307,18 +303,6 @@ static uint64_t arg_advance(const struct agent *ag, const struct candidate *c)
 	return c->delta > back ? c->delta - back : 0;
 }
 
-/* A sync took sync_ns: the slack is the longest of the last two windows. */
-static void slack_note(struct agent *ag, uint64_t now, uint64_t sync_ns)
-{
-	if (now - ag->slack_window_ns >= AGENT_SLACK_NS) {
-		ag->slack_prev_ns = ag->slack_cur_ns;
-		ag->slack_cur_ns = 0;
-		ag->slack_window_ns = now;
-	}
-	if (sync_ns > ag->slack_cur_ns)
-		ag->slack_cur_ns = sync_ns;
-	ag->slack_ns = ag->slack_cur_ns > ag->slack_prev_ns ? ag->slack_cur_ns : ag->slack_prev_ns;
-}
 
 /* Split: each packet here costs as much as N hosts' would, so this host takes r/N. */
 static uint64_t arg_split(const struct agent *ag, const struct candidate *c)
@@ -716,7 +700,8 @@ static int round_run(struct agent *ag)
 	if (ag->up) {
 		ag->last_sync_ns = monotonic_ns();
 		if (ag->n) /* else no call went out, and sent_ns is an older round's */
-			slack_note(ag, now, ag->last_sync_ns - ag->sent_ns);
+			ag->slack_ns = fleet_slack_note(&ag->slack, now,
+							ag->last_sync_ns - ag->sent_ns);
 		if (!ag->opt.shadow)
 			ag->since_sent = (monotonic_ns() - ag->sent_ns) << SLUICE_TIME_SHIFT;
 		err = sync_all(ag, SLUICE_FLEET_ADVANCE, arg_advance);

@@ -45,6 +45,19 @@ uint64_t fleet_live_until(uint64_t now_ns, uint64_t period_ns)
 	return (now_ns + FLEET_LIVE_PERIODS * period_ns + FLEET_LIVE_NS) << SLUICE_TIME_SHIFT;
 }
 
+uint64_t fleet_slack_note(struct fleet_slack *s, uint64_t now_ns, uint64_t sync_ns)
+{
+	if (now_ns - s->window_ns >= FLEET_SLACK_WINDOW_NS) {
+		/* a window skipped whole (no sync in it) leaves nothing behind */
+		s->prev_ns = now_ns - s->window_ns >= 2 * FLEET_SLACK_WINDOW_NS ? 0 : s->cur_ns;
+		s->cur_ns = 0;
+		s->window_ns = now_ns;
+	}
+	if (sync_ns > s->cur_ns)
+		s->cur_ns = sync_ns;
+	return s->cur_ns > s->prev_ns ? s->cur_ns : s->prev_ns;
+}
+
 uint64_t fleet_units_packets(const struct sluice_fleet_hint *h, uint64_t units, uint64_t cost)
 {
 	uint64_t per = (cost >> h->cost_shift) + 1;
