@@ -22,7 +22,8 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # xdp-loader) and the libxdp dispatcher object. systemd: systemd-analyze
 # checks the units; build-essential (dpkg-buildpackage requires it), debhelper,
 # dpkg-dev and lintian: the Debian package and its test (docs/operations.md).
-# python3: the syslog listener that reads the audit trail back (test_audit.sh).
+# python3: the syslog listener that reads the audit trail back (test_audit.sh),
+# and the fleet test's sampler, delay relay and checks (test_fleet.sh).
 # libhiredis-dev: the fleet agent's Redis client; redis-server and redis-tools:
 # the fleet test's Redis node and cluster (redis-cli --cluster create).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \

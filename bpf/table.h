@@ -212,20 +212,30 @@ static __always_inline void slot_meter_of_op(struct slot_meter *m, const struct 
 }
 
 /*
- * The algorithms besides GCRA, each a global function: the verifier checks
- * them once, not on every path through the meter steps that use them, and
- * they keep the callers' stack small. GCRA stays inline, its cost
- * unchanged. slot_step: the slot after op's packet conforms, or 0 when it
- * does not (no window or warm-up slot is 0 after a packet).
+ * The slot after op's packet conforms, or 0 when it does not, for a kind
+ * given as a constant where the caller knows it (the switch in slot_next
+ * then folds away; table_meter_kind).
  */
-__attribute__((noinline)) __u64 slot_step(const struct table_op *op, __u64 slot)
+static __always_inline __u64 slot_next_of(const struct table_op *op, __u64 slot, __u8 kind)
 {
 	struct slot_meter m = {};
 
-	if (!op)
-		return 0;
 	slot_meter_of_op(&m, op);
+	m.kind = kind;
 	return slot_next(&m, slot, op->now, op->cost);
+}
+
+/*
+ * The algorithms besides GCRA off the table's meter step (a new source's
+ * first step, a warm-up's undo, a refusal's moment), each a global
+ * function: the verifier checks them once, not on every path that uses
+ * them, and they keep the callers' stack small. slot_step: the slot after
+ * op's packet conforms, or 0 when it does not (no window or warm-up slot is
+ * 0 after a packet).
+ */
+__attribute__((noinline)) __u64 slot_step(const struct table_op *op, __u64 slot)
+{
+	return op ? slot_next_of(op, slot, op->kind) : 0;
 }
 
 /* No later than the first moment a packet of cost may conform, after a refusal left slot. */
@@ -265,26 +275,14 @@ static __always_inline void way_uncharge(__u64 *slotp, __u64 was, __u64 charged,
 }
 
 /*
- * The slot after op's packet conforms, or 0 when it does not, for a kind
- * the caller fixes at compile time: the switch in slot_next folds away.
- */
-static __always_inline __u64 slot_next_of(const struct table_op *op, __u64 slot, __u8 kind)
-{
-	struct slot_meter m = {};
-
-	slot_meter_of_op(&m, op);
-	m.kind = kind;
-	return slot_next(&m, slot, op->now, op->cost);
-}
-
-/*
  * A fleet agent runs: the debt a source's TAT may carry past its burst
  * (what other hosts owe), else 0. The one load the fleet adds per packet
  * when no agent runs.
  */
 static __always_inline __u64 fleet_owed(const struct table_op *op, __u8 kind)
 {
-	if (kind != SLUICE_METER_GCRA || !fleet_hint.on || op->table != TABLE_SOURCES)
+	if (kind != SLUICE_METER_GCRA || op->now >= fleet_hint.live_until ||
+	    op->table != TABLE_SOURCES)
 		return 0;
 	return fleet_hint.debt_max;
 }

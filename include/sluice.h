@@ -498,8 +498,10 @@ struct sluice_stats {
 /*
  * The fleet (docs/fleet.md): an agent syncs each heavy source's usage with
  * the other hosts' through Redis. It tells the datapath through this
- * global (map `fleet`, a .data section: one load per packet): while `on`
- * is 0, metering does exactly what it does without an agent.
+ * global (map `fleet`, a .data section: one load per packet): from
+ * live_until on (meter time), metering does exactly what it does without
+ * an agent. The agent moves live_until forward every period, so one that
+ * was killed stops counting seconds later, as if it had stopped cleanly.
  *
  * A conforming packet adds (cost >> cost_shift) + 1 units to its way's
  * usage in the current period (now >> period_shift); crossing share_units
@@ -508,10 +510,11 @@ struct sluice_stats {
  * reaches the ring, however many such sources there are.
  */
 struct sluice_fleet_hint {
-	__u32 on;
+	__u64 live_until;   /* meter time: an agent runs while now is before it */
 	__u32 period_shift; /* meter time >> period_shift: the period tag */
 	__u32 cost_shift;
 	__u32 share_units;
+	__u32 pad;
 	/*
 	 * Debt the fleet may leave in a TAT beyond one burst, in meter time:
 	 * the cap of gcra.h starts this much later while an agent runs, so a

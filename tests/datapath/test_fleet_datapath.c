@@ -87,7 +87,7 @@ static void case_sync(struct fixture *fx, struct frame *f, const struct sluice_k
 	check(e.tat_delta == 550 * MS, "fleet CHARGE adds to the TAT", "delta %llu ms",
 	      (unsigned long long)(e.tat_delta / MS));
 	/* An agent runs: a refused packet keeps the fleet's debt past the burst. */
-	fx->test->data_fleet->fleet_hint.on = 1;
+	fx->test->data_fleet->fleet_hint.live_until = ~0ULL;
 	fx->test->data_fleet->fleet_hint.debt_max = 10000 * MS;
 	check(fixture_run(fx, f->data, f->len, 1) == XDP_DROP,
 	      "a source the fleet moved 550 ms ahead is refused", "passed");
@@ -95,14 +95,16 @@ static void case_sync(struct fixture *fx, struct frame *f, const struct sluice_k
 	check(e.tat_delta == 550 * MS, "with an agent, a refusal keeps the fleet's debt",
 	      "delta %llu ms", (unsigned long long)(e.tat_delta / MS));
 	/*
-	 * No agent: the cap of a policy change, one burst (100 ms at 1000/s).
-	 * The same settings again, a new generation: past the over-limit cache.
+	 * No agent, or one killed (its live_until passed, not moved on): the
+	 * cap of a policy change, one burst (100 ms at 1000/s). The same
+	 * settings again, a new generation: past the over-limit cache.
 	 */
-	fx->test->data_fleet->fleet_hint.on = 0;
+	fx->test->data_fleet->fleet_hint.live_until = 1;
 	fixture_configure(fx, s);
 	fixture_run(fx, f->data, f->len, 1);
 	e = sync_one(fx, key, SLUICE_FLEET_READ, 0);
-	check(e.tat_delta <= 100 * MS, "without an agent, a refusal caps debt at one burst",
+	check(e.tat_delta <= 100 * MS,
+	      "without a live agent (live_until passed), a refusal caps debt at one burst",
 	      "delta %llu ms", (unsigned long long)(e.tat_delta / MS));
 }
 
@@ -117,6 +119,7 @@ static void case_candidates(struct fixture *fx, struct frame *f, const struct sl
 	if (!rb)
 		return;
 	fleet_hint_plan(100000000, 3, &fx->test->data_fleet->fleet_hint);
+	fx->test->data_fleet->fleet_hint.live_until = ~0ULL;
 	/* 1000/s for 40 ms, within one period: crossing the 22-packet share once. */
 	now_ns = (now_ns | ((1ULL << 30) - 1)) + 1; /* the start of a period (2^30 / 16 ns) */
 	for (i = 0; i < 40; i++) {
@@ -131,7 +134,7 @@ static void case_candidates(struct fixture *fx, struct frame *f, const struct sl
 	      candidates);
 	check(after_share >= 20 && after_share <= 24, "at its share: 22 packets of 1000/s in 67 ms",
 	      "after %d packets", after_share);
-	fx->test->data_fleet->fleet_hint.on = 0;
+	fx->test->data_fleet->fleet_hint.live_until = 0;
 	ring_buffer__free(rb);
 }
 

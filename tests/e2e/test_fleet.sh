@@ -195,8 +195,10 @@ worst_window() {
 		END { best = 0; j = 1
 			for (i = 1; i <= NR; i++) {
 				while (j < NR && t[j + 1] - t[i] <= w) j++
-				# scale a window a sample short of w up to w
-				if (t[j] > t[i]) { x = (v[j] - v[i]) * w / (t[j] - t[i]); if (x > best) best = x }
+				# scale a window a sample or so short of w up to w; a
+				# shorter one (the last samples of a run) is no window of w:
+				# scaled up, one burst would count ten times
+				if (t[j] - t[i] >= w * 0.85) { x = (v[j] - v[i]) * w / (t[j] - t[i]); if (x > best) best = x }
 			}
 			printf "%d\n", best }' "$1"
 }
@@ -262,6 +264,16 @@ check "agent: unknown --fallback is exit 2" "" bad --redis "$RED" --fallback may
 check "agent: missing password file is exit 2" "" bad --redis "$RED" --redis-password-file "$TMP/nope"
 echo secret >"$TMP/pw" && chmod 0644 "$TMP/pw"
 check "agent: world-readable password file is exit 2" "" bad --redis "$RED" --redis-password-file "$TMP/pw"
+# A rule the agent cannot sync (a window algorithm) is refused, until it is gone.
+window_refused() {
+	local out code
+	"$SLUICE" rule add fltv1 10.231.200.0/24 --rate 100/m --algorithm fixed-window >/dev/null || return 1
+	out=$("$SLUICE" agent fltv1 --redis "$RED" --redis-user fleet --redis-password-file "$TMP/secret" 2>&1)
+	code=$?
+	"$SLUICE" rule del fltv1 10.231.200.0/24 >/dev/null
+	[ "$code" = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q "window algorithm" <<<"$out"
+}
+check "agent: a rule with a window algorithm is refused (exit 2, one line, says why)" "" window_refused
 
 # 1. Fleet off: every host its own limit.
 spread_run 2000 2000 2000 8 "$TMP/s1"
@@ -276,7 +288,7 @@ w2=$(worst_window "$TMP/s2" 1)
 b2=$(bound 1 0.1 0.002)
 m2=$(measured_bound 1 0.1)
 check "2. fleet on, even spread: $r2/s is r within 5%" "" within "$r2" "$R" 5
-check "2. worst 1 s window $w2 <= bound $m2 (nominal $b2; worst period $(worst_field gap_max_ns) s, sync $(worst_field rtt_max_ns) s)" "" le "$w2" "$m2"
+check "2. worst 1 s window $w2 <= bound $b2 (D = 2T + RTT; with the agents' worst period $(worst_field gap_max_ns) s and sync $(worst_field rtt_max_ns) s: $m2)" "" le "$w2" "$b2"
 echo "     figures: agent CPU $(report_field 1 cpu_s) s, $(report_field 1 calls) calls after check 2"
 j2=$("$SLUICE" status fltv1 --json | jq -c '.[0].fleet | {up, mode, hosts}')
 check "2. status --json: the fleet is up and synced, 3 hosts ($j2)" "" test "$j2" = '{"up":true,"mode":"synced","hosts":3}'
@@ -296,8 +308,8 @@ metrics() {
 check "2. exporter: sluice_fleet_up 1 for host 1" "" grep -qx 'sluice_fleet_up{interface="fltv1"} 1' <<<"$(metrics)"
 
 # 3. All traffic to one host.
-spread_run 3000 0 0 8 "$TMP/s3"
-r3=$(rate_between "$TMP/s3" 2 6.5)
+spread_run 3000 0 0 12 "$TMP/s3"
+r3=$(rate_between "$TMP/s3" 2 10.5)
 check "3. all traffic to one host: $r3/s >= 0.95 r (a static split would give r/3)" "" ge "$r3" $((R * 95 / 100))
 
 # 4. Skewed.
@@ -333,7 +345,7 @@ for t in 20 100 500; do
 		b=$(bound 1 "0.$(printf %03d "$t")" "0.$(printf %03d $((d + 1)))")
 		m=$(measured_bound 1 "0.$(printf %03d "$t")")
 		worst5+=" T=${t}ms/RTT=${d}ms:$w(nominal<=$b,measured<=$m)"
-		check "5. T=${t}ms RTT=${d}ms: worst 1 s $w <= bound $m (nominal $b; worst period $(worst_field gap_max_ns) s, sync $(worst_field rtt_max_ns) s)" "" le "$w" "$m"
+		check "5. T=${t}ms RTT=${d}ms: worst 1 s $w <= bound $b (D = 2T + RTT; with the agents' worst period $(worst_field gap_max_ns) s and sync $(worst_field rtt_max_ns) s: $m)" "" le "$w" "$b"
 	done
 done
 echo "     figures:$worst5"
@@ -391,8 +403,9 @@ RUN_SRC=$NET.99.62
 p7=$(passed_all)
 for h in 1 2 3; do flood "$h" 1000 16 1 "$RUN_SRC"; done
 sleep 2
+killed7=$(date +%s.%N)
 redis_stop single
-sleep 1.5
+sleep 1
 st7=$(status_of 2)
 a7=$(passed_all)
 sleep 1
@@ -401,12 +414,31 @@ redis_start single 6379
 check "7. Redis killed: status says the fleet is down ($st7)" "" grep -q "DOWN" <<<"$st7"
 check "7. Redis killed: the hosts pass at their local limits ($((b7 - a7))/s)" "" ge $((b7 - a7)) $((3 * R * 90 / 100))
 check "7. Redis restarted: every agent up again within 5 s" "" eval 'wait_up 1 5 && wait_up 2 5 && wait_up 3 5'
+out7=$(awk -v a="$killed7" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 floods_wait
 sleep 0.5
 t7=$(($(passed_all) - p7))
-# Redis restarted empty: its state is lost, a second start's transient.
-b7=$(($(bound 16 0.1 0.002) + B + (N - 1) * (R * 202 / 1000 + B)))
-check "7. the outage's excess repaid: $t7 over 16 s <= A(16 s) + a restart's transient = $b7" "" le "$t7" "$b7"
+# Redis restarted empty loses the fleet's state (a fresh start's transient:
+# b + (N-1)(r D + b) once more), and the outage's excess is pushed back as
+# debt, of which a TAT keeps at most 10 s: beyond that it is forgiven.
+b7=$(awk -v a="$(bound 16 0.1 0.002)" -v o="$out7" -v r="$R" -v b="$B" -v n="$N" \
+	'BEGIN { f = ((n - 1) * o - 10) * r; if (f < 0) f = 0
+		printf "%d\n", a + b + (n - 1) * (r * 0.202 + b) + f }')
+check "7. the outage's excess repaid: $t7 over 16 s <= A(16 s) + a restart's transient = $b7 (outage ${out7} s)" "" le "$t7" "$b7"
+agents_stop
+
+# Fallback split: Redis gone, every host keeps 1/N of the limit.
+agents_start "$RED1" "$RED" --fallback split
+RUN_SRC=$NET.99.66
+for h in 1 2 3; do flood "$h" 1000 14 1 "$RUN_SRC"; done
+sleep 2
+redis_stop single
+sample 11 "$TMP/sp"
+floods_wait
+rsp=$(rate_between "$TMP/sp" 1.5 10.5)
+stsp=$(status_of 1)
+check "7. fallback split, Redis gone: the 3 hosts pass $rsp/s, r within 5% (r/3 each)" "" within "$rsp" "$R" 5
+check "7. fallback split: status says so" "" grep -q "DOWN, fallback-split" <<<"$stsp"
 agents_stop
 
 # 7. A Redis Cluster of 3 masters and 3 replicas; a master killed, its replica promoted.
@@ -428,8 +460,8 @@ check "7. cluster: redis-cli --cluster create makes 3 masters with a replica eac
 CL=$NET.10.2:7001,$NET.10.2:7002
 CL1=$NET.11.2:7001,$NET.11.2:7002
 agents_start "$CL1" "$CL"
-RUN_SRC=$NET.99.63 spread_run 1000 1000 1000 6 "$TMP/s7c"
-r7c=$(rate_between "$TMP/s7c" 2 4.5)
+RUN_SRC=$NET.99.63 spread_run 1000 1000 1000 10 "$TMP/s7c"
+r7c=$(rate_between "$TMP/s7c" 3 8.5)
 check "7. cluster: even spread, $r7c/s is r within 5%" "" within "$r7c" "$R" 5
 # The master holding the source: the one whose keys start with sluice.
 victim=""
@@ -451,14 +483,94 @@ t7=$(($(passed_all) - p7))
 check "7. cluster failover's excess repaid: $t7 over 16 s <= 1.05 x r x 16 + b" "" le "$t7" $((105 * 16 * R / 100 + B))
 echo "     figures: cluster errors by kind (host 1): $(grep '^error_' "/run/sluice/fleet/fltv1" | tr '\n' ' ')"
 
+# 7. A slot migrated between masters while two sources of one hash tag are
+# synced through it: TRYAGAIN while one key has moved and the other not (the
+# agents send each key alone then, and stay up), ASK once both have moved
+# and the slot still migrates, MOVED once it is the other master's.
+rc() { local port=$1; shift; ip netns exec fltr redis-cli -h "$NET.10.2" -p "$port" "$@" 2>/dev/null; }
+rcu() { local port=$1; shift; rc "$port" --user fleet --pass "$PASSWORD" --no-auth-warning "$@"; }
+master_of() { # the live master holding a key
+	local port
+	for port in 7001 7002 7003 7004 7005 7006; do
+		[ "$(rc "$port" role | head -1)" = master ] || continue
+		[ "$(rcu "$port" exists "$1")" = 1 ] && echo "$port" && return 0
+	done
+	return 1
+}
+other_master() {
+	local port
+	for port in 7001 7002 7003 7004 7005 7006; do
+		[ "$port" != "$1" ] && [ "$(rc "$port" role | head -1)" = master ] && echo "$port" && return 0
+	done
+	return 1
+}
+# key_of ADDR: the source's key, wherever it is (the address as the
+# datapath holds it: its bytes in order, as a 32-bit little-endian word).
+key_of() {
+	local hex port
+	hex=$(IFS=. read -r a b c d <<<"$1"; printf '%02x%02x%02x%02x' "$d" "$c" "$b" "$a")
+	for port in 7001 7002 7003 7004 7005 7006; do
+		rcu "$port" --scan --pattern "sluice:{s:*}:4:$hex*"
+	done | head -1
+}
+# same_tag ADDR: an address in 10.231.98.0/24 the agent puts in ADDR's hash
+# tag (FNV-1a of the key without its rule, modulo 64, as agent.c names it).
+same_tag() {
+	python3 -c 'import sys
+def tag(a):
+    h = 2166136261
+    for b in bytes([4, 32, 0, 0]) + bytes(int(x) for x in a.split(".")) + bytes(12):
+        h = ((h ^ b) * 16777619) & 0xffffffff
+    return h % 64
+t = tag(sys.argv[1])
+print(next(f"10.231.98.{i}" for i in range(1, 255) if tag(f"10.231.98.{i}") == t))' "$1"
+}
+errors_of() { # the three agents' count of one error kind
+	local h
+	for h in 1 2 3; do report_field "$h" "error_$1"; done | awk '{ s += $1 } END { print s + 0 }'
+}
+RUN_SRC=$NET.99.65
+mig_log1=$(wc -l <"$TMP/agent1.log")
+SRC2=$(same_tag "$RUN_SRC")
+ask0=$(errors_of ask) moved0=$(errors_of moved) try0=$(errors_of tryagain)
+for h in 1 2 3; do flood "$h" 1000 15 1 "$RUN_SRC"; flood "$h" 1000 15 1 "$SRC2"; done
+sample 14 "$TMP/s7m" &
+SAMPLER=$!
+sleep 3
+key7=$(key_of "$RUN_SRC")
+key7b=$(key_of "$SRC2")
+from7=$(master_of "$key7")
+to7=$(other_master "$from7")
+slot7=$(rc "$from7" cluster keyslot "$key7")
+from_id=$(rc "$from7" cluster myid)
+to_id=$(rc "$to7" cluster myid)
+rc "$to7" cluster setslot "$slot7" importing "$from_id" >/dev/null
+rc "$from7" cluster setslot "$slot7" migrating "$to_id" >/dev/null
+rc "$from7" migrate "$NET.10.2" "$to7" "" 0 5000 KEYS "$key7" >/dev/null
+sleep 2 # one key moved, one not: TRYAGAIN
+rc "$from7" migrate "$NET.10.2" "$to7" "" 0 5000 KEYS $(rc "$from7" cluster getkeysinslot "$slot7" 1000) >/dev/null
+sleep 2 # both moved, the slot migrating: ASK
+# The new owner first, then the old one, then the rest, as redis-cli does:
+# the other way round the importing node still answers MOVED to the old one.
+for port in "$to7" "$from7" 7001 7002 7003 7004 7005 7006; do rc "$port" cluster setslot "$slot7" node "$to_id" >/dev/null; done
+sleep 2 # the slot the other master's: MOVED, then the new map
+wait "$SAMPLER"
+floods_wait
+r7m=$(rate_between "$TMP/s7m" 2 13)
+check "7. slot $slot7 ($key7, $key7b) migrated $from7 -> $to7: TRYAGAIN sent key by key ($(($(errors_of tryagain) - try0)) times), ASK followed ($(($(errors_of ask) - ask0))) and MOVED ($(($(errors_of moved) - moved0)))" "" \
+	eval '[ -n "$key7" ] && [ -n "$key7b" ] && [ $(($(errors_of tryagain) - try0)) -ge 1 ] && [ $(($(errors_of ask) - ask0)) -ge 1 ] && [ $(($(errors_of moved) - moved0)) -ge 1 ]'
+check "7. through the migration no agent fell back, 2 sources at $r7m/s: 2 r within 5%" "" \
+	eval '! grep -q "Redis unreachable" <(tail -n +$((mig_log1 + 1)) "$TMP/agent1.log") && within "$r7m" $((2 * R)) 5'
+
 # 8a. Light sources stay local: 20,000 sources of 2 packets each (far under
 # their share of r*T) reach neither the ring nor Redis.
 calls0=$(report_field 1 calls)
+cands0=$(report_field 1 candidates) # heavy sources of the checks before, not yet idle long enough
 flood 1 10000 4 20000 "$NET.70.1"
 floods_wait
 sleep 0.5
-check "8a. 20000 light sources: none synced ($(report_field 1 candidates) sources, $(report_field 1 lost) lost, $(($(report_field 1 calls) - calls0)) calls in 4.5 s)" "" \
-	eval '[ "$(report_field 1 candidates)" -le 1 ] && [ "$(report_field 1 lost)" = 0 ] && [ $(($(report_field 1 calls) - calls0)) -le 60 ]'
+check "8a. 20000 light sources: none synced ($(report_field 1 candidates) sources, $cands0 before, $(report_field 1 lost) lost, $(($(report_field 1 calls) - calls0)) calls in 4.5 s)" "" \
+	eval '[ "$(report_field 1 candidates)" -le "$cands0" ] && [ "$(report_field 1 lost)" = 0 ] && [ $(($(report_field 1 calls) - calls0)) -le 60 ]'
 
 # 8. 1,000 sources at 10/s, each 30 pps spread over the hosts, through the cluster.
 for h in 1 2 3; do "$SLUICE" set "fltv$h" --rate 10/s --burst 10 >/dev/null; done
@@ -477,6 +589,33 @@ read -r within8 sources8 worst8 < <(awk -v b="$b8" '{ s[$1] += $2 } END { for (k
 check "8. 1000 sources: $within8 of $sources8 within the bound $b8 (worst $worst8), >= 99%" "" \
 	eval "[ $sources8 -ge 990 ] && [ $((within8 * 100)) -ge $((sources8 * 99)) ]"
 echo "     figures: agent CPU $(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%.1f%%", (b - a) / 11 * 100 }') of a core (host 1), Redis calls $(( (calls1 - calls0) / 11 ))/s (3 agents)"
+
+# An agent killed (-9): the datapath stops counting on it within
+# 4T + 2 s (the hint's live_until), and a new agent takes over.
+hint_live() {
+	python3 -c 'import json, subprocess, sys, time
+v = json.loads(subprocess.run(["bpftool", "-j", "map", "lookup", "pinned", sys.argv[1], "key", "0", "0", "0", "0"],
+	capture_output=True, text=True, check=True).stdout)["value"]
+print(1 if time.monotonic_ns() << 4 < int.from_bytes(bytes(int(b, 16) for b in v[:8]), "little") else 0)' \
+		"/sys/fs/bpf/sluice/fltv$1/fleet"
+}
+live0=$(hint_live 1)
+kill -9 "${AGENTS[0]}"
+{ wait "${AGENTS[0]}"; } 2>/dev/null # without the shell's "Killed" line
+sleep 2.9
+live1=$(hint_live 1)
+"$SLUICE" agent fltv1 --redis "$CL1" --hosts "$N" --redis-user fleet --redis-password-file "$TMP/secret" 2>>"$TMP/agent1.log" &
+AGENTS[0]=$!
+check "agent killed: the datapath's hint lapses (live $live0, then $live1 after 2.9 s)" "" eval '[ "$live0" = 1 ] && [ "$live1" = 0 ]'
+new_up() {
+	local i
+	for i in $(seq 50); do
+		[ "$(report_field 1 pid)" = "${AGENTS[0]}" ] && [ "$(report_field 1 up)" = 1 ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "agent killed: a new one starts, is up within 5 s and the hint lives again" "" eval 'new_up && [ "$(hint_live 1)" = 1 ]'
 agents_stop
 
 echo "$passed passed, $failed failed"

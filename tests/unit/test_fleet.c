@@ -114,6 +114,10 @@ static void test_redirects(void)
 	check(redirect_parse("ASK 3999 [::1]:6381", &slot, &to) == REDIRECT_ASK &&
 		      !strcmp(to.host, "::1"),
 	      "ASK: an IPv6 node", "host %s", to.host);
+	check(redirect_parse("TRYAGAIN Multiple keys request during rehashing of slot", &slot,
+			     &to) == REDIRECT_TRYAGAIN,
+	      "TRYAGAIN: a split slot mid-migration, the same call later", "kind %d",
+	      redirect_parse("TRYAGAIN x", &slot, &to));
 	check(redirect_parse("MOVED 16384 h:1", &slot, &to) == REDIRECT_NONE,
 	      "MOVED: a slot out of range is no redirection", "taken");
 	check(redirect_parse("ERR unknown command", &slot, &to) == REDIRECT_NONE,
@@ -174,9 +178,29 @@ static void test_bound(void)
 	check(fleet_bound_excess(&in) == 0, "one host: no excess over r*W + b", "got %.2f",
 	      fleet_bound_excess(&in));
 	fleet_hint_plan(100000000, 3, &h);
-	check(h.on && (1ULL << h.period_shift) <= (100000000ULL << SLUICE_TIME_SHIFT) &&
+	check((1ULL << h.period_shift) <= (100000000ULL << SLUICE_TIME_SHIFT) &&
 		      (2ULL << h.period_shift) > (100000000ULL << SLUICE_TIME_SHIFT),
 	      "hint: the period is T rounded down to a power of two", "shift %u", h.period_shift);
+	check(fleet_live_until(5000000000ULL, 100000000) ==
+		      (5000000000ULL + FLEET_LIVE_PERIODS * 100000000ULL + FLEET_LIVE_NS)
+			      << SLUICE_TIME_SHIFT,
+	      "live_until: periods and a margin ahead of now, in meter time", "got %llu",
+	      (unsigned long long)fleet_live_until(5000000000ULL, 100000000));
+	{
+		struct fleet_slack sl = { 0 };
+		uint64_t t = 10 * FLEET_SLACK_WINDOW_NS, ms = 1000000ULL, got[4];
+
+		got[0] = fleet_slack_note(&sl, t, 300 * ms);				/* a late sync */
+		got[1] = fleet_slack_note(&sl, t + FLEET_SLACK_WINDOW_NS, 5 * ms);	/* kept */
+		got[2] = fleet_slack_note(&sl, t + 2 * FLEET_SLACK_WINDOW_NS, 5 * ms); /* gone */
+		got[3] = fleet_slack_note(&sl, t + 5 * FLEET_SLACK_WINDOW_NS, 7 * ms); /* after a gap */
+		check(got[0] == 300 * ms && got[1] == 300 * ms && got[2] == 5 * ms &&
+			      got[3] == 7 * ms,
+		      "slack: a late sync counts for one to two windows, then only newer ones",
+		      "%llu %llu %llu %llu ms", (unsigned long long)(got[0] / ms),
+		      (unsigned long long)(got[1] / ms), (unsigned long long)(got[2] / ms),
+		      (unsigned long long)(got[3] / ms));
+	}
 	/* At 1000/s (cost 1 ms), a share of that period over 3 hosts is 22 packets. */
 	{
 		uint64_t cost = 1000000ULL << SLUICE_TIME_SHIFT, per = (cost >> h.cost_shift) + 1;

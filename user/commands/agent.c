@@ -43,6 +43,7 @@
 #define AGENT_CALLS_MAX	     (AGENT_CANDIDATES_MAX / AGENT_KEYS_PER_CALL + AGENT_TAGS)
 #define AGENT_IDLE_ROUNDS    20 /* a candidate with no usage and no debt this long is dropped */
 #define AGENT_HEARTBEAT_NS   NSEC_PER_SEC
+#define AGENT_HEARTBEAT_KEY  "sluice:{hb}:agents" /* a sorted set: member, last beat */
 #define AGENT_HOST_WINDOW_MS 3000 /* an agent silent this long no longer counts */
 #define AGENT_KEY_MAX	     96
 /* A reply later than two periods, or this, is a timeout: Redis is then down. */
@@ -60,6 +61,7 @@ struct candidate {
 	uint32_t idle;
 	uint16_t tag;
 	bool gone;
+	bool alone; /* its tag's call got TRYAGAIN: sent in a call of its own until one succeeds */
 	char rkey[AGENT_KEY_MAX];
 };
 
@@ -80,6 +82,8 @@ struct agent {
 	uint64_t cfg_read_ns, heartbeat_ns, last_sync_ns, report_ns, round_ns;
 	uint64_t sent_ns;    /* when this round's calls went out */
 	uint64_t since_sent; /* meter time from then to the sync step */
+	struct fleet_slack slack;
+	uint64_t slack_ns; /* how late a push may have reached Redis */
 	uint32_t hosts;
 	bool up, was_up;
 	char password[256];
@@ -137,15 +141,21 @@ static int agent_check(struct cli_args *a)
 
 /* Candidates. */
 
-static uint32_t key_hash(const struct sluice_key *k)
+/* FNV-1a: the same name on every host for the same bytes. */
+static uint32_t hash_bytes(const void *data, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)k;
+	const unsigned char *p = data;
 	uint32_t h = 2166136261u;
 	size_t i;
 
-	for (i = 0; i < sizeof(*k); i++)
+	for (i = 0; i < len; i++)
 		h = (h ^ p[i]) * 16777619u;
 	return h;
+}
+
+static uint32_t key_hash(const struct sluice_key *k)
+{
+	return hash_bytes(k, sizeof(*k));
 }
 
 static int index_slot(const struct agent *ag, const struct sluice_key *k)
@@ -204,7 +214,7 @@ static void candidate_name(struct candidate *c, const struct sluice_policy *p, b
 	uint32_t rule, where;
 
 	memcpy(match.cidr, p->cidr, sizeof(match.cidr));
-	rule = p->id ? key_hash((const void *)&match) : 0; /* sizeof match < key: fine */
+	rule = p->id ? hash_bytes(&match, sizeof(match)) : 0;
 	where = key_hash(
 		&(struct sluice_key){ .family = k->family,
 				      .prefix_len = k->prefix_len,
@@ -279,14 +289,20 @@ static int sync_run(struct agent *ag, int from, int n, __u32 op,
 
 /*
  * The global TAT ahead of the moment the calls were sent, at the latest
- * when Redis read its clock: never stricter than the fleet (a later
- * moment would add the sync's time to every host's wait), at most an RTT
- * looser, which the bound's D counts.
+ * when Redis read its clock, less the slack: never stricter than the
+ * fleet, at most an RTT looser, which the bound's D counts. A later moment
+ * would add the sync's time to every host's wait. Without the slack, a
+ * push that once reached Redis late leaves the global TAT that much ahead
+ * while the source stays busy (Redis places usage by its arrival), and a
+ * host that has all of the source's traffic would be held under r.
  */
 static uint64_t arg_advance(const struct agent *ag, const struct candidate *c)
 {
-	return c->delta > ag->since_sent ? c->delta - ag->since_sent : 0;
+	uint64_t back = ag->since_sent + (ag->slack_ns << SLUICE_TIME_SHIFT);
+
+	return c->delta > back ? c->delta - back : 0;
 }
+
 
 /* Split: each packet here costs as much as N hosts' would, so this host takes r/N. */
 static uint64_t arg_split(const struct agent *ag, const struct candidate *c)
@@ -385,13 +401,16 @@ static double span_us(const struct agent *ag, const struct candidate *c)
 }
 
 /*
- * The calls of this round: per tag, up to AGENT_KEYS_PER_CALL keys each;
- * members[] says which candidate each key of each call is.
+ * The calls of this round: per tag, up to AGENT_KEYS_PER_CALL keys each,
+ * or with alone, one call per candidate marked alone (a call of one key
+ * never gets TRYAGAIN), as many as fit; members[] says which candidate
+ * each key of each call is.
  */
-static int calls_build(struct agent *ag, int *members, int *first)
+static int calls_build(struct agent *ag, int *members, int *first, bool alone)
 {
 	static char numkeys[AGENT_CALLS_MAX][16];
 	int tag, i, ncalls = 0, nargs = 0, m = 0, keys = 0;
+	int per_call = alone ? 1 : AGENT_KEYS_PER_CALL;
 
 	for (tag = 0; tag < AGENT_TAGS; tag++) {
 		struct fleet_call *call = NULL;
@@ -399,9 +418,11 @@ static int calls_build(struct agent *ag, int *members, int *first)
 		for (i = 0; i < ag->n; i++) {
 			struct candidate *c = &ag->cands[i];
 
-			if (c->tag != tag)
+			if (c->tag != tag || c->alone != alone)
 				continue;
-			if (!call || keys == AGENT_KEYS_PER_CALL) {
+			if (!call || keys == per_call) {
+				if (ncalls == AGENT_CALLS_MAX)
+					break; /* the rest keep their usage for the next round */
 				if (call)
 					snprintf(numkeys[ncalls - 1], sizeof(numkeys[0]), "%d",
 						 keys);
@@ -427,6 +448,7 @@ static int calls_build(struct agent *ag, int *members, int *first)
 		call->argvlen[2] = strlen(numkeys[i]);
 		call_arg(call, ag->opt.shadow ? "shadow" : "sync");
 		call_arg(call, num(ag, &nargs, "%.0f", meter_to_us(ag->hint.debt_max)));
+		call_arg(call, num(ag, &nargs, "%.0f", (double)ag->slack_ns / 1000));
 		for (j = first[i]; j < first[i + 1]; j++) {
 			const struct candidate *c = &ag->cands[members[j]];
 
@@ -462,50 +484,77 @@ static int reply_take(struct agent *ag, const redisReply *r, const int *members,
 			c->delta = ag->hint.debt_max;
 		c->unpushed = 0;
 		c->pushed_ns = ag->sent_ns;
+		c->alone = false;
 		ag->rep.would_refuse += (uint64_t)x->integer;
 	}
 	return 0;
 }
 
-/* Pushes every candidate's usage; true when every call made it. */
+/*
+ * Takes the replies of ncalls calls: how many failed. A call answered
+ * TRYAGAIN (its slot mid-migration, its keys split between two nodes) is
+ * no failure: its candidates are marked to go alone.
+ */
+static int calls_settle(struct agent *ag, int ncalls, const int *members, const int *first)
+{
+	int i, j, failed = 0;
+
+	for (i = 0; i < ncalls; i++) {
+		struct fleet_call *call = &ag->calls[i];
+
+		if (!call->reply && call->later) {
+			for (j = first[i]; j < first[i + 1]; j++)
+				ag->cands[members[j]].alone = true;
+		} else if (!call->reply ||
+			   reply_take(ag, call->reply, members, first[i], first[i + 1])) {
+			failed++;
+		}
+		if (call->reply)
+			freeReplyObject(call->reply);
+		call->reply = NULL;
+	}
+	return failed;
+}
+
+/*
+ * Pushes every candidate's usage; true when every call made it. Candidates
+ * whose tag's call got TRYAGAIN go again at once, one key per call.
+ */
 static bool redis_sync(struct agent *ag)
 {
 	static int members[AGENT_CANDIDATES_MAX], first[AGENT_CANDIDATES_MAX + 1];
-	int ncalls, i, failed;
+	int ncalls, failed, pass;
 
 	if (!ag->n)
 		return fleet_redis_ready(&ag->redis) == 0;
 	if (fleet_redis_ready(&ag->redis))
 		return false;
 	ag->sent_ns = monotonic_ns();
-	ncalls = calls_build(ag, members, first);
-	fleet_redis_run(&ag->redis, ag->calls, ncalls);
 	failed = 0;
-	for (i = 0; i < ncalls; i++) {
-		if (!ag->calls[i].reply ||
-		    reply_take(ag, ag->calls[i].reply, members, first[i], first[i + 1]))
-			failed++;
-		if (ag->calls[i].reply)
-			freeReplyObject(ag->calls[i].reply);
-		ag->calls[i].reply = NULL;
+	for (pass = 0; pass < 2; pass++) {
+		ncalls = calls_build(ag, members, first, pass == 1);
+		if (!ncalls)
+			continue;
+		fleet_redis_run(&ag->redis, ag->calls, ncalls);
+		failed += calls_settle(ag, ncalls, members, first);
 	}
 	return !failed;
 }
 
-/* The hint the datapath reads: the share is 1/N of the period. */
+/* The hint the datapath reads: the share is 1/N of the period, on until live_until. */
 static int hint_write(struct agent *ag, bool on)
 {
 	__u32 zero = 0;
 
 	fleet_hint_plan(ag->opt.period_ns, ag->hosts, &ag->hint);
-	ag->hint.on = on;
+	ag->hint.live_until = on ? fleet_live_until(monotonic_ns(), ag->opt.period_ns) : 0;
 	return bpf_map_update_elem(ag->st.fleet_fd, &zero, &ag->hint, 0) ? -errno : 0;
 }
 
 /* Counts the agents heartbeating, this one included: N for the share and for split. */
 static void heartbeat(struct agent *ag)
 {
-	static const char key[] = "sluice:{hb}:agents";
+	static const char key[] = AGENT_HEARTBEAT_KEY;
 	char window[16];
 	const char *argv[6] = { "EVAL", fleet_heartbeat_script, "1", key, ag->member, window };
 	size_t len[6];
@@ -525,6 +574,21 @@ static void heartbeat(struct agent *ag)
 		hint_write(ag, true);
 	}
 	freeReplyObject(r);
+}
+
+/* A clean stop leaves the count at once, rather than after AGENT_HOST_WINDOW_MS. */
+static void heartbeat_leave(struct agent *ag)
+{
+	static const char key[] = AGENT_HEARTBEAT_KEY;
+	const char *argv[3] = { "ZREM", key, ag->member };
+	size_t len[3] = { 4, sizeof(key) - 1, strlen(ag->member) };
+	redisReply *r;
+
+	if (!ag->up)
+		return;
+	r = fleet_redis_command_slot(&ag->redis, key_slot(key, sizeof(key) - 1), 3, argv, len);
+	if (r)
+		freeReplyObject(r);
 }
 
 /* A changed policy (set, apply) costs its sources' packets anew; a gone one drops them. */
@@ -586,7 +650,8 @@ static void report(struct agent *ag, uint64_t now)
 	ag->rep.hosts = ag->hosts;
 	ag->rep.candidates = (uint64_t)ag->n;
 	ag->rep.calls = ag->redis.calls;
-	ag->rep.lag_ns = now - ag->last_sync_ns;
+	/* last_sync_ns is taken after this round's start: a sync this round is no lag */
+	ag->rep.lag_ns = now > ag->last_sync_ns ? now - ag->last_sync_ns : 0;
 	ag->rep.unpushed = unpushed;
 	ag->rep.cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
@@ -634,6 +699,9 @@ static int round_run(struct agent *ag)
 	ag->round_ns = now;
 	if (ag->up) {
 		ag->last_sync_ns = monotonic_ns();
+		if (ag->n) /* else no call went out, and sent_ns is an older round's */
+			ag->slack_ns = fleet_slack_note(&ag->slack, now,
+							ag->last_sync_ns - ag->sent_ns);
 		if (!ag->opt.shadow)
 			ag->since_sent = (monotonic_ns() - ag->sent_ns) << SLUICE_TIME_SHIFT;
 		err = sync_all(ag, SLUICE_FLEET_ADVANCE, arg_advance);
@@ -641,6 +709,8 @@ static int round_run(struct agent *ag)
 		err = sync_all(ag, SLUICE_FLEET_CHARGE, arg_split);
 	}
 	candidates_prune(ag);
+	if (!err)
+		err = hint_write(ag, true); /* still alive: live_until moves on */
 	if (now - ag->heartbeat_ns >= AGENT_HEARTBEAT_NS && ag->up) {
 		heartbeat(ag);
 		ag->heartbeat_ns = now;
@@ -743,7 +813,8 @@ static int agent_setup(struct agent *ag, struct cli_args *a)
 	ag->cands = calloc(AGENT_CANDIDATES_MAX, sizeof(*ag->cands));
 	ag->index = calloc(2 * AGENT_CANDIDATES_MAX, sizeof(*ag->index));
 	ag->calls = calloc(AGENT_CALLS_MAX, sizeof(*ag->calls));
-	ag->argbuf = calloc(4 * AGENT_CANDIDATES_MAX + AGENT_TAGS * 8, sizeof(*ag->argbuf));
+	/* 4 numbers per key, 2 per call (the debt cap and the slack) */
+	ag->argbuf = calloc(4 * AGENT_CANDIDATES_MAX + 2 * AGENT_CALLS_MAX, sizeof(*ag->argbuf));
 	if (!ag->cands || !ag->index || !ag->calls || !ag->argbuf)
 		return -ENOMEM;
 	index_rebuild(ag);
@@ -834,6 +905,7 @@ static int agent_run(struct cli_args *a, struct state *unused)
 	err = err ?: hint_write(ag, true);
 	if (!err)
 		err = agent_loop(ag);
+	heartbeat_leave(ag);
 	hint_write(ag, false);
 	fleet_report_remove(a->ifname);
 	if (err)

@@ -30,7 +30,6 @@ void fleet_hint_plan(uint64_t period_ns, unsigned int hosts, struct sluice_fleet
 
 	if (!hosts)
 		hosts = 1;
-	h->on = 1;
 	h->period_shift = log2_floor(period ? period : 1);
 	share = (1ULL << h->period_shift) / hosts;
 	bits = log2_floor(share ? share : 1);
@@ -39,6 +38,24 @@ void fleet_hint_plan(uint64_t period_ns, unsigned int hosts, struct sluice_fleet
 	if (!h->share_units)
 		h->share_units = 1;
 	h->debt_max = FLEET_DEBT_MAX_NS << SLUICE_TIME_SHIFT;
+}
+
+uint64_t fleet_live_until(uint64_t now_ns, uint64_t period_ns)
+{
+	return (now_ns + FLEET_LIVE_PERIODS * period_ns + FLEET_LIVE_NS) << SLUICE_TIME_SHIFT;
+}
+
+uint64_t fleet_slack_note(struct fleet_slack *s, uint64_t now_ns, uint64_t sync_ns)
+{
+	if (now_ns - s->window_ns >= FLEET_SLACK_WINDOW_NS) {
+		/* a window skipped whole (no sync in it) leaves nothing behind */
+		s->prev_ns = now_ns - s->window_ns >= 2 * FLEET_SLACK_WINDOW_NS ? 0 : s->cur_ns;
+		s->cur_ns = 0;
+		s->window_ns = now_ns;
+	}
+	if (sync_ns > s->cur_ns)
+		s->cur_ns = sync_ns;
+	return s->cur_ns > s->prev_ns ? s->cur_ns : s->prev_ns;
 }
 
 uint64_t fleet_units_packets(const struct sluice_fleet_hint *h, uint64_t units, uint64_t cost)

@@ -36,6 +36,25 @@ double fleet_bound_excess(const struct fleet_bound *in);
  * crosses 1/N of it, r*T/N packets at rate r.
  */
 void fleet_hint_plan(uint64_t period_ns, unsigned int hosts, struct sluice_fleet_hint *h);
+/*
+ * The live_until an agent writes at now_ns (CLOCK_MONOTONIC, the clock of
+ * bpf_ktime_get_ns), in meter time: FLEET_LIVE_PERIODS periods and
+ * FLEET_LIVE_NS on, so a slow round never turns the fleet off but a killed
+ * agent does, within seconds.
+ */
+#define FLEET_LIVE_PERIODS 4
+#define FLEET_LIVE_NS	   (2 * 1000000000ULL)
+uint64_t fleet_live_until(uint64_t now_ns, uint64_t period_ns);
+/*
+ * The slack: the longest sync of the last FLEET_SLACK_WINDOW_NS to twice
+ * that (the maxima of two windows), how late a push may reach Redis.
+ */
+#define FLEET_SLACK_WINDOW_NS (2500 * 1000000ULL)
+struct fleet_slack {
+	uint64_t cur_ns, prev_ns, window_ns;
+};
+/* A sync that took sync_ns ended at now_ns: the slack now. */
+uint64_t fleet_slack_note(struct fleet_slack *s, uint64_t now_ns, uint64_t sync_ns);
 /* Packets a candidate's units stand for, at cost per packet, with that hint. */
 uint64_t fleet_units_packets(const struct sluice_fleet_hint *h, uint64_t units, uint64_t cost);
 

@@ -15,7 +15,7 @@ const char *const fleet_error_names[FLEET_ERR_MAX] = {
 	[FLEET_ERR_CONNECT] = "connect",   [FLEET_ERR_TIMEOUT] = "timeout",
 	[FLEET_ERR_AUTH] = "auth",	   [FLEET_ERR_REPLY] = "reply",
 	[FLEET_ERR_MOVED] = "moved",	   [FLEET_ERR_ASK] = "ask",
-	[FLEET_ERR_NOSCRIPT] = "noscript",
+	[FLEET_ERR_NOSCRIPT] = "noscript", [FLEET_ERR_TRYAGAIN] = "tryagain",
 };
 
 static void note_error(struct fleet_redis *r, enum fleet_error kind, int node, const char *what)
@@ -247,6 +247,12 @@ static int call_settle(struct fleet_redis *r, struct fleet_call *call, redisRepl
 		return call_settle(r, call, rep);
 	}
 	kind = redirect_parse(rep->str, &slot, &to);
+	if (kind == REDIRECT_TRYAGAIN) {
+		note_error(r, FLEET_ERR_TRYAGAIN, call->node, "TRYAGAIN");
+		call->later = true;
+		freeReplyObject(rep);
+		return -1;
+	}
 	node = kind != REDIRECT_NONE
 		       ? nodes_add(r->nodes, &r->n_nodes, FLEET_NODES_MAX, to.host, to.port)
 		       : -1;
@@ -342,6 +348,7 @@ int fleet_redis_run(struct fleet_redis *r, struct fleet_call *calls, int n)
 	for (i = 0; i < n; i++) {
 		calls[i].reply = NULL;
 		calls[i].asking = false;
+		calls[i].later = false;
 		calls[i].tries = 0;
 		calls[i].sent = -1;
 		calls[i].node = r->map.node[calls[i].slot];

@@ -24,6 +24,7 @@ enum fleet_error {
 	FLEET_ERR_MOVED,    /* MOVED followed */
 	FLEET_ERR_ASK,	    /* ASK followed */
 	FLEET_ERR_NOSCRIPT, /* the script was not loaded there: sent whole */
+	FLEET_ERR_TRYAGAIN, /* the keys' slot mid-migration: sent again key by key */
 	FLEET_ERR_MAX,
 };
 
@@ -42,6 +43,7 @@ struct fleet_call {
 	int node;
 	int sent; /* the node it was sent to this round, else -1 */
 	bool asking;
+	bool later; /* failed with TRYAGAIN: not a Redis down, its keys go again alone */
 	int tries; /* -1: failed */
 };
 

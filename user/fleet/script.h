@@ -4,11 +4,13 @@
  * so that hosts' clocks need not agree. Times are microseconds.
  *
  * GCRA: KEYS are the sources of one hash tag; ARGV[1] is "sync" or
- * "shadow", ARGV[2] the most debt a TAT may carry, then per key its
- * packets passed since the last call, their cost, the limit (a burst's
- * cost) and the span they passed over (since this host's last push). The
- * usage is taken as spread over its span, as a bucket that refilled during
- * it would have seen it: from max(TAT, now - span). sync adds it all (it
+ * "shadow", ARGV[2] the most debt a TAT may carry, ARGV[3] the slack (how
+ * late the call may have reached Redis), then per key its packets passed
+ * since the last call, their cost, the limit (a burst's cost) and the span
+ * they passed over (since this host's last push). The usage is taken as
+ * spread over its span, as a bucket that refilled during it would have
+ * seen it: from max(TAT, now - span - slack). Without the slack one late
+ * arrival would move a busy source's TAT ahead for as long as it stays busy. sync adds it all (it
  * passed already); shadow admits what a single global GCRA would and
  * counts the rest. Returns per key the TAT ahead of Redis's now, and the
  * packets refused.

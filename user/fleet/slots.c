@@ -100,6 +100,8 @@ enum redirect_kind redirect_parse(const char *err, uint16_t *slot, struct endpoi
 	char *end;
 	long s;
 
+	if (!strncmp(err, "TRYAGAIN", 8))
+		return REDIRECT_TRYAGAIN;
 	if (!strncmp(err, "MOVED ", 6))
 		kind = REDIRECT_MOVED, p = err + 6;
 	else if (!strncmp(err, "ASK ", 4))

@@ -38,9 +38,16 @@ int nodes_add(struct endpoint *nodes, int *n, int max, const char *host, uint16_
 int slot_map_parse(const redisReply *r, struct slot_map *map, struct endpoint *nodes, int *n,
 		   int max);
 
-enum redirect_kind { REDIRECT_NONE, REDIRECT_MOVED, REDIRECT_ASK };
+/*
+ * REDIRECT_TRYAGAIN: a call of several keys while their slot migrates and
+ * they are split between the two nodes; the same call succeeds later.
+ */
+enum redirect_kind { REDIRECT_NONE, REDIRECT_MOVED, REDIRECT_ASK, REDIRECT_TRYAGAIN };
 
-/* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the kind, slot and node; else REDIRECT_NONE. */
+/*
+ * "MOVED 3999 127.0.0.1:6381" or "ASK ...": the kind, slot and node;
+ * "TRYAGAIN ...": that kind alone; else REDIRECT_NONE.
+ */
 enum redirect_kind redirect_parse(const char *err, uint16_t *slot, struct endpoint *to);
 
 #endif /* SLUICE_FLEET_SLOTS_H */
