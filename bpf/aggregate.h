@@ -63,7 +63,7 @@ static __always_inline struct aggregates_step *aggregates_step_get(__u64 now)
 static __always_inline void aggregate_key(struct sluice_key *key, const struct packet *pkt,
 					  const struct sluice_aggregate *a, __u16 id)
 {
-	*(__u32 *)key = key_head(a->family, a->prefix_len, id);
+	*(__u32 *)key = sluice_key_head(a->family, a->prefix_len, id);
 	key->addr[0] = pkt->addr[0] & a->mask[0];
 	key->addr[1] = pkt->addr[1] & a->mask[1];
 	key->addr[2] = pkt->addr[2] & a->mask[2];

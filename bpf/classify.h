@@ -122,25 +122,6 @@ classify_policy(const struct packet *pkt, const struct sluice_config *cfg, __u32
 	return policy_at(cfg->policy_set, 0);
 }
 
-/*
- * The key's first four bytes as one word. Written field by field, they
- * would later be read back as a word, and a narrow store feeding a wide
- * load stalls the CPU's store forwarding.
- */
-static __always_inline __u32 key_head(__u8 family, __u8 prefix_len, __u16 policy)
-{
-	union {
-		struct {
-			__u8 family;
-			__u8 prefix_len;
-			__u16 policy;
-		} fields;
-		__u32 word;
-	} head = { .fields = { family, prefix_len, policy } };
-
-	return head.word;
-}
-
 /* The source masked to the policy's prefix, in the policy's id space. */
 static __always_inline void classify_key(struct sluice_key *key, const struct packet *pkt,
 					 const struct sluice_policy *p)
@@ -148,14 +129,14 @@ static __always_inline void classify_key(struct sluice_key *key, const struct pa
 	__u32 *head = (__u32 *)key;
 
 	if (pkt->family == SLUICE_FAMILY_IPV4) {
-		*head = key_head(SLUICE_FAMILY_IPV4, p->ipv4_prefix, p->id);
+		*head = sluice_key_head(SLUICE_FAMILY_IPV4, p->ipv4_prefix, p->id);
 		key->addr[0] = pkt->addr[0] & p->ipv4_mask;
 		key->addr[1] = 0;
 		key->addr[2] = 0;
 		key->addr[3] = 0;
 		return;
 	}
-	*head = key_head(SLUICE_FAMILY_IPV6, p->ipv6_prefix, p->id);
+	*head = sluice_key_head(SLUICE_FAMILY_IPV6, p->ipv6_prefix, p->id);
 	key->addr[0] = pkt->addr[0] & p->ipv6_mask[0];
 	key->addr[1] = pkt->addr[1] & p->ipv6_mask[1];
 	key->addr[2] = pkt->addr[2] & p->ipv6_mask[2];

@@ -64,17 +64,9 @@ static inline void hot_key_of(const union sluice_hot_line *line, int w, struct s
 	const struct sluice_hot_way *e = &line->way[w & 1];
 	int bits = (int)SLUICE_HOT_PREFIX(e->count);
 	int v6 = e->flags & SLUICE_HOT_IPV6;
-	union {
-		struct {
-			__u8 family;
-			__u8 prefix_len;
-			__u16 policy;
-		} fields;
-		__u32 word;
-	} head = { .fields = { v6 ? SLUICE_FAMILY_IPV6 : SLUICE_FAMILY_IPV4, (__u8)bits,
-			       e->policy } };
 
-	*(__u32 *)key = head.word;
+	*(__u32 *)key = sluice_key_head(v6 ? SLUICE_FAMILY_IPV6 : SLUICE_FAMILY_IPV4, (__u8)bits,
+					e->policy);
 	key->addr[0] = e->addr & hot_mask_word(bits);
 	key->addr[1] = v6 ? line->v6.tail.addr[0] & hot_mask_word(bits - 32) : 0;
 	key->addr[2] = v6 ? line->v6.tail.addr[1] & hot_mask_word(bits - 64) : 0;

@@ -77,4 +77,24 @@ static inline __u64 table_sources_of(__u32 sets)
 	return (__u64)sets * SLUICE_SET_WAYS * 4 / 5;
 }
 
+/*
+ * The key's first four bytes as one word. Written field by field, they
+ * would later be read back as a word, and a narrow store feeding a wide
+ * load stalls the CPU's store forwarding. The datapath and userspace
+ * (the over-limit cache's keys, hot_key.h) build it alike.
+ */
+static inline __u32 sluice_key_head(__u8 family, __u8 prefix_len, __u16 policy)
+{
+	union {
+		struct {
+			__u8 family;
+			__u8 prefix_len;
+			__u16 policy;
+		} fields;
+		__u32 word;
+	} head = { .fields = { family, prefix_len, policy } };
+
+	return head.word;
+}
+
 #endif /* SLUICE_TABLE_HASH_H */
