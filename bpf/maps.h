@@ -10,11 +10,14 @@
 
 /*
  * The source table: sets of SLUICE_SET_WAYS buckets (struct sluice_set),
- * sized from --max-sources before load.
+ * sized from --max-sources before load. Mappable only for its alignment:
+ * the values then start on a page, so each of a set's six lines is one
+ * cache line.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES));
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct sluice_set);
 } buckets SEC(".maps");
@@ -122,6 +125,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES / 16));
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct sluice_set);
 } aggregates SEC(".maps");
@@ -167,6 +171,18 @@ struct {
  * (the agent counts what it lost), never packets.
  */
 struct sluice_fleet_hint fleet_hint SEC(".data.fleet");
+
+/*
+ * Each source way's usage this period, for the fleet (bpf/table.h
+ * fleet_note): set * SLUICE_SET_WAYS + way, sized with the source table.
+ * Apart from the table, so a host without a fleet pays it in memory only.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES) * SLUICE_SET_WAYS);
+	__type(key, __u32);
+	__type(value, __u32);
+} fleet_usage SEC(".maps");
 
 #define FLEET_RING_BYTES (512 * 1024)
 struct {

@@ -6,15 +6,17 @@
  * (map `buckets`) and the aggregate table (map `aggregates`); the op says
  * which.
  *
- * Metering takes no lock: it finds the way by tag and key, and advances
- * its TAT by compare-and-swap, like every other bucket. Giving a way to a
- * new source takes the set's spin lock, so two sources never race for one
- * way; nothing in the locked section calls a helper. A way changes hands
- * in an order metering can check: its tag is cleared (atomically, a full
+ * Metering takes no lock: it finds the way by tag and ext (and, for a
+ * paired key, the key way after it), and advances its TAT by
+ * compare-and-swap, like every other bucket. Giving a way to a new source
+ * takes the set's spin lock, so two sources never race for one way;
+ * nothing in the locked section calls a helper. A way changes hands in an
+ * order metering can check: its tag is cleared (atomically, a full
  * barrier), its TAT replaced by compare-and-swap only if it is still the
- * idle value seen, then the key and counts written, then the new tag set.
- * A meter step that advanced a TAT re-reads the tag and key: if the way
- * changed hands meanwhile, it gives the cost back and finds no bucket.
+ * idle value seen, then its counts, ext and key way written, then the new
+ * tag set. A meter step that advanced a TAT re-reads the tag, ext and key
+ * way: if the way changed hands meanwhile, it gives the cost back and
+ * finds no bucket.
  *
  * The three operations are global functions, so the verifier checks each
  * once on its own instead of once for every path that reaches it; BPF
@@ -36,8 +38,19 @@
 #include "table_hash.h"
 
 #define WAY_NONE SLUICE_SET_WAYS
-/* Bounds a way index for the verifier; WAYS is a power of two. */
-#define WAY(w) ((w) & (SLUICE_SET_WAYS - 1))
+
+/*
+ * A way index bounded for the verifier, which may have lost track of it
+ * across merged paths; in asm, so the compiler cannot drop the check.
+ */
+static __always_inline __u32 WAY(__u32 w)
+{
+	asm volatile("if %[w] < %[n] goto +1; %[w] = 0" : [w] "+r"(w) : [n] "i"(SLUICE_SET_WAYS));
+	return w;
+}
+
+/* A key way's TAT: later than any now, so no step, room count or victim choice takes it. */
+#define KEY_WAY_TAT ((1ULL << 63) - 1)
 
 /* Outcomes besides METER_CONFORMS and METER_OVER. */
 enum table_result {
@@ -57,8 +70,9 @@ enum table_id {
 /* One operation on a key's bucket: where it may live, and what to do. */
 struct table_op {
 	struct sluice_key key;
-	__u32 tag;    /* the key's tag in either set */
+	__u32 tag;    /* its way's tag in set[i] is tag | i (table_place) */
 	__u32 set[2]; /* its two sets (maybe the same) */
+	__u8 ext;     /* its way's ext; SLUICE_EXT_PAIRED: the key is in a key way */
 	__u8 table;   /* enum table_id */
 	__u8 charged; /* meter.h: what a passed packet was charged, to give back */
 	/* How the bucket's slot is metered (include/slot.h): GCRA for aggregates. */
@@ -78,12 +92,14 @@ struct table_op {
 static __always_inline void table_op_place(struct table_op *op, const struct sluice_config *cfg,
 					   const struct sluice_key *key, __u8 table, __u32 sets)
 {
-	__u64 hash = table_hash(key, cfg->table_seed);
+	struct table_place pl;
 
+	table_place(&pl, key, cfg->table_seed, sets);
 	op->key = *key;
-	op->tag = table_tag_of(hash);
-	op->set[0] = table_set_of(hash, sets);
-	op->set[1] = table_set2_of(hash, sets);
+	op->tag = pl.tag;
+	op->ext = pl.ext;
+	op->set[0] = pl.set[0];
+	op->set[1] = pl.set[1];
 	op->table = table;
 	op->charged = 0;
 	op->kind = SLUICE_METER_GCRA;
@@ -119,6 +135,7 @@ static __always_inline struct sluice_set *table_set(const struct table_op *op, i
 	return bpf_map_lookup_elem(&buckets, &index);
 }
 
+/* Whether two keys are the same (the over-limit cache's, too). */
 static __always_inline int key_same(const struct sluice_key *a, const struct sluice_key *b)
 {
 	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
@@ -126,39 +143,97 @@ static __always_inline int key_same(const struct sluice_key *a, const struct slu
 	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4];
 }
 
-/*
- * The way holding key, or WAY_NONE: the tags first, then the key of a way
- * whose tag matches. Exact with the set locked; without, a way changing
- * hands at that moment may be missed, which the caller's checks absorb.
- */
-static __always_inline __u32 set_find(const struct sluice_set *s, __u32 tag,
-				      const struct sluice_key *key)
+static __always_inline int op_paired(const struct table_op *op)
 {
-	__u32 w;
+	return op->ext & SLUICE_EXT_PAIRED;
+}
 
+/* Whether way k (odd) is the key way of the op's key: its head as tag, its address as count. */
+static __always_inline int key_way_holds(const struct sluice_ways *ws, __u32 k,
+					 const struct table_op *op)
+{
+	const struct sluice_key_way *kw = (const void *)&ws->count[WAY(k)];
+
+	return ws->ext[WAY(k)] == SLUICE_EXT_KEY && ws->tag[WAY(k)] == *(const __u32 *)&op->key &&
+	       kw->addr[0] == op->key.addr[0] && kw->addr[1] == op->key.addr[1] &&
+	       kw->addr[2] == op->key.addr[2] && kw->addr[3] == op->key.addr[3];
+}
+
+/*
+ * The way holding the key in a set, its set i, or WAY_NONE: for an inline
+ * key the tag and ext are the key; a paired one lives in an even way and
+ * is confirmed by the key way after it. Read without the lock: a way
+ * changing hands at that moment may be missed, which the callers' checks
+ * absorb. A global function, so the verifier checks the search once, and
+ * its callers see one way index rather than a path for each way.
+ */
+__attribute__((noinline)) __u32 set_find(const struct sluice_ways *ws, int i,
+					 const struct table_op *op)
+{
+	__u32 tag, w;
+
+	if (!ws || !op)
+		return WAY_NONE;
+	tag = op->tag | (__u32)i;
+	if (!op_paired(op)) {
 #pragma unroll
-	for (w = 0; w < SLUICE_SET_WAYS; w++)
-		if (s->tag[w] == tag && key_same(&s->way[w].key, key))
+		for (w = 0; w < SLUICE_SET_WAYS; w++)
+			if (ws->tag[w] == tag && ws->ext[w] == op->ext)
+				return w;
+		return WAY_NONE;
+	}
+#pragma unroll
+	for (w = 0; w < SLUICE_SET_WAYS; w += 2)
+		if (ws->tag[w] == tag && ws->ext[w] == op->ext && key_way_holds(ws, w + 1, op))
 			return w;
 	return WAY_NONE;
 }
 
+/* Whether way w may go to a new source: empty, or its bucket refilled (a key way never is). */
+static __always_inline int way_free(const struct sluice_ways *ws, __u32 w, __u64 now)
+{
+	return !ws->tag[WAY(w)] || ws->tat[WAY(w)] <= now;
+}
+
 /*
  * The way a new source may take: an empty one, else the one idle longest
- * if its bucket has refilled (TAT not after now), else WAY_NONE. The set
- * must be locked (meter steps may still advance a TAT; way_take checks).
+ * if its bucket has refilled (TAT not after now), else WAY_NONE; for a
+ * paired key, an even way with the one after it (a key way goes with the
+ * bucket before it). Read without the lock, a global function as
+ * set_find: the way is taken under the lock only if it is still free
+ * (way_take, pair_take).
  */
-static __always_inline __u32 set_victim(const struct sluice_set *s, __u64 now)
+__attribute__((noinline)) __u32 set_victim(const struct sluice_ways *ws, __u64 now, int paired)
 {
-	__u64 oldest = now + 1;
+	__u64 oldest = now + 1, age;
 	__u32 w, victim = WAY_NONE;
 
-#pragma unroll
-	for (w = 0; w < SLUICE_SET_WAYS; w++) {
-		if (!s->tag[w])
+	if (!ws)
+		return WAY_NONE;
+	if (!paired) {
+#pragma nounroll
+		for (w = 0; w < SLUICE_SET_WAYS; w++) {
+			if (!ws->tag[w])
+				return w;
+			if (ws->tat[w] < oldest) {
+				oldest = ws->tat[w];
+				victim = w;
+			}
+		}
+		return victim;
+	}
+#pragma nounroll
+	for (w = 0; w < SLUICE_SET_WAYS; w += 2) {
+		if (!way_free(ws, w, now) ||
+		    !(way_free(ws, w + 1, now) || ws->ext[w + 1] == SLUICE_EXT_KEY))
+			continue;
+		if (!ws->tag[w] && !ws->tag[w + 1])
 			return w;
-		if (s->tat[w] < oldest) {
-			oldest = s->tat[w];
+		age = ws->tag[w] ? ws->tat[w] : 0;
+		if (ws->tag[w + 1] && ws->ext[w + 1] != SLUICE_EXT_KEY && ws->tat[w + 1] > age)
+			age = ws->tat[w + 1];
+		if (age < oldest) {
+			oldest = age;
 			victim = w;
 		}
 	}
@@ -170,22 +245,29 @@ static __always_inline __u32 set_victim(const struct sluice_set *s, __u64 now)
  * (their TAT is 0). A hint, read unlocked. Branch-free: (now - tat) >> 63
  * is 1 exactly when tat is after now (times are far below 2^63).
  */
-static __always_inline __u32 set_room(const struct sluice_set *s, __u64 now)
+__attribute__((noinline)) __u32 set_room(const struct sluice_ways *ws, __u64 now)
 {
 	__u64 room = SLUICE_SET_WAYS;
 	__u32 w;
 
+	if (!ws)
+		return 0;
 #pragma unroll
 	for (w = 0; w < SLUICE_SET_WAYS; w++)
-		room -= (now - s->tat[w]) >> 63;
+		room -= (now - ws->tat[w]) >> 63;
 	return (__u32)room;
 }
 
-/* Whether way w still holds the op's key: read after the TAT, whose changes it fences. */
-static __always_inline int way_owned(const struct sluice_set *s, __u32 w, const struct table_op *op)
+/*
+ * Whether way w of set s, the op's set i, still holds the op's key: read
+ * after the TAT, whose changes it fences.
+ */
+static __always_inline int way_owned(const struct sluice_set *s, int i, __u32 w,
+				     const struct table_op *op)
 {
-	return *(volatile const __u32 *)&s->tag[WAY(w)] == op->tag &&
-	       key_same(&s->way[WAY(w)].key, &op->key);
+	return *(volatile const __u32 *)&s->ways.tag[WAY(w)] == (op->tag | (__u32)i) &&
+	       s->ways.ext[WAY(w)] == op->ext &&
+	       (!op_paired(op) || key_way_holds(&s->ways, WAY(w) | 1, op));
 }
 
 /*
@@ -194,12 +276,12 @@ static __always_inline int way_owned(const struct sluice_set *s, __u32 w, const 
  * source returning just as its idle way is given away): then these land on
  * the next owner's count, or are overwritten. README "Known limits".
  */
-static __always_inline void way_count(struct sluice_way *way, __u64 passed, __u64 dropped)
+static __always_inline void way_count(struct sluice_count *count, __u64 passed, __u64 dropped)
 {
 	if (passed)
-		__sync_fetch_and_add(&way->passed, passed);
+		__sync_fetch_and_add(&count->passed, passed);
 	if (dropped)
-		__sync_fetch_and_add(&way->dropped, dropped);
+		__sync_fetch_and_add(&count->dropped, dropped);
 }
 
 /* The op's slot_meter, for the pure functions of include/slot.h. */
@@ -288,24 +370,29 @@ static __always_inline __u64 fleet_owed(const struct table_op *op, __u8 kind)
 }
 
 /*
- * Counts a passed packet into its way's usage this period, and hands the
- * source to the agent when that crosses its share. A plain update: two
- * CPUs racing may lose a packet's units, which only delays a hint.
+ * Counts a passed packet into its way's usage this period (map
+ * `fleet_usage`, one word per way), and hands the source to the agent when
+ * that crosses its share. A plain update: two CPUs racing may lose a
+ * packet's units, which only delays a hint.
  */
-__attribute__((noinline)) int fleet_note(struct sluice_way *way, const struct table_op *op)
+__attribute__((noinline)) int fleet_note(const struct sluice_count *count, __u32 slot,
+					 const struct table_op *op)
 {
 	struct sluice_fleet_candidate *c;
-	__u32 tag, used, was, v;
+	__u32 tag, used, was, v, *usage;
 
-	if (!way || !op)
+	if (!count || !op)
+		return 0;
+	usage = bpf_map_lookup_elem(&fleet_usage, &slot);
+	if (!usage)
 		return 0;
 	tag = (__u32)(op->now >> (fleet_hint.period_shift & 63)) & 0xff;
-	v = way->fleet_usage;
+	v = *usage;
 	was = v >> 24 == tag ? v & 0xffffff : 0;
 	used = was + (__u32)(op->cost >> (fleet_hint.cost_shift & 63)) + 1;
 	if (used > 0xffffff || used < was)
 		used = 0xffffff;
-	way->fleet_usage = tag << 24 | used;
+	*usage = tag << 24 | used;
 	if (was >= fleet_hint.share_units || used < fleet_hint.share_units)
 		return 0;
 	c = bpf_ringbuf_reserve(&fleet_ring, sizeof(*c), 0);
@@ -313,33 +400,34 @@ __attribute__((noinline)) int fleet_note(struct sluice_way *way, const struct ta
 		return 0;
 	c->key = op->key;
 	c->units = used;
-	c->passed = way->passed;
+	c->passed = count->passed;
 	c->cost = op->cost;
 	bpf_ringbuf_submit(c, 0);
 	return 1;
 }
 
 /*
- * One meter step on way w of set s, without the lock: METER_CONFORMS,
- * METER_OVER (op->over_tat: the TAT the refusal left), METER_CONTENDED,
- * or TABLE_MISSING when the way changed hands under it. kind is op->kind,
- * as a constant (table_meter_kind).
+ * One meter step on way w of set s, the op's set i, without the lock:
+ * METER_CONFORMS, METER_OVER (op->over_tat: the TAT the refusal left),
+ * METER_CONTENDED, or TABLE_MISSING when the way changed hands under it.
+ * kind is op->kind, as a constant (table_meter_kind).
  */
-static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table_op *op, __u8 kind)
+static __always_inline int way_meter(struct sluice_set *s, int i, __u32 w, struct table_op *op,
+				     __u8 kind)
 {
-	struct sluice_way *way = &s->way[WAY(w)];
-	__u64 *tatp = &s->tat[WAY(w)], tat, next;
+	struct sluice_count *way = &s->ways.count[WAY(w)];
+	__u64 *tatp = &s->ways.tat[WAY(w)], tat, next;
 	__u64 owed = fleet_owed(op, kind);
-	int i, fresh = 0;
+	int tries, fresh = 0;
 
-	for (i = 0; i < METER_CAS_TRIES; i++) {
+	for (tries = 0; tries < METER_CAS_TRIES; tries++) {
 		tat = *(volatile __u64 *)tatp;
 		if (kind != SLUICE_METER_GCRA)
 			next = slot_next_of(op, tat, kind);
 		if (kind == SLUICE_METER_GCRA
 			    ? !gcra_conforms_owing(tat, op->now, op->cost, op->limit, owed, &next)
 			    : !next) {
-			if (!way_owned(s, w, op))
+			if (!way_owned(s, i, w, op))
 				return TABLE_MISSING;
 			/*
 			 * GCRA debt past one burst (a policy change) is capped once, for
@@ -362,7 +450,7 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 		}
 		if (__sync_val_compare_and_swap(tatp, tat, next) != tat)
 			continue;
-		if (!way_owned(s, w, op)) {
+		if (!way_owned(s, i, w, op)) {
 			/* Charged to the way's next owner: give it back. */
 			way_uncharge(tatp, tat, next, op, kind);
 			return TABLE_MISSING;
@@ -370,7 +458,7 @@ static __always_inline int way_meter(struct sluice_set *s, __u32 w, struct table
 		op->stepped_from = tat;
 		way_count(way, 1, op->pending);
 		if (owed)
-			fleet_note(way, op);
+			fleet_note(way, op->set[i & 1] * SLUICE_SET_WAYS + WAY(w), op);
 		return METER_CONFORMS;
 	}
 	/* Never admit what we could not account for. */
@@ -394,9 +482,9 @@ static __always_inline int table_meter_kind(struct table_op *op, __u8 kind)
 		s = table_set(op, i);
 		if (!s)
 			continue;
-		w = set_find(s, op->tag, &op->key);
-		if (w != WAY_NONE)
-			ret = way_meter(s, w, op, kind);
+		w = set_find(&s->ways, i, op);
+		if (w < WAY_NONE)
+			ret = way_meter(s, i, w, op, kind);
 	}
 	return ret;
 }
@@ -445,67 +533,137 @@ static __always_inline int table_meter(struct table_op *op)
 	return table_meter_gcra(op);
 }
 
-/*
- * Gives way w of locked set s, empty or idle, to the op's key: clears its
- * tag, replaces the idle TAT it saw unless a meter step got there first,
- * then writes the key and counts and publishes the new tag.
- */
-static __always_inline int way_take(struct sluice_set *s, __u32 w, struct table_op *op)
+/* Gives key way k back, with the bucket before it gone: empty, so any key may take it. */
+static __always_inline void key_way_release(struct sluice_set *s, __u32 k)
 {
-	__u32 old_tag = s->tag[WAY(w)];
-	__u64 seen = *(volatile __u64 *)&s->tat[WAY(w)];
-	struct sluice_way *way;
+	__sync_lock_test_and_set(&s->ways.tag[WAY(k)], 0);
+	s->ways.ext[WAY(k)] = 0;
+	s->ways.tat[WAY(k)] = 0;
+}
+
+/* Writes the op's key into key way k, whose tag is clear. */
+static __always_inline void key_way_write(struct sluice_set *s, __u32 k, const struct table_op *op)
+{
+	struct sluice_key_way *kw = (void *)&s->ways.count[WAY(k)];
+
+	kw->addr[0] = op->key.addr[0];
+	kw->addr[1] = op->key.addr[1];
+	kw->addr[2] = op->key.addr[2];
+	kw->addr[3] = op->key.addr[3];
+	s->ways.ext[WAY(k)] = SLUICE_EXT_KEY;
+	__sync_lock_test_and_set(&s->ways.tag[WAY(k)], *(const __u32 *)&op->key);
+}
+
+/*
+ * Way w's TAT, seen idle, replaced by the new bucket's unless a meter step
+ * got there first; then its counts and ext, and (published last) its tag.
+ */
+static __always_inline int way_fill(struct sluice_set *s, __u32 w, __u64 seen,
+				    const struct table_op *op)
+{
+	struct sluice_count *count = &s->ways.count[WAY(w)];
+
+	if (__sync_val_compare_and_swap(&s->ways.tat[WAY(w)], seen, op->fresh.tat) != seen)
+		return 0;
+	count->passed = op->fresh.passed;
+	count->dropped = op->fresh.dropped;
+	s->ways.ext[WAY(w)] = op->ext;
+	return 1;
+}
+
+/*
+ * Gives way w of locked set s (the op's set i), empty or idle, to an
+ * inline key: clears its tag, replaces the idle TAT it saw unless a meter
+ * step got there first, then writes the rest and publishes the new tag. A
+ * paired bucket given away this way takes its key way with it.
+ */
+static __always_inline int way_take(struct sluice_set *s, int i, __u32 w, struct table_op *op)
+{
+	__u32 old_tag = s->ways.tag[WAY(w)];
+	__u64 seen = *(volatile __u64 *)&s->ways.tat[WAY(w)];
+	int had_key_way = old_tag && (s->ways.ext[WAY(w)] & SLUICE_EXT_PAIRED) && !(w & 1);
 
 	/* A meter step may have charged it since set_victim looked. */
 	if (old_tag && seen > op->now)
 		return TABLE_FULL;
-	__sync_lock_test_and_set(&s->tag[WAY(w)], 0);
-	if (__sync_val_compare_and_swap(&s->tat[WAY(w)], seen, op->fresh.tat) != seen) {
+	__sync_lock_test_and_set(&s->ways.tag[WAY(w)], 0);
+	if (!way_fill(s, w, seen, op)) {
 		/* Its source came back: the bucket holds state again. */
-		__sync_lock_test_and_set(&s->tag[WAY(w)], old_tag);
+		__sync_lock_test_and_set(&s->ways.tag[WAY(w)], old_tag);
 		return TABLE_FULL;
 	}
-	way = &s->way[WAY(w)];
-	way->key = op->key;
-	way->passed = op->fresh.passed;
-	way->dropped = op->fresh.dropped;
-	__sync_lock_test_and_set(&s->tag[WAY(w)], op->tag);
+	if (had_key_way)
+		key_way_release(s, w + 1);
+	__sync_lock_test_and_set(&s->ways.tag[WAY(w)], op->tag | (__u32)i);
 	return old_tag ? TABLE_REPLACED : TABLE_NEW;
 }
 
 /*
- * Gives the key a way of set s holding op->fresh: TABLE_NEW,
- * TABLE_REPLACED, TABLE_FULL, or TABLE_EXISTS with *found the way another
- * CPU gave it first.
+ * The same for a paired key, in ways w (even) and w + 1: both tags
+ * cleared, the second way's TAT (unless it is already the key way of the
+ * bucket in w) and then the first's replaced by compare-and-swap, each
+ * only if still idle; then the key way written, then the bucket's tag.
  */
-static __always_inline int set_insert(struct sluice_set *s, struct table_op *op, __u32 *found)
+static __always_inline int pair_take(struct sluice_set *s, int i, __u32 w, struct table_op *op)
 {
-	int ret = TABLE_FULL;
-	__u32 w;
+	__u32 old_tag = s->ways.tag[WAY(w)], old_key_tag = s->ways.tag[WAY(w + 1)];
+	__u64 seen = *(volatile __u64 *)&s->ways.tat[WAY(w)];
+	__u64 seen_key = *(volatile __u64 *)&s->ways.tat[WAY(w + 1)];
+	int was_key_way = old_key_tag && s->ways.ext[WAY(w + 1)] == SLUICE_EXT_KEY;
+
+	if ((old_tag && seen > op->now) || (old_key_tag && !was_key_way && seen_key > op->now))
+		return TABLE_FULL;
+	__sync_lock_test_and_set(&s->ways.tag[WAY(w)], 0);
+	__sync_lock_test_and_set(&s->ways.tag[WAY(w + 1)], 0);
+	if (!was_key_way &&
+	    __sync_val_compare_and_swap(&s->ways.tat[WAY(w + 1)], seen_key, KEY_WAY_TAT) != seen_key)
+		goto taken_back;
+	if (!way_fill(s, w, seen, op)) {
+		if (!was_key_way)
+			__sync_val_compare_and_swap(&s->ways.tat[WAY(w + 1)], KEY_WAY_TAT, seen_key);
+		goto taken_back;
+	}
+	key_way_write(s, w + 1, op);
+	__sync_lock_test_and_set(&s->ways.tag[WAY(w)], op->tag | (__u32)i);
+	return old_tag || old_key_tag ? TABLE_REPLACED : TABLE_NEW;
+taken_back:
+	/* A source came back: its bucket holds state again. */
+	__sync_lock_test_and_set(&s->ways.tag[WAY(w + 1)], old_key_tag);
+	__sync_lock_test_and_set(&s->ways.tag[WAY(w)], old_tag);
+	return TABLE_FULL;
+}
+
+/*
+ * Gives way w of set s (the op's set i), found free without the lock, to
+ * the key, under the lock: TABLE_NEW, TABLE_REPLACED, or TABLE_FULL when
+ * it is no longer free. Nothing in the locked section calls a function
+ * (the verifier allows none): the search for a way is done before.
+ */
+static __always_inline int set_insert(struct sluice_set *s, int i, struct table_op *op, __u32 w)
+{
+	int ret;
 
 	bpf_spin_lock(&s->lock);
-	*found = set_find(s, op->tag, &op->key);
-	if (*found != WAY_NONE) {
-		ret = TABLE_EXISTS;
-		goto out;
-	}
-	w = set_victim(s, op->now);
-	if (w != WAY_NONE)
-		ret = way_take(s, w, op);
-out:
+	ret = op_paired(op) ? pair_take(s, i, WAY(w) & ~1U, op) : way_take(s, i, WAY(w), op);
 	bpf_spin_unlock(&s->lock);
 	return ret;
 }
 
+/* Tries at a set's free ways that other CPUs keep taking first. */
+#define INSERT_TRIES 4
+
 /*
- * The same in the emptier of the key's two sets, else in the other:
- * TABLE_NEW, TABLE_REPLACED, TABLE_FULL or TABLE_EXISTS.
+ * Gives the key a way holding op->fresh, in the emptier of its two sets,
+ * else in the other: TABLE_NEW, TABLE_REPLACED, TABLE_FULL, or
+ * TABLE_EXISTS when another CPU gave it one first. Two CPUs giving a
+ * brand-new key a way at the same moment may each take one; the way
+ * lookups find first then serves it, and the other idles out.
  */
 __attribute__((noinline)) int table_insert(struct table_op *op)
 {
-	struct sluice_set *first, *second, *swap;
-	__u32 found;
-	int ret;
+	struct sluice_set *first, *second, *s;
+	int ret = TABLE_FULL, i = 0, tries, moved = 0;
+	__u32 w;
 
 	if (!op)
 		return TABLE_FULL;
@@ -513,15 +671,24 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 	second = table_set(op, 1);
 	if (!first || !second)
 		return TABLE_FULL;
-	if (set_room(second, op->now) > set_room(first, op->now)) {
-		swap = first;
-		first = second;
-		second = swap;
-	}
-	ret = set_insert(first, op, &found);
-	if (ret == TABLE_FULL && op->set[0] != op->set[1]) {
-		first = second;
-		ret = set_insert(first, op, &found);
+	if (set_room(&second->ways, op->now) > set_room(&first->ways, op->now))
+		i = 1;
+#pragma nounroll
+	for (tries = 0; tries < INSERT_TRIES; tries++) {
+		s = i ? second : first;
+		if (set_find(&s->ways, i, op) < WAY_NONE)
+			return TABLE_EXISTS;
+		w = set_victim(&s->ways, op->now, op_paired(op));
+		if (w < WAY_NONE) {
+			ret = set_insert(s, i, op, w);
+			if (ret != TABLE_FULL)
+				return ret;
+			continue; /* taken meanwhile: look again */
+		}
+		if (moved || op->set[0] == op->set[1])
+			return TABLE_FULL;
+		moved = 1;
+		i = !i;
 	}
 	return ret;
 }
@@ -541,20 +708,20 @@ static __always_inline int table_insert_or_meter(struct table_op *op)
 }
 
 /*
- * The set holding the key's bucket, with *w its way, or NULL: a plain
- * lookup, for steps that need no second try when a way changes hands.
+ * The set holding the key's bucket, with *w its way and *i which of the
+ * key's sets it is, or NULL: a plain lookup, for steps that need no second
+ * try when a way changes hands.
  */
-static __always_inline struct sluice_set *table_find(struct table_op *op, __u32 *w)
+static __always_inline struct sluice_set *table_find(struct table_op *op, __u32 *w, int *i)
 {
 	struct sluice_set *s;
-	int i;
 
-	for (i = 0; i < 2; i++) {
-		s = table_set(op, i);
+	for (*i = 0; *i < 2; (*i)++) {
+		s = table_set(op, *i);
 		if (!s)
 			continue;
-		*w = set_find(s, op->tag, &op->key);
-		if (*w != WAY_NONE)
+		*w = set_find(&s->ways, *i, op);
+		if (*w < WAY_NONE)
 			return s;
 	}
 	return NULL;
@@ -565,13 +732,14 @@ __attribute__((noinline)) int table_add_dropped(struct table_op *op)
 {
 	struct sluice_set *s;
 	__u32 w;
+	int i;
 
 	if (!op)
 		return 0;
-	s = table_find(op, &w);
+	s = table_find(op, &w, &i);
 	if (!s)
 		return 0;
-	way_count(&s->way[WAY(w)], 0, op->pending);
+	way_count(&s->ways.count[WAY(w)], 0, op->pending);
 	return 1;
 }
 
@@ -639,14 +807,14 @@ static __always_inline __u64 slot_refund(__u64 *slotp, const struct table_op *op
  * changed hands meanwhile, what the refund gave its next owner is taken
  * back. Returns 1 when the way still held the key.
  */
-static __always_inline int way_refund(struct sluice_set *s, __u32 w, struct table_op *op)
+static __always_inline int way_refund(struct sluice_set *s, int i, __u32 w, struct table_op *op)
 {
-	struct sluice_way *way = &s->way[WAY(w)];
-	__u64 given = slot_refund(&s->tat[WAY(w)], op);
+	struct sluice_count *way = &s->ways.count[WAY(w)];
+	__u64 given = slot_refund(&s->ways.tat[WAY(w)], op);
 
-	if (!way_owned(s, w, op)) {
+	if (!way_owned(s, i, w, op)) {
 		if (given)
-			__sync_fetch_and_add(&s->tat[WAY(w)], given);
+			__sync_fetch_and_add(&s->ways.tat[WAY(w)], given);
 		return 0;
 	}
 	__sync_fetch_and_sub(&way->passed, 1);
@@ -663,11 +831,12 @@ __attribute__((noinline)) int table_refund(struct table_op *op)
 {
 	struct sluice_set *s;
 	__u32 w;
+	int i;
 
 	if (!op)
 		return 0;
-	s = table_find(op, &w);
-	return s ? way_refund(s, w, op) : 0;
+	s = table_find(op, &w, &i);
+	return s ? way_refund(s, i, w, op) : 0;
 }
 
 /*
@@ -683,14 +852,14 @@ __attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_
 	struct sluice_set *s;
 	__u64 *tatp, tat, next;
 	__u32 w;
-	int i;
+	int i, set_i;
 
 	if (!op)
 		return 0;
-	s = table_find(op, &w);
+	s = table_find(op, &w, &set_i);
 	if (!s)
 		return 0;
-	tatp = &s->tat[WAY(w)];
+	tatp = &s->ways.tat[WAY(w)];
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)tatp;
 		if (fleet_op == SLUICE_FLEET_ADVANCE)
@@ -702,13 +871,13 @@ __attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_
 		if (next == tat || __sync_val_compare_and_swap(tatp, tat, next) == tat)
 			break;
 	}
-	if (!way_owned(s, w, op)) {
+	if (!way_owned(s, set_i, w, op)) {
 		/* Changed hands meanwhile: not this key's to move. */
 		if (next != tat)
 			__sync_val_compare_and_swap(tatp, next, tat);
 		return 0;
 	}
-	op->fresh.passed = s->way[WAY(w)].passed;
+	op->fresh.passed = s->ways.count[WAY(w)].passed;
 	op->fresh.tat = next > op->now ? next - op->now : 0;
 	return 1;
 }

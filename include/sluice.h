@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 12
+#define SLUICE_LAYOUT_VERSION 13
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
@@ -34,6 +34,7 @@
 #define SLUICE_MAP_GENERATION "generation"
 #define SLUICE_MAP_FLEET      "fleet"	   /* struct sluice_fleet_hint, the agent writes it */
 #define SLUICE_MAP_FLEET_RING "fleet_ring" /* struct sluice_fleet_candidate, to the agent */
+#define SLUICE_MAP_FLEET_USAGE "fleet_usage" /* __u32 per source way: usage this period */
 /*
  * The map the config slot holds, pinned too, so that a reader without
  * CAP_SYS_ADMIN (which bpf_map_get_fd_by_id needs) can read it.
@@ -120,37 +121,65 @@ struct sluice_bucket {
  * compare-and-swap; giving a way to a new source takes the set's spin
  * lock, in an order metering can check (bpf/table.h), so both stay exact
  * across CPUs.
- * Preallocated, the table costs the same full or empty: sized for 4/5 of
- * its ways, sizeof(struct sluice_set) * 5 / 4 / SLUICE_SET_WAYS bytes per
- * source. A new source takes an empty way in the emptier of its sets, else
- * the way idle longest if its bucket has refilled (TAT in the past:
- * forgetting it loses nothing); when every way of both sets still holds
- * state, the table is full for it and --on-full decides. The aggregate
- * table (map `aggregates`) is the same, with a prefix's bucket per way.
+ *
+ * A way keeps no key. In a table of SLUICE_INLINE_SETS sets or more, an
+ * IPv4 key is a bijection of its set, tag and ext: the way's tag and ext
+ * are the key. Any other key (IPv6, or IPv4 in a smaller table) takes two
+ * ways, an even one for its bucket, tagged by a hash, and the odd one after
+ * it, which holds the key (SLUICE_EXT_KEY; struct sluice_key_way). Smaller
+ * tables get twice the sets for that, so --max-sources still holds.
+ *
+ * Preallocated, the table costs the same full or empty: it is sized for
+ * SLUICE_TABLE_LOAD_PCT percent of its ways. A new source takes an empty
+ * way in the emptier of its sets, else the way idle longest if its bucket
+ * has refilled (TAT in the past: forgetting it loses nothing); when every
+ * way of both sets still holds state, the table is full for it and
+ * --on-full decides. The aggregate table (map `aggregates`) is the same,
+ * with a prefix's bucket per way.
  */
-#define SLUICE_SET_WAYS 8
+#define SLUICE_SET_WAYS	      12
+#define SLUICE_TABLE_LOAD_PCT 86
+#define SLUICE_INLINE_SETS    4096
 
-/* A way's key and counts; its TAT lives in the set's header, next to the tags. */
-struct sluice_way {
-	struct sluice_key key;
-	/* Fleet candidacy (bpf/table.h way_note_usage): period tag << 24 | usage in it. */
-	__u32 fleet_usage;
+/* sluice_set.ext: a key way, or (bit 7) a bucket whose key is in the way after it. */
+#define SLUICE_EXT_KEY	  0xff
+#define SLUICE_EXT_PAIRED 0x80
+
+/* A way's counts: packets passed, and over the limit. */
+struct sluice_count {
 	__u64 passed;
 	__u64 dropped;
 };
 
 /*
- * The header (lock, tags, TATs: 104 bytes) is all a lookup, a meter step
- * or a choice of set reads besides the one way it finds, so a set costs
- * few cache lines however many ways it has.
+ * The key of the bucket in the way before, in a key way's count. Its tag
+ * is the key's head (sluice_key_head: family, prefix length, policy).
+ */
+struct sluice_key_way {
+	__u32 addr[4];
+};
+
+/*
+ * A set's ways, apart from its lock, so that the datapath's global
+ * functions may take them as plain memory (a lock may not be).
+ */
+struct sluice_ways {
+	__u32 tag[SLUICE_SET_WAYS]; /* 0: an empty way */
+	__u8 ext[SLUICE_SET_WAYS];
+	__u32 pad;
+	struct sluice_count count[SLUICE_SET_WAYS];
+	__u64 tat[SLUICE_SET_WAYS];
+};
+
+/*
+ * Six cache lines, each starting one (the map is mappable, so its values
+ * start on a page): a lookup reads line 0 (tags and ext), then its way's
+ * count and TAT, three lines in all.
  */
 struct sluice_set {
+	struct sluice_ways ways;
 	struct bpf_spin_lock lock;
-	/* Per way: a second hash of its key, never 0; 0 marks an empty way. */
-	__u32 tag[SLUICE_SET_WAYS];
-	__u32 pad;
-	__u64 tat[SLUICE_SET_WAYS];
-	struct sluice_way way[SLUICE_SET_WAYS];
+	__u32 pad[7];
 };
 
 /* sluice_policy.flags */

@@ -70,7 +70,7 @@ static int counts_of(struct fixture *fx, const struct sluice_key *key, int cpu, 
 	struct source_table t;
 	struct sluice_bucket b;
 
-	if (fixture_bucket(fx, key, &b) || sources_read(fx->st.maps.buckets, fx->st.maps.hot, &t))
+	if (fixture_bucket(fx, key, &b) || sources_read(&fx->st.maps, &t))
 		return -1;
 	c->passed = b.passed;
 	c->dropped = b.dropped;

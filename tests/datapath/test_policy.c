@@ -446,9 +446,11 @@ static int policy_of(const struct sluice_key *key, const struct sluice_bucket *b
 static int bucket_policy(struct fixture *fx, const char *addr, int other)
 {
 	struct policy_search q = { .other = other, .found = -1 };
+	struct sluice_config cfg;
 
 	inet_pton(AF_INET, addr, &q.addr);
-	if (table_walk(fx->st.maps.buckets, policy_of, &q))
+	if (config_read(&fx->st.maps, &cfg) ||
+	    table_walk(fx->st.maps.buckets, cfg.table_seed, policy_of, &q))
 		return -1;
 	return q.found;
 }

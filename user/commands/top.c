@@ -376,12 +376,12 @@ static int top_collect(const struct top_opts *o, const struct state *st, struct 
 
 	err = policy_load(&st->maps, &v->doc, false);
 	if (!err && o->sort == SORT_RATE) {
-		err = sources_read(st->maps.buckets, st->maps.hot, &before);
+		err = sources_read(&st->maps, &before);
 		if (!err)
 			nanosleep(&window, NULL);
 	}
 	if (!err)
-		err = sources_read(st->maps.buckets, st->maps.hot, now);
+		err = sources_read(&st->maps, now);
 	if (!err)
 		err = view_build(v, now, o->sort == SORT_RATE ? &before : NULL);
 	if (!err)

@@ -395,13 +395,15 @@ static int bucket_id(const struct sluice_key *key, const struct sluice_bucket *b
 /* Before the first wrap no id past next_id was ever given, so no walk is needed. */
 static int ids_walk(const struct policy_maps *m, struct ids_used *u)
 {
+	struct sluice_config cfg;
 	int err;
 
 	if (u->walked)
 		return 0;
 	u->walked = true;
-	err = table_walk(m->buckets, bucket_id, u);
-	return err ?: table_walk(m->aggregates, bucket_id, u);
+	err = config_read(m, &cfg);
+	err = err ?: table_walk(m->buckets, cfg.table_seed, bucket_id, u);
+	return err ?: table_walk(m->aggregates, cfg.table_seed, bucket_id, u);
 }
 
 /*

@@ -2,7 +2,9 @@
 /*
  * The set tables (sources and aggregates) read from userspace: every bucket
  * in batches of sets, without their locks, or one key where the datapath
- * would put it. Reading changes nothing.
+ * would put it. A way keeps no key: it is read back from the way's set,
+ * tag and ext, or from its key way (include/table_hash.h). Reading changes
+ * nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,47 +32,19 @@ static int table_check(int buckets_fd, __u32 *sets)
 	return 0;
 }
 
-static void way_bucket(const struct sluice_set *set, int w, struct sluice_bucket *b)
-{
-	b->tat = set->tat[w];
-	b->passed = set->way[w].passed;
-	b->dropped = set->way[w].dropped;
-}
+typedef int (*set_fn)(const struct sluice_set *set, __u32 index, uint64_t read_ns, void *arg);
 
-static int set_walk(const struct sluice_set *set, uint64_t read_ns, bucket_fn fn, void *ctx)
-{
-	struct sluice_bucket b;
-	int w, err = 0;
-
-	for (w = 0; !err && w < SLUICE_SET_WAYS; w++) {
-		if (!set->tag[w])
-			continue;
-		way_bucket(set, w, &b);
-		err = fn(&set->way[w].key, &b, read_ns, ctx);
-	}
-	return err;
-}
-
-/*
- * Calls fn on every bucket, a batch of sets at a time. The sets are read
- * without their locks: a bucket being metered may read a packet behind.
- */
-int table_walk(int buckets_fd, bucket_fn fn, void *ctx)
+/* Calls fn on every set, a batch at a time; stops at fn's first error. */
+static int sets_each(int buckets_fd, set_fn fn, void *arg)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct sluice_set *sets = NULL;
-	__u32 n_sets, in = 0, out = 0, count, i, *keys = NULL;
+	struct sluice_set *sets = calloc(BATCH_SETS, sizeof(*sets));
+	__u32 *keys = calloc(BATCH_SETS, sizeof(*keys));
+	__u32 in = 0, out = 0, count, i;
 	bool first = true, done = false;
 	uint64_t read_ns;
-	int err;
+	int err = keys && sets ? 0 : -ENOMEM;
 
-	err = table_check(buckets_fd, &n_sets);
-	if (err)
-		return err;
-	keys = calloc(BATCH_SETS, sizeof(*keys));
-	sets = calloc(BATCH_SETS, sizeof(*sets));
-	if (!keys || !sets)
-		err = -ENOMEM;
 	while (!err && !done) {
 		count = BATCH_SETS;
 		err = bpf_map_lookup_batch(buckets_fd, first ? NULL : &in, &out, keys, sets, &count,
@@ -81,7 +55,7 @@ int table_walk(int buckets_fd, bucket_fn fn, void *ctx)
 		}
 		read_ns = monotonic_ns();
 		for (i = 0; !err && i < count; i++)
-			err = set_walk(&sets[i], read_ns, fn, ctx);
+			err = fn(&sets[i], keys[i], read_ns, arg);
 		in = out;
 		first = false;
 	}
@@ -90,16 +64,63 @@ int table_walk(int buckets_fd, bucket_fn fn, void *ctx)
 	return err;
 }
 
-static int set_find(int buckets_fd, __u32 index, __u32 tag, const struct sluice_key *key,
-		    struct sluice_bucket *b)
+static void way_bucket(const struct sluice_set *set, int w, struct sluice_bucket *b)
+{
+	b->tat = set->ways.tat[w];
+	b->passed = set->ways.count[w].passed;
+	b->dropped = set->ways.count[w].dropped;
+}
+
+/* What a walk needs to turn ways back into keys: the seeds and the table's size. */
+struct walk {
+	const __u64 *seed;
+	__u32 sets;
+	bucket_fn fn;
+	void *ctx;
+};
+
+static int set_walk(const struct sluice_set *set, __u32 index, uint64_t read_ns, void *arg)
+{
+	const struct walk *wk = arg;
+	struct sluice_bucket b;
+	struct sluice_key key;
+	int w, err = 0;
+
+	for (w = 0; !err && w < SLUICE_SET_WAYS; w++) {
+		if (table_key_at(&key, set, index, w, wk->seed, wk->sets))
+			continue;
+		way_bucket(set, w, &b);
+		err = wk->fn(&key, &b, read_ns, wk->ctx);
+	}
+	return err;
+}
+
+/*
+ * Calls fn on every bucket. The sets are read without their locks: a
+ * bucket being metered may read a packet behind, and a pair changing
+ * hands is skipped.
+ */
+int table_walk(int buckets_fd, const __u64 seed[3], bucket_fn fn, void *ctx)
+{
+	struct walk wk = { .seed = seed, .fn = fn, .ctx = ctx };
+	int err = table_check(buckets_fd, &wk.sets);
+
+	return err ?: sets_each(buckets_fd, set_walk, &wk);
+}
+
+static int set_find(int buckets_fd, const struct sluice_config *cfg, __u32 index,
+		    const struct sluice_key *key, struct sluice_bucket *b)
 {
 	struct sluice_set set;
+	struct sluice_key found;
 	int w;
 
 	if (bpf_map_lookup_elem(buckets_fd, &index, &set))
 		return -errno;
 	for (w = 0; w < SLUICE_SET_WAYS; w++) {
-		if (set.tag[w] == tag && !memcmp(&set.way[w].key, key, sizeof(*key))) {
+		if (table_key_at(&found, &set, index, w, cfg->table_seed, cfg->table_sets))
+			continue;
+		if (!memcmp(&found, key, sizeof(*key))) {
 			way_bucket(&set, w, b);
 			return 0;
 		}
@@ -110,28 +131,33 @@ static int set_find(int buckets_fd, __u32 index, __u32 tag, const struct sluice_
 int table_lookup(int buckets_fd, const struct sluice_config *cfg, const struct sluice_key *key,
 		 struct sluice_bucket *b)
 {
-	__u64 hash = table_hash(key, cfg->table_seed);
-	__u32 tag = table_tag_of(hash);
+	struct table_place pl;
 	int err;
 
-	err = set_find(buckets_fd, table_set_of(hash, cfg->table_sets), tag, key, b);
+	table_place(&pl, key, cfg->table_seed, cfg->table_sets);
+	err = set_find(buckets_fd, cfg, pl.set[0], key, b);
 	if (err == -ENOENT)
-		err = set_find(buckets_fd, table_set2_of(hash, cfg->table_sets), tag, key, b);
+		err = set_find(buckets_fd, cfg, pl.set[1], key, b);
 	return err;
 }
 
-static int count_one(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
-		     void *ctx)
+/* Buckets in the set: ways holding one, whatever their key (a key way holds none). */
+static int set_count(const struct sluice_set *set, __u32 index, uint64_t read_ns, void *arg)
 {
-	(void)key;
-	(void)b;
+	int w;
+
+	(void)index;
 	(void)read_ns;
-	(*(uint64_t *)ctx)++;
+	for (w = 0; w < SLUICE_SET_WAYS; w++)
+		*(uint64_t *)arg += set->ways.tag[w] && set->ways.ext[w] != SLUICE_EXT_KEY;
 	return 0;
 }
 
 int table_count(int buckets_fd, uint64_t *n)
 {
+	__u32 sets;
+	int err = table_check(buckets_fd, &sets);
+
 	*n = 0;
-	return table_walk(buckets_fd, count_one, n);
+	return err ?: sets_each(buckets_fd, set_count, n);
 }

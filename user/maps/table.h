@@ -10,8 +10,8 @@
 typedef int (*bucket_fn)(const struct sluice_key *key, const struct sluice_bucket *b,
 			 uint64_t read_ns, void *ctx);
 
-/* Calls fn on every bucket of the table; stops at fn's first error. */
-int table_walk(int buckets_fd, bucket_fn fn, void *ctx);
+/* Calls fn on every bucket of the table (seed: the configuration's); stops at fn's first error. */
+int table_walk(int buckets_fd, const __u64 seed[3], bucket_fn fn, void *ctx);
 /* Key's bucket, found where the datapath would put it; -ENOENT if none. */
 int table_lookup(int buckets_fd, const struct sluice_config *cfg, const struct sluice_key *key,
 		 struct sluice_bucket *b);

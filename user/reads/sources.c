@@ -154,14 +154,16 @@ static int pending_add(int hot_fd, struct source_table *t)
 	return 0;
 }
 
-int sources_read(int buckets_fd, int hot_fd, struct source_table *t)
+int sources_read(const struct policy_maps *m, struct source_table *t)
 {
+	struct sluice_config cfg;
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	err = table_walk(buckets_fd, keep_one, t);
+	err = config_read(m, &cfg);
+	err = err ?: table_walk(m->buckets, cfg.table_seed, keep_one, t);
 	if (!err)
-		err = pending_add(hot_fd, t);
+		err = pending_add(m->hot, t);
 	t->time_ns = monotonic_ns();
 	if (err)
 		sources_free(t);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sluice.h"
+#include "maps/policy_maps.h"
 #include "maps/table.h"
 
 struct source_row {
@@ -34,7 +35,7 @@ typedef int (*hot_walk_fn)(int cpu, const struct sluice_key *key, uint64_t pendi
 int hot_walk(int hot_fd, hot_walk_fn fn, void *ctx);
 
 /* Every bucket, with the pending counts of the per-CPU `hot` map added. */
-int sources_read(int buckets_fd, int hot_fd, struct source_table *t);
+int sources_read(const struct policy_maps *m, struct source_table *t);
 void sources_free(struct source_table *t);
 
 /* Rows by key, to join two readings of the table in linear time. */
