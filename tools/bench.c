@@ -532,27 +532,83 @@ static long long map_memlock(int fd)
 	return bytes;
 }
 
-/* Memory per tracked source at the default --max-sources, and of the aggregate table. */
+/*
+ * Memory per tracked source at the default --max-sources: every map sized
+ * by it (the source and aggregate tables), then the fleet's usage words
+ * (also sized by it, apart: only a fleet uses them), per source.
+ */
 static int bench_memory(long long *table_bytes)
 {
 	struct sluice *lim = limiter_open(1000, 0, SLUICE_DEFAULT_MAX_SOURCES);
 	__u32 agg_buckets = table_aggregates_for(SLUICE_DEFAULT_MAX_SOURCES);
-	long long table, aggregates;
+	double n = SLUICE_DEFAULT_MAX_SOURCES;
+	long long table, aggregates, usage;
 
 	if (!lim)
 		return -errno ?: -EINVAL;
 	table = map_memlock(bpf_map__fd(lim->maps.buckets));
 	*table_bytes = table;
 	aggregates = map_memlock(bpf_map__fd(lim->maps.aggregates));
-	printf("%-40s %6.1f B (memlock %lld B / %u sources; %u sets of %d); target <= 72 B\n",
-	       "memory per tracked source", (double)table / SLUICE_DEFAULT_MAX_SOURCES, table,
-	       SLUICE_DEFAULT_MAX_SOURCES, bpf_map__max_entries(lim->maps.buckets),
-	       SLUICE_SET_WAYS);
+	usage = map_memlock(bpf_map__fd(lim->maps.fleet_usage));
+	printf("%-40s %6.1f B (memlock: sources %lld B + aggregates %lld B, / %u); target <= 40 B\n",
+	       "memory per tracked IPv4 source", (double)(table + aggregates) / n, table, aggregates,
+	       SLUICE_DEFAULT_MAX_SOURCES);
+	printf("%-40s %6.1f B (%u sets of %d ways, %zu B each; an IPv6 source takes two ways)\n",
+	       "memory per tracked IPv6 source", 2.0 * (double)table / n,
+	       bpf_map__max_entries(lim->maps.buckets), SLUICE_SET_WAYS, sizeof(struct sluice_set));
 	printf("%-40s %6.1f B (memlock %lld B / %u aggregate buckets; %u sets)\n",
 	       "memory per aggregate bucket", (double)aggregates / agg_buckets, aggregates,
 	       agg_buckets, bpf_map__max_entries(lim->maps.aggregates));
+	printf("%-40s %6.1f B (memlock %lld B: a word per source way, apart from the table)\n",
+	       "fleet usage per tracked source", (double)usage / n, usage);
 	sluice__destroy(lim);
 	return 0;
+}
+
+/*
+ * The table's fill, simulated with the datapath's own placement
+ * (table_place) and choice (the emptier of a key's two sets, then the
+ * other): `n` random keys of a family into the table for --max-sources
+ * `sources`, none ever idle. Prints how many found both sets full.
+ */
+static void bench_table_fill(const char *name, __u64 sources, __u64 n, int ipv6)
+{
+	__u32 sets = table_sets_for(sources), refused = 0, j, need = ipv6 || !table_inline(sets) ? 2 : 1;
+	__u8 *used = calloc(sets, 1);
+	__u64 seed[3], i, x = 0x2545f4914f6cdd1dULL;
+	struct sluice_key k = { .family = ipv6 ? SLUICE_FAMILY_IPV6 : SLUICE_FAMILY_IPV4 };
+	struct table_place pl;
+
+	if (!used)
+		return;
+	for (j = 0; j < 3; j++)
+		seed[j] = x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	k.prefix_len = ipv6 ? 64 : 32;
+	for (i = 0; i < n; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		k.addr[0] = (__u32)(x >> 32);
+		k.addr[1] = ipv6 ? (__u32)x : 0;
+		table_place(&pl, &k, seed, sets);
+		j = used[pl.set[1]] < used[pl.set[0]];
+		if (used[pl.set[j]] + need > SLUICE_SET_WAYS)
+			j = !j;
+		if (used[pl.set[j]] + need > SLUICE_SET_WAYS)
+			refused++;
+		else
+			used[pl.set[j]] += (__u8)need;
+	}
+	printf("%-48s %8u of %llu refused (%.4f%%; %u sets)\n", name, refused,
+	       (unsigned long long)n, 100.0 * refused / (double)n, sets);
+	free(used);
+}
+
+static void bench_table_load(void)
+{
+	bench_table_fill("table fill: 1M IPv4 sources, default table", SLUICE_DEFAULT_MAX_SOURCES,
+			 SLUICE_DEFAULT_MAX_SOURCES, 0);
+	bench_table_fill("table fill: 500k IPv6 sources, default table", SLUICE_DEFAULT_MAX_SOURCES,
+			 SLUICE_DEFAULT_MAX_SOURCES / 2, 1);
+	bench_table_fill("table fill: 5000 IPv4 sources, --max-sources 5000", 5000, 5000, 0);
 }
 
 #define CHASE_LINE  64
@@ -670,6 +726,8 @@ static int run(int drop_fd, const struct frame *f)
 		err = bench_import();
 	if (!err)
 		err = bench_memory(&table_bytes);
+	if (!err)
+		bench_table_load();
 	if (!err)
 		bench_chase(&fig, table_bytes);
 	return err;

@@ -21,8 +21,10 @@
 #include "suites.h"
 #include "table_hash.h"
 
-#define CHURN_SOURCES 256 /* per CPU, each used in turn */
-#define CHURN_ROUNDS  40000
+#define CHURN_ROUNDS 40000
+/* Per CPU, each used in turn: a small table's few ways, or more than a large table holds. */
+#define CHURN_SMALL 256
+#define CHURN_LARGE CHURN_ROUNDS
 #define HOT_RATE      1000
 #define HOT_BURST     10
 
@@ -32,6 +34,8 @@ struct churner {
 	struct fixture *fx;
 	const struct frame *hot;
 	struct frame *churn;
+	int n_churn;
+	int ipv6; /* this CPU churns IPv6 sources (two ways each) */
 	pthread_barrier_t *start;
 	uint64_t begin_ns, end_ns, hot_passed, sent;
 	int err;
@@ -48,7 +52,7 @@ static void *churn_run(void *arg)
 	pthread_barrier_wait(c->start);
 	c->begin_ns = monotonic_ns();
 	for (i = 0; i < CHURN_ROUNDS && !c->err; i++) {
-		f = &c->churn[i % CHURN_SOURCES];
+		f = &c->churn[i % c->n_churn];
 		ret = fixture_run(c->fx, f->data, f->len, 1);
 		ret = ret < 0 ? ret : fixture_run(c->fx, c->hot->data, c->hot->len, 1);
 		if (ret < 0)
@@ -60,10 +64,19 @@ static void *churn_run(void *arg)
 	return NULL;
 }
 
+/* A key the test sends: the churners' (10.0.0.0/8, 2001:db8::/32) or the hot source's. */
+static int churned_key(const struct sluice_key *key)
+{
+	if (key->family == SLUICE_FAMILY_IPV6)
+		return key->addr[0] == htonl(0x20010db8);
+	return key->family == SLUICE_FAMILY_IPV4 &&
+	       ((ntohl(key->addr[0]) >> 24) == 10 || key->addr[0] == htonl(0xc0000201));
+}
+
 /*
- * Bucket ways that name no key the test sent (every source is in
- * 10.0.0.0/8): a tag, ext or key way written half for one source and half
- * for another, or a key placed in neither of its sets.
+ * Bucket ways that name no key the test sent (the churners' sources in
+ * 10.0.0.0/8, and the hot source): a tag, ext or key way written half for
+ * one source and half for another, or a key placed in neither of its sets.
  */
 static int torn_ways(struct fixture *fx, int *valid)
 {
@@ -89,8 +102,7 @@ static int torn_ways(struct fixture *fx, int *valid)
 				continue;
 			}
 			table_place(&pl, &key, cfg.table_seed, cfg.table_sets);
-			torn += (ntohl(key.addr[0]) >> 24) != 10 || key.family != SLUICE_FAMILY_IPV4 ||
-				(i != pl.set[0] && i != pl.set[1]);
+			torn += !churned_key(&key) || (i != pl.set[0] && i != pl.set[1]);
 		}
 	}
 	return torn;
@@ -98,23 +110,34 @@ static int torn_ways(struct fixture *fx, int *valid)
 
 static int churn_frames(struct churner *c)
 {
-	struct frame_spec spec = { .family = 4, .payload = 18 };
-	char addr[32];
+	struct frame_spec spec = { .family = c->ipv6 ? 6 : 4, .payload = 18 };
+	char addr[48];
 	int i;
 
-	c->churn = calloc(CHURN_SOURCES, sizeof(*c->churn));
+	c->churn = calloc((size_t)c->n_churn, sizeof(*c->churn));
 	if (!c->churn)
 		return -1;
-	for (i = 0; i < CHURN_SOURCES; i++) {
-		snprintf(addr, sizeof(addr), "10.%d.%d.%d", 60 + c->cpu, i / 250, i % 250 + 1);
+	for (i = 0; i < c->n_churn; i++) {
+		if (c->ipv6)
+			snprintf(addr, sizeof(addr), "2001:db8:%x:%x::1", c->cpu, i);
+		else
+			snprintf(addr, sizeof(addr), "10.%d.%d.%d", 60 + c->cpu, i / 250,
+				 i % 250 + 1);
 		spec.src = addr;
 		frame_build(&c->churn[i], &spec);
 	}
 	return 0;
 }
 
-static void case_churn(void)
+/*
+ * All CPUs churn sources through a table while one source stays over its
+ * limit: a small table (every key in a key way), or a large one (IPv4 keys
+ * inline) that odd CPUs churn with IPv6 pairs, so each kind of way gives
+ * way to the other.
+ */
+static void case_churn(__u32 max_sources)
 {
+	int large = max_sources > CHURN_SMALL;
 	struct frame_spec hot_spec = { .family = 4, .src = "192.0.2.1", .payload = 18 };
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), i, err = 0, torn, valid;
 	uint64_t first = UINT64_MAX, last = 0, hot = 0, sent = 0, ceiling;
@@ -135,7 +158,7 @@ static void case_churn(void)
 	settings_per_second(&s, 1, 1);
 	frame_build(&hot_frame, &hot_spec);
 	c = calloc((size_t)ncpu, sizeof(*c));
-	if (!c || fixture_open_real_clock(&fx, &s, 8)) {
+	if (!c || fixture_open_real_clock(&fx, &s, max_sources)) {
 		check(false, "table churn", "cannot load");
 		free(c);
 		return;
@@ -146,7 +169,12 @@ static void case_churn(void)
 	}
 	pthread_barrier_init(&start, NULL, (unsigned int)ncpu);
 	for (i = 0; i < ncpu; i++) {
-		c[i] = (struct churner){ .cpu = i, .fx = &fx, .hot = &hot_frame, .start = &start };
+		c[i] = (struct churner){ .cpu = i,
+					 .fx = &fx,
+					 .hot = &hot_frame,
+					 .start = &start,
+					 .n_churn = large ? CHURN_LARGE : CHURN_SMALL,
+					 .ipv6 = large && (i & 1) };
 		err = err ?: churn_frames(&c[i]);
 	}
 	for (i = 0; i < ncpu && !err; i++)
@@ -162,7 +190,8 @@ static void case_churn(void)
 	fixture_stats(&fx, &st);
 	ceiling = HOT_BURST + HOT_RATE * (last - first) / NSEC_PER_SEC + (uint64_t)ncpu;
 	check(!err && hot <= ceiling && hot > HOT_BURST,
-	      "all CPUs churn a 16-way table: the source over its limit stays exact",
+	      large ? "all CPUs churn a large table, IPv4 and IPv6: the source over its limit stays exact"
+		    : "all CPUs churn a small table: the source over its limit stays exact",
 	      "err %d hot passed %llu, at most %llu (%.3f s)", err, (unsigned long long)hot,
 	      (unsigned long long)ceiling, (double)(last - first) / 1e9);
 	check(st.c[SLUICE_CNT_PASSED].packets + st.c[SLUICE_CNT_DROPPED].packets == sent &&
@@ -191,5 +220,7 @@ out:
 
 void suite_table(void)
 {
-	case_churn();
+	case_churn(8);
+	/* 4846 sets, IPv4 keys inline; 80,000 sources pass through its 58,152 ways. */
+	case_churn(50000);
 }

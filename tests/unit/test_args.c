@@ -1060,5 +1060,6 @@ int main(void)
 	suite_output();
 	suite_options();
 	suite_fleet();
+	suite_placement();
 	return harness_finish();
 }

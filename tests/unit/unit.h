@@ -6,5 +6,6 @@
 void suite_output(void);
 void suite_options(void);
 void suite_fleet(void);
+void suite_placement(void);
 
 #endif /* SLUICE_TEST_UNIT_H */

@@ -225,9 +225,10 @@ static const struct iface_metric gauges[] = {
 	{
 		.name = "sluice_sources_capacity",
 		.type = "gauge",
-		.help = "Buckets in the table, the most sources tracked at once. The table is "
-			"set-associative and never gives away a live bucket: a new source takes "
-			"the place of one idle long enough to have refilled.",
+		.help = "Buckets in the table, the most IPv4 sources tracked at once (an IPv6 "
+			"source takes two). The table is set-associative and never gives away "
+			"a live bucket: a new source takes the place of one idle long enough "
+			"to have refilled.",
 		.value = capacity_of,
 	},
 	{

@@ -176,8 +176,10 @@ out:
 }
 
 /*
- * The table's ways, and the --max-sources it was sized for: a quarter more
- * ways than sources, so that two-choice placement rarely finds both sets full.
+ * The table's buckets for IPv4 sources (an IPv6 source, and every source
+ * in a table too small for inline keys, takes two ways), and the
+ * --max-sources it was sized for: a sixth more, so that two-choice
+ * placement rarely finds both sets full.
  */
 static int table_capacity(const struct state *st, struct sample *s)
 {
@@ -191,7 +193,8 @@ static int table_capacity(const struct state *st, struct sample *s)
 	err = config_read(&st->maps, &cfg);
 	if (err)
 		return err;
-	s->capacity = (uint64_t)info.max_entries * SLUICE_SET_WAYS;
+	s->capacity = (uint64_t)info.max_entries * SLUICE_SET_WAYS /
+		      (table_inline(info.max_entries) ? 1 : 2);
 	s->max_sources = cfg.max_sources ?: table_sources_of(info.max_entries);
 	return 0;
 }

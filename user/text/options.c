@@ -588,9 +588,9 @@ const struct option_def option_table[OPT_MAX] = {
 			      .statements = STMT_ATTACH,
 			      .apply = apply_max_sources,
 			      .format_attach = show_max_sources,
-			      .help = "buckets tracked at once (default 1000000); a new source "
-				      "takes the place of one idle long enough to have "
-				      "refilled" },
+			      .help = "buckets tracked at once (default 1000000; an IPv6 "
+				      "source counts as two); a new source takes the place of "
+				      "one idle long enough to have refilled" },
 	[OPT_GROUP] = { .name = "group",
 			.metavar = "GROUP",
 			.scope = SCOPE_COMMAND,
