@@ -615,12 +615,13 @@ static __always_inline int pair_take(struct sluice_set *s, int i, __u32 w, struc
 		return TABLE_FULL;
 	__sync_lock_test_and_set(&s->ways.tag[WAY(w)], 0);
 	__sync_lock_test_and_set(&s->ways.tag[WAY(w + 1)], 0);
-	if (!was_key_way &&
-	    __sync_val_compare_and_swap(&s->ways.tat[WAY(w + 1)], seen_key, KEY_WAY_TAT) != seen_key)
+	if (!was_key_way && __sync_val_compare_and_swap(&s->ways.tat[WAY(w + 1)], seen_key,
+							KEY_WAY_TAT) != seen_key)
 		goto taken_back;
 	if (!way_fill(s, w, seen, op)) {
 		if (!was_key_way)
-			__sync_val_compare_and_swap(&s->ways.tat[WAY(w + 1)], KEY_WAY_TAT, seen_key);
+			__sync_val_compare_and_swap(&s->ways.tat[WAY(w + 1)], KEY_WAY_TAT,
+						    seen_key);
 		goto taken_back;
 	}
 	key_way_write(s, w + 1, op);

@@ -14,26 +14,26 @@
 #define SLUICE_LAYOUT_VERSION 13
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
-#define SLUICE_PIN_ROOT	      "/sys/fs/bpf/sluice"
-#define SLUICE_PIN_LINK	      "link"
-#define SLUICE_PIN_PROG	      "program" /* instead of the link, with --multiprog */
-#define SLUICE_MAP_BUCKETS    "buckets"
-#define SLUICE_MAP_CONFIG     "config"
-#define SLUICE_MAP_POLICIES   "policies"
-#define SLUICE_MAP_RULES_V4   "rules_v4"
-#define SLUICE_MAP_RULES_V6   "rules_v6"
-#define SLUICE_MAP_ALLOW_V4   "allow_v4"
-#define SLUICE_MAP_ALLOW_V6   "allow_v6"
-#define SLUICE_MAP_DENY_V4    "deny_v4"
-#define SLUICE_MAP_DENY_V6    "deny_v6"
-#define SLUICE_MAP_STATS      "stats"
-#define SLUICE_MAP_RULE_STATS "rule_stats"
-#define SLUICE_MAP_HOT	      "hot"
-#define SLUICE_MAP_ADMISSION  "admission"
-#define SLUICE_MAP_AGGREGATES "aggregates"
-#define SLUICE_MAP_GENERATION "generation"
-#define SLUICE_MAP_FLEET      "fleet"	   /* struct sluice_fleet_hint, the agent writes it */
-#define SLUICE_MAP_FLEET_RING "fleet_ring" /* struct sluice_fleet_candidate, to the agent */
+#define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
+#define SLUICE_PIN_LINK	       "link"
+#define SLUICE_PIN_PROG	       "program" /* instead of the link, with --multiprog */
+#define SLUICE_MAP_BUCKETS     "buckets"
+#define SLUICE_MAP_CONFIG      "config"
+#define SLUICE_MAP_POLICIES    "policies"
+#define SLUICE_MAP_RULES_V4    "rules_v4"
+#define SLUICE_MAP_RULES_V6    "rules_v6"
+#define SLUICE_MAP_ALLOW_V4    "allow_v4"
+#define SLUICE_MAP_ALLOW_V6    "allow_v6"
+#define SLUICE_MAP_DENY_V4     "deny_v4"
+#define SLUICE_MAP_DENY_V6     "deny_v6"
+#define SLUICE_MAP_STATS       "stats"
+#define SLUICE_MAP_RULE_STATS  "rule_stats"
+#define SLUICE_MAP_HOT	       "hot"
+#define SLUICE_MAP_ADMISSION   "admission"
+#define SLUICE_MAP_AGGREGATES  "aggregates"
+#define SLUICE_MAP_GENERATION  "generation"
+#define SLUICE_MAP_FLEET       "fleet"	     /* struct sluice_fleet_hint, the agent writes it */
+#define SLUICE_MAP_FLEET_RING  "fleet_ring"  /* struct sluice_fleet_candidate, to the agent */
 #define SLUICE_MAP_FLEET_USAGE "fleet_usage" /* __u32 per source way: usage this period */
 /*
  * The map the config slot holds, pinned too, so that a reader without

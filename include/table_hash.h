@@ -76,10 +76,11 @@ static inline __u32 sluice_key_head(__u8 family, __u8 prefix_len, __u16 policy)
 	(((__u64)(sources)*100 + SLUICE_TABLE_LOAD_PCT - 1) / SLUICE_TABLE_LOAD_PCT)
 #define SLUICE_TABLE_SETS_ONE(sources) \
 	((SLUICE_TABLE_WAYS(sources) + SLUICE_SET_WAYS - 1) / SLUICE_SET_WAYS ?: 1)
-#define SLUICE_TABLE_SETS(sources)                                          \
-	(SLUICE_TABLE_SETS_ONE(sources) >= SLUICE_INLINE_SETS	? SLUICE_TABLE_SETS_ONE(sources) \
-	 : SLUICE_TABLE_SETS_ONE(sources) >= SLUICE_INLINE_SETS / 2 ? SLUICE_INLINE_SETS      \
-								    : 2 * SLUICE_TABLE_SETS_ONE(sources))
+#define SLUICE_TABLE_SETS(sources)                                                             \
+	(SLUICE_TABLE_SETS_ONE(sources) >= SLUICE_INLINE_SETS ? SLUICE_TABLE_SETS_ONE(sources) \
+	 : SLUICE_TABLE_SETS_ONE(sources) >= SLUICE_INLINE_SETS / 2                            \
+		 ? SLUICE_INLINE_SETS                                                          \
+		 : 2 * SLUICE_TABLE_SETS_ONE(sources))
 
 static inline __u32 table_sets_for(__u64 sources)
 {
@@ -268,8 +269,8 @@ static inline int table_key_inline(struct sluice_key *key, __u32 set, __u32 tag,
  * The key of the bucket in way w of set `set` (a table of `sets`), or -1:
  * an empty way, a key way, or a pair whose key way is not (yet) whole.
  */
-static inline int table_key_at(struct sluice_key *key, const struct sluice_set *s, __u32 set,
-			       int w, const __u64 seed[3], __u32 sets)
+static inline int table_key_at(struct sluice_key *key, const struct sluice_set *s, __u32 set, int w,
+			       const __u64 seed[3], __u32 sets)
 {
 	const struct sluice_key_way *kw;
 	struct table_place pl;

@@ -551,8 +551,8 @@ static int bench_memory(long long *table_bytes)
 	aggregates = map_memlock(bpf_map__fd(lim->maps.aggregates));
 	usage = map_memlock(bpf_map__fd(lim->maps.fleet_usage));
 	printf("%-40s %6.1f B (memlock: sources %lld B + aggregates %lld B, / %u); target <= 40 B\n",
-	       "memory per tracked IPv4 source", (double)(table + aggregates) / n, table, aggregates,
-	       SLUICE_DEFAULT_MAX_SOURCES);
+	       "memory per tracked IPv4 source", (double)(table + aggregates) / n, table,
+	       aggregates, SLUICE_DEFAULT_MAX_SOURCES);
 	printf("%-40s %6.1f B (%u sets of %d ways, %zu B each; an IPv6 source takes two ways)\n",
 	       "memory per tracked IPv6 source", 2.0 * (double)table / n,
 	       bpf_map__max_entries(lim->maps.buckets), SLUICE_SET_WAYS, sizeof(struct sluice_set));
@@ -573,7 +573,8 @@ static int bench_memory(long long *table_bytes)
  */
 static void bench_table_fill(const char *name, __u64 sources, __u64 n, int ipv6)
 {
-	__u32 sets = table_sets_for(sources), refused = 0, j, need = ipv6 || !table_inline(sets) ? 2 : 1;
+	__u32 sets = table_sets_for(sources), refused = 0, j,
+	      need = ipv6 || !table_inline(sets) ? 2 : 1;
 	__u8 *used = calloc(sets, 1);
 	__u64 seed[3], i, x = 0x2545f4914f6cdd1dULL;
 	struct sluice_key k = { .family = ipv6 ? SLUICE_FAMILY_IPV6 : SLUICE_FAMILY_IPV4 };

@@ -25,8 +25,8 @@
 /* Per CPU, each used in turn: a small table's few ways, or more than a large table holds. */
 #define CHURN_SMALL 256
 #define CHURN_LARGE CHURN_ROUNDS
-#define HOT_RATE      1000
-#define HOT_BURST     10
+#define HOT_RATE    1000
+#define HOT_BURST   10
 
 struct churner {
 	pthread_t thread;

@@ -12,7 +12,8 @@
 #include "unit.h"
 #include "table_hash.h"
 
-static const __u64 seed[3] = { 0x9e3779b97f4a7c15ULL, 0xbf58476d1ce4e5b9ULL, 0x94d049bb133111ebULL };
+static const __u64 seed[3] = { 0x9e3779b97f4a7c15ULL, 0xbf58476d1ce4e5b9ULL,
+			       0x94d049bb133111ebULL };
 
 static __u64 rng = 88172645463325252ULL;
 
@@ -55,8 +56,8 @@ static void test_inline_round_trip(__u32 sets)
 				 memcmp(&back, &k, sizeof(k));
 	}
 	check(!wrong && apart == 200000 && marked == 200000,
-	      "inline keys: 200,000 read back from both their sets", "%u sets: %d wrong, %d apart, %d marked",
-	      sets, wrong, apart, marked);
+	      "inline keys: 200,000 read back from both their sets",
+	      "%u sets: %d wrong, %d apart, %d marked", sets, wrong, apart, marked);
 }
 
 /* The prefix encoding's edges: /0, and the first and last address of /1, /31 and /32. */
@@ -75,7 +76,8 @@ static void test_prefix_edges(void)
 			k.policy = e ? 0xffff : 0;
 			k.addr[0] = htonl(e && lens[i] ? 0xffffffffU << (32 - lens[i]) : 0);
 			table_place(&pl, &k, seed, 96900);
-			wrong += table_key_inline(&back, pl.set[1], pl.tag | 1, pl.ext, seed, 96900) ||
+			wrong += table_key_inline(&back, pl.set[1], pl.tag | 1, pl.ext, seed,
+						  96900) ||
 				 memcmp(&back, &k, sizeof(k));
 		}
 	}
@@ -112,7 +114,8 @@ static void test_paired(void)
 /* Sizing: --max-sources always fits; the default costs under 40 bytes a source. */
 static void test_sizing(void)
 {
-	static const __u64 sources[] = { 1, 2, 5, 300, 5000, 20000, 30000, 42000, 50000, 1000000, 10000000 };
+	static const __u64 sources[] = { 1,	2,     5,     300,     5000,	20000,
+					 30000, 42000, 50000, 1000000, 10000000 };
 	double bytes;
 	int i, short_of = 0;
 

@@ -34,8 +34,8 @@ struct state {
 	int link_fd;
 	int prog_fd; /* attached through libxdp's dispatcher: the program, and no link */
 	int stats_fd;
-	int fleet_fd;	   /* the fleet hint (.data.fleet), which the agent writes */
-	int fleet_ring_fd; /* the fleet's candidates, which the agent reads */
+	int fleet_fd;	    /* the fleet hint (.data.fleet), which the agent writes */
+	int fleet_ring_fd;  /* the fleet's candidates, which the agent reads */
 	int fleet_usage_fd; /* each source way's usage this period, the datapath's own */
 	struct policy_maps maps;
 	bool staged; /* opened from what an interrupted attach left */
