@@ -77,7 +77,7 @@ test_counts() {
 			and .rules[0].counters.passed == .counters.passed and .rules[0].counters.dropped == .counters.dropped'
 	check "stats: table health shows the sources tracked and no failed insert" \
 		jqcheck "$LAB_TMP/stats.json" --argjson n "$SOURCES" \
-		'.table.sources == $n and .table.new_sources == $n and .table.insert_failed == 0 and .table.max_sources == 1000000 and .table.capacity == 1250000'
+		'.table.sources == $n and .table.new_sources == $n and .table.insert_failed == 0 and .table.max_sources == 1000000 and .table.capacity == 1162800'
 }
 
 # Frames of `stats --watch` as a table: "PASSED_PPS DROPPED_PPS PASSED_BPS" each.
