@@ -742,8 +742,11 @@ static int run_over_single(int drop_fd, const struct frame *f)
 	return err ?: bench_single(drop_fd, f, "sluice, 1 source over its limit, 1000/s", 1000, 0);
 }
 
-/* The figures named: `single`, or a count of tracked sources all over their limits. */
-static int run_over_only(int drop_fd, const struct frame *f, int argc, char **argv)
+/*
+ * The figures named: `single`, or a count of tracked sources all over
+ * their limits (all under them, with `under`).
+ */
+static int run_named(int drop_fd, const struct frame *f, int argc, char **argv, bool over)
 {
 	struct figure fig;
 	char *end;
@@ -751,17 +754,17 @@ static int run_over_only(int drop_fd, const struct frame *f, int argc, char **ar
 	int i, err = 0;
 
 	for (i = 0; i < argc && !err; i++) {
-		if (!strcmp(argv[i], "single")) {
+		if (over && !strcmp(argv[i], "single")) {
 			err = run_over_single(drop_fd, f);
 			continue;
 		}
 		n = strtol(argv[i], &end, 10);
 		if (*end || n < 1 || n > (long)TABLE_SIZE) {
-			fprintf(stderr, "sluice-bench: over: not `single` or 1 to %u: %s\n",
-				TABLE_SIZE, argv[i]);
+			fprintf(stderr, "sluice-bench: %s: not a count of 1 to %u: %s\n",
+				over ? "over" : "under", TABLE_SIZE, argv[i]);
 			return -EINVAL;
 		}
-		err = bench_tracked(drop_fd, f, (__u32)n, true, &fig);
+		err = bench_tracked(drop_fd, f, (__u32)n, over, &fig);
 	}
 	return err;
 }
@@ -779,7 +782,7 @@ static int run_over(int drop_fd, const struct frame *f, int argc, char **argv)
 	int err;
 
 	if (argc > 0)
-		return run_over_only(drop_fd, f, argc, argv);
+		return run_named(drop_fd, f, argc, argv, true);
 	err = run_over_single(drop_fd, f);
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]) && !err; i++)
 		err = bench_tracked(drop_fd, f, counts[i], true, &fig);
@@ -787,13 +790,14 @@ static int run_over(int drop_fd, const struct frame *f, int argc, char **argv)
 }
 
 /*
- * sluice-bench [algorithms | over [single | N]...]: everything, or only the
- * algorithms' or the over-limit figures.
+ * sluice-bench [algorithms | over [single | N]... | under N...]: everything,
+ * or only the algorithms', the over-limit or the under-limit figures named.
  */
 int main(int argc, char **argv)
 {
 	bool only_algorithms = argc > 1 && !strcmp(argv[1], "algorithms");
 	bool only_over = argc > 1 && !strcmp(argv[1], "over");
+	bool only_under = argc > 2 && !strcmp(argv[1], "under");
 	struct frame_spec spec = { .family = 4, .src = "10.0.0.1", .payload = 18 };
 	struct bench *base;
 	struct frame f;
@@ -818,6 +822,8 @@ int main(int argc, char **argv)
 		err = bench_algorithms(bpf_program__fd(base->progs.bare_drop), &f);
 	else if (only_over)
 		err = run_over(bpf_program__fd(base->progs.bare_drop), &f, argc - 2, argv + 2);
+	else if (only_under)
+		err = run_named(bpf_program__fd(base->progs.bare_drop), &f, argc - 2, argv + 2, false);
 	else
 		err = run(bpf_program__fd(base->progs.bare_drop), &f);
 	if (err)
