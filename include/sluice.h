@@ -127,7 +127,7 @@ struct sluice_bucket {
  * are the key. Any other key (IPv6, or IPv4 in a smaller table) takes two
  * ways, an even one for its bucket, tagged by a hash, and the odd one after
  * it, which holds the key (SLUICE_EXT_KEY; struct sluice_key_way). Smaller
- * tables get twice the sets for that, so --max-sources still holds.
+ * tables are sized for pairs, so --max-sources still holds.
  *
  * Preallocated, the table costs the same full or empty: it is sized for
  * SLUICE_TABLE_LOAD_PCT percent of its ways. A new source takes an empty

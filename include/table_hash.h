@@ -66,21 +66,29 @@ static inline __u32 sluice_key_head(__u8 family, __u8 prefix_len, __u16 policy)
 }
 
 /*
- * Sizing. Twelve ways a set and two choices keep sets even: at 86% of the
- * ways in use, about 0.006% of new keys find both sets full (tools/table_load
- * simulates it; one choice would leave several percent out). A table too
- * small to hold IPv4 keys inline gets twice the sets, since every key
- * there takes two ways. Constants, for the map definitions.
+ * Sizing. Twelve ways a set and two choices keep sets even: filled to
+ * --max-sources, 86% of the ways, a few IPv4 keys in 100,000 find both
+ * sets full (`make bench`, "table fill"). A table under
+ * SLUICE_INLINE_SETS keeps every key in a key way: its six pairs a set
+ * are filled to 70% at most, for the same odds. Constants, for the map
+ * definitions.
  */
+#define SLUICE_PAIRED_LOAD_PCT 70
 #define SLUICE_TABLE_WAYS(sources) \
 	(((__u64)(sources)*100 + SLUICE_TABLE_LOAD_PCT - 1) / SLUICE_TABLE_LOAD_PCT)
-#define SLUICE_TABLE_SETS_ONE(sources) \
-	((SLUICE_TABLE_WAYS(sources) + SLUICE_SET_WAYS - 1) / SLUICE_SET_WAYS ?: 1)
-#define SLUICE_TABLE_SETS(sources)                                                             \
-	(SLUICE_TABLE_SETS_ONE(sources) >= SLUICE_INLINE_SETS ? SLUICE_TABLE_SETS_ONE(sources) \
-	 : SLUICE_TABLE_SETS_ONE(sources) >= SLUICE_INLINE_SETS / 2                            \
-		 ? SLUICE_INLINE_SETS                                                          \
-		 : 2 * SLUICE_TABLE_SETS_ONE(sources))
+#define SLUICE_TABLE_SETS_INLINE(sources) \
+	((SLUICE_TABLE_WAYS(sources) + SLUICE_SET_WAYS - 1) / SLUICE_SET_WAYS)
+#define SLUICE_PAIRS_PER_SET (SLUICE_SET_WAYS / 2)
+#define SLUICE_TABLE_SETS_PAIRED(sources)                                             \
+	(((__u64)(sources)*100 + SLUICE_PAIRS_PER_SET * SLUICE_PAIRED_LOAD_PCT - 1) / \
+			 (SLUICE_PAIRS_PER_SET * SLUICE_PAIRED_LOAD_PCT)              \
+		 ?: 1)
+#define SLUICE_TABLE_SETS(sources)                                 \
+	(SLUICE_TABLE_SETS_INLINE(sources) >= SLUICE_INLINE_SETS   \
+		 ? SLUICE_TABLE_SETS_INLINE(sources)               \
+	 : SLUICE_TABLE_SETS_PAIRED(sources) >= SLUICE_INLINE_SETS \
+		 ? SLUICE_INLINE_SETS                              \
+		 : SLUICE_TABLE_SETS_PAIRED(sources))
 
 static inline __u32 table_sets_for(__u64 sources)
 {
@@ -108,9 +116,9 @@ static inline int table_inline(__u32 sets)
 /* The IPv4 sources a table of `sets` was sized for (the inverse, rounded down). */
 static inline __u64 table_sources_of(__u32 sets)
 {
-	__u64 ways = (__u64)sets * SLUICE_SET_WAYS / (table_inline(sets) ? 1 : 2);
-
-	return ways * SLUICE_TABLE_LOAD_PCT / 100;
+	if (!table_inline(sets))
+		return (__u64)sets * SLUICE_PAIRS_PER_SET * SLUICE_PAIRED_LOAD_PCT / 100;
+	return (__u64)sets * SLUICE_SET_WAYS * SLUICE_TABLE_LOAD_PCT / 100;
 }
 
 /*

@@ -178,8 +178,8 @@ out:
 /*
  * The table's buckets for IPv4 sources (an IPv6 source, and every source
  * in a table too small for inline keys, takes two ways), and the
- * --max-sources it was sized for: a sixth more, so that two-choice
- * placement rarely finds both sets full.
+ * --max-sources it was sized for: fewer, so that two-choice placement
+ * rarely finds both sets full.
  */
 static int table_capacity(const struct state *st, struct sample *s)
 {
