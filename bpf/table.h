@@ -18,15 +18,17 @@
  * way: if the way changed hands meanwhile, it gives the cost back and
  * finds no bucket.
  *
- * The three operations are global functions, so the verifier checks each
- * once on its own instead of once for every path that reaches it; BPF
- * functions take at most five arguments, hence struct table_op.
+ * The operations, and the searches of a set (set_find, set_victim), are
+ * global functions, so the verifier checks each once on its own instead of
+ * once for every path (and every way) that reaches it; BPF functions take
+ * at most five arguments, hence struct table_op. The searches read the
+ * set without its lock, since no call is allowed under one.
  *
  * A lookup tries the first set, then the second. Two CPUs inserting the
- * same brand-new source at the same moment could each pick a different
- * set; the first set's copy then serves the source and the other idles
- * out. Flow hashing sends one source's packets to one CPU, so in practice
- * this needs a source to spread over queues on its very first packets.
+ * same brand-new source at the same moment could each give it a way; the
+ * one lookups find first then serves the source and the other idles out.
+ * Flow hashing sends one source's packets to one CPU, so in practice this
+ * needs a source to spread over queues on its very first packets.
  */
 #ifndef SLUICE_BPF_TABLE_H
 #define SLUICE_BPF_TABLE_H
