@@ -408,6 +408,63 @@ __attribute__((noinline)) int fleet_note(const struct sluice_count *count, __u32
 	return 1;
 }
 
+/* way_try: the TAT moved under the step; try again. */
+#define WAY_RETRY (-1)
+
+/*
+ * One try of a meter step on way w of set s, the op's set i: a result of
+ * way_meter, or WAY_RETRY. A function of its own, so that way_meter's loop
+ * is only "try, then again": the loop's one way back is then its
+ * conditional jump, which Linux 6.1 requires (it refuses a loop closed by
+ * falling through into its first instruction, a layout the compiler chose
+ * for the longer loop; tests/build/bpf_back_edges.py checks every loop).
+ */
+static __always_inline int way_try(struct sluice_set *s, int i, __u32 w, struct table_op *op,
+				   __u8 kind, __u64 owed, int *fresh)
+{
+	struct sluice_count *way = &s->ways.count[WAY(w)];
+	__u64 *tatp = &s->ways.tat[WAY(w)], tat, next;
+
+	tat = *(volatile __u64 *)tatp;
+	if (kind != SLUICE_METER_GCRA)
+		next = slot_next_of(op, tat, kind);
+	if (kind == SLUICE_METER_GCRA
+		    ? !gcra_conforms_owing(tat, op->now, op->cost, op->limit, owed, &next)
+		    : !next) {
+		if (!way_owned(s, i, w, op))
+			return TABLE_MISSING;
+		/*
+		 * GCRA debt past one burst (a policy change) is capped once, for
+		 * good; past what a fleet may owe, with an agent.
+		 */
+		next = kind == SLUICE_METER_GCRA ? gcra_refused(tat, op->now, op->limit + owed)
+						 : tat;
+		/* Never lower a TAT from a stale clock (bucket.h, clock_refresh). */
+		if (next != tat && !*fresh) {
+			op->now = clock_refresh(op->now);
+			*fresh = 1;
+			return WAY_RETRY;
+		}
+		if (next != tat && __sync_val_compare_and_swap(tatp, tat, next) != tat)
+			return WAY_RETRY;
+		way_count(way, 0, 1 + op->pending);
+		op->over_tat = next;
+		return METER_OVER;
+	}
+	if (__sync_val_compare_and_swap(tatp, tat, next) != tat)
+		return WAY_RETRY;
+	if (!way_owned(s, i, w, op)) {
+		/* Charged to the way's next owner: give it back. */
+		way_uncharge(tatp, tat, next, op, kind);
+		return TABLE_MISSING;
+	}
+	op->stepped_from = tat;
+	way_count(way, 1, op->pending);
+	if (owed)
+		fleet_note(way, op->set[i & 1] * SLUICE_SET_WAYS + WAY(w), op);
+	return METER_CONFORMS;
+}
+
 /*
  * One meter step on way w of set s, the op's set i, without the lock:
  * METER_CONFORMS, METER_OVER (op->over_tat: the TAT the refusal left),
@@ -417,54 +474,16 @@ __attribute__((noinline)) int fleet_note(const struct sluice_count *count, __u32
 static __always_inline int way_meter(struct sluice_set *s, int i, __u32 w, struct table_op *op,
 				     __u8 kind)
 {
-	struct sluice_count *way = &s->ways.count[WAY(w)];
-	__u64 *tatp = &s->ways.tat[WAY(w)], tat, next;
 	__u64 owed = fleet_owed(op, kind);
-	int tries, fresh = 0;
+	int tries, fresh = 0, ret;
 
 	for (tries = 0; tries < METER_CAS_TRIES; tries++) {
-		tat = *(volatile __u64 *)tatp;
-		if (kind != SLUICE_METER_GCRA)
-			next = slot_next_of(op, tat, kind);
-		if (kind == SLUICE_METER_GCRA
-			    ? !gcra_conforms_owing(tat, op->now, op->cost, op->limit, owed, &next)
-			    : !next) {
-			if (!way_owned(s, i, w, op))
-				return TABLE_MISSING;
-			/*
-			 * GCRA debt past one burst (a policy change) is capped once, for
-			 * good; past what a fleet may owe, with an agent.
-			 */
-			next = kind == SLUICE_METER_GCRA
-				       ? gcra_refused(tat, op->now, op->limit + owed)
-				       : tat;
-			/* Never lower a TAT from a stale clock (bucket.h, clock_refresh). */
-			if (next != tat && !fresh) {
-				op->now = clock_refresh(op->now);
-				fresh = 1;
-				continue;
-			}
-			if (next != tat && __sync_val_compare_and_swap(tatp, tat, next) != tat)
-				continue;
-			way_count(way, 0, 1 + op->pending);
-			op->over_tat = next;
-			return METER_OVER;
-		}
-		if (__sync_val_compare_and_swap(tatp, tat, next) != tat)
-			continue;
-		if (!way_owned(s, i, w, op)) {
-			/* Charged to the way's next owner: give it back. */
-			way_uncharge(tatp, tat, next, op, kind);
-			return TABLE_MISSING;
-		}
-		op->stepped_from = tat;
-		way_count(way, 1, op->pending);
-		if (owed)
-			fleet_note(way, op->set[i & 1] * SLUICE_SET_WAYS + WAY(w), op);
-		return METER_CONFORMS;
+		ret = way_try(s, i, w, op, kind, owed, &fresh);
+		if (ret != WAY_RETRY)
+			return ret;
 	}
 	/* Never admit what we could not account for. */
-	way_count(way, 0, 1 + op->pending);
+	way_count(&s->ways.count[WAY(w)], 0, 1 + op->pending);
 	return METER_CONTENDED;
 }
 
