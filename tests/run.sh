@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 SUITES=(
 	tests/build/test_bpf_headers.sh
+	tests/build/test_bpf_cfg.sh
 	tests/build/test_layers.sh
 	tests/build/test_makefile.sh
 	build/test-unit
