@@ -48,8 +48,8 @@ _Static_assert(sizeof(struct aggregates_step) <= SCRATCH_BYTES, "scratch too sma
 /* This CPU's step, emptied, for a packet metered at now; NULL never in practice. */
 static __always_inline struct aggregates_step *aggregates_step_get(__u64 now)
 {
-	__u32 zero = 0;
-	struct aggregates_step *s = bpf_map_lookup_elem(&scratch, &zero);
+	__u32 entry = SCRATCH_AGGREGATES;
+	struct aggregates_step *s = bpf_map_lookup_elem(&scratch, &entry);
 
 	if (s) {
 		s->now = now;

@@ -157,12 +157,20 @@ struct scratch {
 	__u8 bytes[SCRATCH_BYTES];
 };
 
+/* The entries: the aggregates' step, and the source's own table op (meter.h). */
+enum scratch_entry {
+	SCRATCH_AGGREGATES,
+	SCRATCH_SOURCE,
+	SCRATCH_ENTRIES,
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, SCRATCH_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
+
 
 /*
  * The fleet (sluice.h, struct sluice_fleet_hint): what the agent tells the

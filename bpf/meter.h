@@ -216,27 +216,29 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 					__u32 index, const struct sluice_config *cfg,
 					union sluice_hot_line *h, __u64 now)
 {
+	struct table_op *op = scratch_op(SCRATCH_SOURCE);
 	struct aggregates_step *agg;
-	struct table_op op;
 	int ret;
 
-	table_op_init(&op, cfg, key);
-	op.now = now ?: clock_now();
+	if (!op)
+		return METER_OVER;
+	table_op_init(op, cfg, key);
+	op->now = now ?: clock_now();
 	if (!p->n_aggregates)
-		return meter_source(ctx, pkt, p, index, cfg, h, &op);
-	agg = aggregates_step_get(op.now);
+		return meter_source(ctx, pkt, p, index, cfg, h, op);
+	agg = aggregates_step_get(op->now);
 	if (!agg)
 		return METER_OVER;
 	if (aggregates_take(ctx, pkt, p, cfg, agg) != METER_CONFORMS) {
-		meter_aggregate_refused(pkt, p, index, cfg, h, agg->admissible_at, &op);
+		meter_aggregate_refused(pkt, p, index, cfg, h, agg->admissible_at, op);
 		return METER_OVER;
 	}
-	ret = meter_source(ctx, pkt, p, index, cfg, h, &op);
+	ret = meter_source(ctx, pkt, p, index, cfg, h, op);
 	if (ret == METER_CONFORMS && agg->missing &&
 	    aggregates_create(ctx, pkt, p, cfg, agg) != METER_CONFORMS) {
-		meter_source_refund(ctx, p, &op);
+		meter_source_refund(ctx, p, op);
 		if (agg->admissible_at)
-			hot_remember(h, pkt, p, index, cfg, agg->admissible_at, &op);
+			hot_remember(h, pkt, p, index, cfg, agg->admissible_at, op);
 		ret = METER_OVER;
 	}
 	if (ret != METER_CONFORMS)

@@ -90,6 +90,19 @@ struct table_op {
 	struct sluice_bucket fresh; /* insert: the new bucket */
 };
 
+_Static_assert(sizeof(struct table_op) <= SCRATCH_BYTES, "scratch too small");
+
+/*
+ * This CPU's table op for the source's bucket (scratch entry): off the
+ * stack, whose 512 bytes (Linux 6.1 counts each frame rounded up to 32)
+ * the main program shares with the aggregate steps, the table operations
+ * and the set searches they call.
+ */
+static __always_inline struct table_op *scratch_op(__u32 entry)
+{
+	return bpf_map_lookup_elem(&scratch, &entry);
+}
+
 /* Places key in a table of `sets` sets, hashed with the configuration's seeds. */
 static __always_inline void table_op_place(struct table_op *op, const struct sluice_config *cfg,
 					   const struct sluice_key *key, __u8 table, __u32 sets)

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "fixture.h"
+#include "table_hash.h"
 #include "frames.h"
 #include "harness.h"
 #include "suites.h"
@@ -171,7 +172,15 @@ static void case_byte_aggregate(void)
 	fixture_close(&fx);
 }
 
-#define SPOOFED 3000 /* prefixes: more than the aggregate table holds (1280 ways) */
+#define SPOOFED 3000 /* prefixes: more than the aggregate table holds (aggregate_buckets) */
+
+/* The buckets the aggregate table of --max-sources holds: a way each, or a pair. */
+static __u32 aggregate_buckets(__u64 max_sources)
+{
+	__u32 sets = table_aggregate_sets_for(max_sources);
+
+	return sets * SLUICE_SET_WAYS / (table_inline(sets) ? 1 : 2);
+}
 
 /*
  * A limited /24 against a spoofer cycling more prefixes than the aggregate
@@ -201,10 +210,10 @@ static void case_spoofer_cycling_prefixes(void)
 	      "a spoofer cycling 3000 prefixes through the aggregate table never resets a limited /24",
 	      "the /24 passed %d of 20 (want 10), then %d of 20 after the spoofer (want 0)",
 	      drained, after);
-	check(spoofed < 1280 && full == (uint64_t)(SPOOFED - spoofed),
+	check(spoofed < (int)aggregate_buckets(4096) && full == (uint64_t)(SPOOFED - spoofed),
 	      "a prefix that finds the aggregate table full is counted in insert_full, --on-full drop",
-	      "%d of %d spoofed prefixes passed (want under 1280: the table's ways), insert_full %llu",
-	      spoofed, SPOOFED, (unsigned long long)full);
+	      "%d of %d spoofed prefixes passed (want under %u: the table's buckets), insert_full %llu",
+	      spoofed, SPOOFED, aggregate_buckets(4096), (unsigned long long)full);
 
 	/* One second: a new prefix every 1/3000 s, the /24 every tenth packet. */
 	for (i = 0; i < SPOOFED; i++) {
