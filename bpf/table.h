@@ -430,7 +430,7 @@ __attribute__((noinline)) int fleet_note(const struct sluice_count *count, __u32
  * is only "try, then again": the loop's one way back is then its
  * conditional jump, which Linux 6.1 requires (it refuses a loop closed by
  * falling through into its first instruction, a layout the compiler chose
- * for the longer loop; tests/build/bpf_back_edges.py checks every loop).
+ * for the longer loop; tests/build/bpf_linux61.py checks every loop).
  */
 static __always_inline int way_try(struct sluice_set *s, int i, __u32 w, struct table_op *op,
 				   __u8 kind, __u64 owed, int *fresh)
