@@ -171,7 +171,6 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
-
 /*
  * The fleet (sluice.h, struct sluice_fleet_hint): what the agent tells the
  * datapath, one load per metered packet, and the candidates it is handed
@@ -182,14 +181,14 @@ struct sluice_fleet_hint fleet_hint SEC(".data.fleet");
 
 /*
  * Each source way's usage this period, for the fleet (bpf/table.h
- * fleet_note): set * SLUICE_SET_WAYS + way, sized with the source table.
- * Apart from the table, so a host without a fleet pays it in memory only.
+ * fleet_note): an entry per set, sized with the source table. Apart from
+ * the table, so a host without a fleet pays it in memory only.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES) * SLUICE_SET_WAYS);
+	__uint(max_entries, SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES));
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct sluice_fleet_usage);
 } fleet_usage SEC(".maps");
 
 #define FLEET_RING_BYTES (512 * 1024)

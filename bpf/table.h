@@ -386,21 +386,23 @@ static __always_inline __u64 fleet_owed(const struct table_op *op, __u8 kind)
 
 /*
  * Counts a passed packet into its way's usage this period (map
- * `fleet_usage`, one word per way), and hands the source to the agent when
+ * `fleet_usage`, a word per way), and hands the source to the agent when
  * that crosses its share. A plain update: two CPUs racing may lose a
  * packet's units, which only delays a hint.
  */
-__attribute__((noinline)) int fleet_note(const struct sluice_count *count, __u32 slot,
+__attribute__((noinline)) int fleet_note(const struct sluice_count *count, __u32 set, __u32 w,
 					 const struct table_op *op)
 {
 	struct sluice_fleet_candidate *c;
+	struct sluice_fleet_usage *set_usage;
 	__u32 tag, used, was, v, *usage;
 
 	if (!count || !op)
 		return 0;
-	usage = bpf_map_lookup_elem(&fleet_usage, &slot);
-	if (!usage)
+	set_usage = bpf_map_lookup_elem(&fleet_usage, &set);
+	if (!set_usage)
 		return 0;
+	usage = &set_usage->way[WAY(w)];
 	tag = (__u32)(op->now >> (fleet_hint.period_shift & 63)) & 0xff;
 	v = *usage;
 	was = v >> 24 == tag ? v & 0xffffff : 0;
@@ -474,7 +476,7 @@ static __always_inline int way_try(struct sluice_set *s, int i, __u32 w, struct 
 	op->stepped_from = tat;
 	way_count(way, 1, op->pending);
 	if (owed)
-		fleet_note(way, op->set[i & 1] * SLUICE_SET_WAYS + WAY(w), op);
+		fleet_note(way, op->set[i & 1], w, op);
 	return METER_CONFORMS;
 }
 

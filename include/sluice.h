@@ -34,7 +34,7 @@
 #define SLUICE_MAP_GENERATION  "generation"
 #define SLUICE_MAP_FLEET       "fleet"	     /* struct sluice_fleet_hint, the agent writes it */
 #define SLUICE_MAP_FLEET_RING  "fleet_ring"  /* struct sluice_fleet_candidate, to the agent */
-#define SLUICE_MAP_FLEET_USAGE "fleet_usage" /* __u32 per source way: usage this period */
+#define SLUICE_MAP_FLEET_USAGE "fleet_usage" /* struct sluice_fleet_usage per source set */
 /*
  * The map the config slot holds, pinned too, so that a reader without
  * CAP_SYS_ADMIN (which bpf_map_get_fd_by_id needs) can read it.
@@ -180,6 +180,11 @@ struct sluice_set {
 	struct sluice_ways ways;
 	struct bpf_spin_lock lock;
 	__u32 pad[7];
+};
+
+/* A source set's ways' fleet usage this period: period tag << 24 | units (bpf/table.h). */
+struct sluice_fleet_usage {
+	__u32 way[SLUICE_SET_WAYS];
 };
 
 /* sluice_policy.flags */

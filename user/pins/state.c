@@ -800,8 +800,7 @@ int state_prepare(struct bpf_object *obj, uint64_t max_sources)
 		return ncpu;
 	err = bpf_map__set_max_entries(buckets, table_sets_for(max_sources));
 	if (!err)
-		err = bpf_map__set_max_entries(usage,
-					       table_sets_for(max_sources) * SLUICE_SET_WAYS);
+		err = bpf_map__set_max_entries(usage, table_sets_for(max_sources));
 	if (!err)
 		err = bpf_map__set_max_entries(aggregates, table_aggregate_sets_for(max_sources));
 	/* The over-limit cache: one value per CPU, indexed by its number. */
