@@ -49,10 +49,7 @@ static inline __u32 hot_mask_word(int bits)
 	if (bits >= 32)
 		return 0xffffffffU;
 	m = 0xffffffffU << (32 - bits);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	m = __builtin_bswap32(m);
-#endif
-	return m;
+	return table_net32(m);
 }
 
 /*

@@ -113,6 +113,12 @@ static inline int table_inline(__u32 sets)
 	return sets >= SLUICE_INLINE_SETS;
 }
 
+/* The IPv4 buckets a table of `sets` holds: a way each, or a pair in a small table. */
+static inline __u64 table_buckets_of(__u32 sets)
+{
+	return (__u64)sets * SLUICE_SET_WAYS / (table_inline(sets) ? 1 : 2);
+}
+
 /* The IPv4 sources a table of `sets` was sized for (the inverse, rounded down). */
 static inline __u64 table_sources_of(__u32 sets)
 {
@@ -137,7 +143,8 @@ struct table_place {
 #define KEY49_MASK ((1ULL << KEY49_BITS) - 1)
 #define KEY49_ADDR 33
 
-static inline __u32 table_ntohl(__u32 v)
+/* A word between host and network byte order (either way: the swap is its own inverse). */
+static inline __u32 table_net32(__u32 v)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	return __builtin_bswap32(v);
@@ -153,7 +160,7 @@ static inline __u32 table_ntohl(__u32 v)
 static inline __u64 key49_of(const struct sluice_key *key)
 {
 	__u32 p = key->prefix_len > 32 ? 32 : key->prefix_len;
-	__u64 addr = p ? (__u64)(table_ntohl(key->addr[0]) >> (32 - p)) : 0;
+	__u64 addr = p ? (__u64)(table_net32(key->addr[0]) >> (32 - p)) : 0;
 
 	return (__u64)key->policy << KEY49_ADDR | (((1ULL << p) - 1) + addr);
 }
@@ -166,7 +173,7 @@ static inline __u64 odd_of(__u64 seed)
 /*
  * A bijection of [0, 2^49) keyed by the seeds: odd multiplies and
  * xor-shifts, each invertible, so userspace can turn a way back into its
- * key (table_key49_from), and unknown seeds keep forged keys off one set.
+ * key (table_key_inline), and unknown seeds keep forged keys off one set.
  */
 static inline __u64 key49_mix(__u64 x, const __u64 seed[3])
 {
@@ -269,7 +276,7 @@ static inline int table_key_inline(struct sluice_key *key, __u32 set, __u32 tag,
 	key->family = SLUICE_FAMILY_IPV4;
 	key->prefix_len = (__u8)p;
 	key->policy = (__u16)(x >> KEY49_ADDR);
-	key->addr[0] = p ? table_ntohl((__u32)((enc - (1ULL << p)) << (32 - p))) : 0;
+	key->addr[0] = p ? table_net32((__u32)((enc - (1ULL << p)) << (32 - p))) : 0;
 	return 0;
 }
 

@@ -174,12 +174,10 @@ static void case_byte_aggregate(void)
 
 #define SPOOFED 3000 /* prefixes: more than the aggregate table holds (aggregate_buckets) */
 
-/* The buckets the aggregate table of --max-sources holds: a way each, or a pair. */
+/* The buckets the aggregate table of --max-sources holds. */
 static __u32 aggregate_buckets(__u64 max_sources)
 {
-	__u32 sets = table_aggregate_sets_for(max_sources);
-
-	return sets * SLUICE_SET_WAYS / (table_inline(sets) ? 1 : 2);
+	return (__u32)table_buckets_of(table_aggregate_sets_for(max_sources));
 }
 
 /*

@@ -193,8 +193,7 @@ static int table_capacity(const struct state *st, struct sample *s)
 	err = config_read(&st->maps, &cfg);
 	if (err)
 		return err;
-	s->capacity = (uint64_t)info.max_entries * SLUICE_SET_WAYS /
-		      (table_inline(info.max_entries) ? 1 : 2);
+	s->capacity = table_buckets_of(info.max_entries);
 	s->max_sources = cfg.max_sources ?: table_sources_of(info.max_entries);
 	return 0;
 }
