@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 # The fleet test's sampler: every 100 ms for SECONDS, the passed packets of
-# each interface summed, as "SECONDS_MONOTONIC TOTAL" lines. Reads only the
+# each interface summed, as "SECONDS_BOOTTIME TOTAL" lines. Reads only the
 # per-CPU stats map (through bpftool), which is cheap: a `sluice stats`
 # also walks the source table, and three of them every 100 ms starved the
 # agents on a 2-CPU machine.
@@ -26,14 +26,19 @@ def passed(iface):
     return total
 
 
-end = time.monotonic() + SECONDS
+def clock():
+    # CLOCK_BOOTTIME: what /proc/uptime reads, so the test's windows share it
+    return time.clock_gettime(time.CLOCK_BOOTTIME)
+
+
+end = clock() + SECONDS
 with open(OUT, "w") as f:
     while True:
-        t0 = time.monotonic()
+        t0 = clock()
         v = sum(passed(i) for i in IFACES)
-        t1 = time.monotonic()
+        t1 = clock()
         f.write("%.3f %d\n" % ((t0 + t1) / 2, v))
         f.flush()
         if t1 >= end:
             break
-        time.sleep(max(0.0, 0.1 - (time.monotonic() - t0)))
+        time.sleep(max(0.0, 0.1 - (clock() - t0)))
