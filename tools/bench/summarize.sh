@@ -124,8 +124,12 @@ summarize() {
 			if (s == "a" || s == "b") {
 				ratio(s, "sluice", "hashlimit", 3); ratio(s, "sluice", "nft", 3)
 			}
-			if (s == "c") ratio(s, "sluice", "hashlimit", 4)
-			if (s == "a") ratio(s, "sluice", "xdp_drop", 0.85)
+			# the targets of issue 12
+			if (s == "c") {
+				ratio(s, "sluice", "hashlimit", 5); ratio(s, "sluice", "nft", 2.5)
+			}
+			if (s == "a") ratio(s, "sluice", "xdp_drop", 0.92)
+			if (s == "b") ratio(s, "sluice", "xdp_drop", 0.75)
 			if (s == "s") {
 				ratio(s, "sluice", "xdp_drop", 0.60)
 				ratio(s, "sluice", "hashlimit", ""); ratio(s, "sluice", "nft", "")
