@@ -48,16 +48,9 @@ agents_stop() {
 	AGENTS=()
 }
 
-down() {
-	local pid h
-	agents_stop
-	for pid in "${PIDS[@]}" "${PIDS_KEEP[@]}"; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	for pid in $(cat "$TMP"/redis-*.pid 2>/dev/null); do
-		kill "$pid" 2>/dev/null
-	done
+# Every fixed name this test makes: links, namespaces, pins, agent state.
+names_down() {
+	local h
 	for h in 1 2 3; do
 		[ -d "/sys/fs/bpf/sluice/fltv$h" ] && "$SLUICE" detach "fltv$h" >/dev/null 2>&1
 		ip link del "fltv$h" 2>/dev/null
@@ -67,17 +60,33 @@ down() {
 	ip link del fltrw 2>/dev/null
 	ip netns del fltr 2>/dev/null
 	rm -f /run/sluice/fleet/fltv[123].lock /run/sluice/fleet/fltv[123]
+}
+
+down() {
+	local pid
+	agents_stop
+	for pid in "${PIDS[@]}" "${PIDS_KEEP[@]}"; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	for pid in $(cat "$TMP"/redis-*.pid 2>/dev/null); do
+		kill "$pid" 2>/dev/null
+	done
+	names_down
 	# The agents' logs outlive the run, for a failure's story.
 	mkdir -p /tmp/sluice-fleet-last && cp "$TMP"/agent*.log "$TMP"/flood.err /tmp/sluice-fleet-last/ 2>/dev/null
 	rm -rf "$TMP"
 }
-# One run at a time: the names are fixed, and a second run's cleanup would
-# take the first's namespaces away.
-if ip netns list | grep -qw fltr || ip link show fltv1 >/dev/null 2>&1; then
-	echo "FAIL another test_fleet.sh runs (namespace fltr or link fltv1 exists)"
+# One run at a time: the names and addresses are fixed. A second run waits
+# for the first (two suites on one machine, as a CI beside a developer's
+# run), and what a killed run left is removed once the lock is ours.
+exec 9>/run/sluice-test-fleet.lock
+if ! flock -w 1200 9; then
+	echo "FAIL another test_fleet.sh has held /run/sluice-test-fleet.lock for 20 minutes"
 	echo "0 passed, 1 failed"
 	exit 1
 fi
+names_down
 trap down EXIT
 trap 'exit 130' INT TERM
 
