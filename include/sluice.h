@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 13
+#define SLUICE_LAYOUT_VERSION 14
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
@@ -414,11 +414,13 @@ struct sluice_verdict {
  * an IPv4 source in one of the two ways of a set, an IPv6 source in a
  * line of its own (the second half of `line`), each line 64 bytes, one
  * cache line, so an answer reads one line. Sizes come from measurement
- * (docs/benchmarks.md): 8192 sets hold most of 10,000 over-limit sources
- * in 512 KiB, under a 1 MiB L2; the IPv6 half is read only by IPv6.
+ * (docs/benchmarks.md): 16384 sets hold about 95% of 10,000 over-limit
+ * sources (8192 held 86%, and the rest took the full path, a quarter of
+ * the CPU in bench-compare's scenario b); 2 MiB per CPU, the IPv6 half
+ * read only by IPv6.
  */
 #ifndef SLUICE_HOT_SETS
-#define SLUICE_HOT_SETS 8192 /* IPv4 sets of 2 ways, and IPv6 lines; a power of two */
+#define SLUICE_HOT_SETS 16384 /* IPv4 sets of 2 ways, and IPv6 lines; a power of two */
 #endif
 
 /* sluice_hot_way.flags */
