@@ -23,6 +23,19 @@ struct {
 } buckets SEC(".maps");
 
 /*
+ * The source table's filter: a word per set with a bit per bucket way
+ * (struct sluice_filter), sized with the table. A packet of a source that
+ * has no bucket learns it here, from one word of each of its two sets.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, (SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES) + SLUICE_FILTER_SETS - 1) /
+				    SLUICE_FILTER_SETS);
+	__type(key, __u32);
+	__type(value, struct sluice_filter);
+} buckets_filter SEC(".maps");
+
+/*
  * The configuration lives in a one-entry array. Userspace writes each new
  * configuration into a fresh one and swaps it into the `config` slot, which
  * starts empty: an upgrade that reuses the pinned slot must not have libbpf

@@ -150,6 +150,53 @@ static __always_inline struct sluice_set *table_set(const struct table_op *op, i
 	return bpf_map_lookup_elem(&buckets, &index);
 }
 
+/*
+ * The source table's filter (map `buckets_filter`): a word per set with
+ * table_filter_bit() of each bucket way's tag. Only the holder of a set's
+ * lock writes its word: it sets a new tag's bit before publishing the tag,
+ * and recomputes the word from the set's tags once the way has changed
+ * hands (set_insert). So the word has the bit of every tag a reader can
+ * find, and a key whose bit is clear in both its sets has no bucket. The
+ * aggregate table has no filter (NULL).
+ */
+static __always_inline __u32 *table_filter_word(const struct table_op *op, int i)
+{
+	__u32 set = op->set[i & 1], index = set / SLUICE_FILTER_SETS;
+	struct sluice_filter *f;
+
+	if (op->table != TABLE_SOURCES)
+		return NULL;
+	f = bpf_map_lookup_elem(&buckets_filter, &index);
+	return f ? &f->mask[set % SLUICE_FILTER_SETS] : NULL;
+}
+
+/* Which of the op's sets may hold its key: bit i for set i (both, without a filter). */
+static __always_inline int table_may_hold(const struct table_op *op)
+{
+	__u32 bit = table_filter_bit(op->tag);
+	__u32 *first = table_filter_word(op, 0), *second = table_filter_word(op, 1);
+
+	return (!first || (*first & bit)) | (!second || (*second & bit)) << 1;
+}
+
+/*
+ * A set's filter word from its ways, without a branch: the bit of each
+ * bucket way (tag bit 31 set; a key way's ext is SLUICE_EXT_KEY, which
+ * (ext + 1) >> 8 picks out).
+ */
+static __always_inline __u32 set_filter_of(const struct sluice_ways *ws)
+{
+	__u32 mask = 0, tag, bucket, w;
+
+#pragma unroll
+	for (w = 0; w < SLUICE_SET_WAYS; w++) {
+		tag = ws->tag[w];
+		bucket = (tag >> 31) & (((ws->ext[w] + 1U) >> 8) ^ 1U);
+		mask |= table_filter_bit(tag) & -bucket;
+	}
+	return mask;
+}
+
 /* Whether two keys are the same (the over-limit cache's, too). */
 static __always_inline int key_same(const struct sluice_key *a, const struct sluice_key *b)
 {
@@ -522,35 +569,46 @@ static __always_inline void set_touch(const struct sluice_set *s)
 _Static_assert(sizeof(struct sluice_set) == 6 * 64, "set_touch touches six lines");
 
 /*
- * Both of the op's sets, touched (set_touch). The search looks them up
+ * The op's sets that may hold its key (bits of `may`, table_may_hold),
+ * touched (set_touch). The search looks them up
  * again: the array lookups are inline, and carrying both pointers across
  * the search costs the verifier a fifth more states.
  */
-static __always_inline void table_touch(const struct table_op *op)
+static __always_inline void table_touch(const struct table_op *op, int may)
 {
-	struct sluice_set *s = table_set(op, 0);
+	struct sluice_set *s;
 
-	if (s)
-		set_touch(s);
-	s = table_set(op, 1);
-	if (s)
-		set_touch(s);
+	if (may & 1) {
+		s = table_set(op, 0);
+		if (s)
+			set_touch(s);
+	}
+	if (may & 2) {
+		s = table_set(op, 1);
+		if (s)
+			set_touch(s);
+	}
 }
 
 /* table_meter's body for one kind of slot. */
 static __always_inline int table_meter_kind(struct table_op *op, __u8 kind)
 {
+	int may = table_may_hold(op), ret = TABLE_MISSING;
 	struct sluice_set *s;
-	int ret = TABLE_MISSING;
 	__u32 w;
 	int i;
 
-	table_touch(op);
+	/* A source the filter does not know: its sets' lines are not touched. */
+	if (!may)
+		return TABLE_MISSING;
+	table_touch(op, may);
 	/* Unrolled: as a loop, one path through both sets is too many jumps for the verifier. */
 #pragma unroll
 	for (i = 0; i < 2; i++) {
 		if (ret != TABLE_MISSING)
 			break;
+		if (!(may & (1 << i)))
+			continue;
 		s = table_set(op, i);
 		if (!s)
 			continue;
@@ -710,14 +768,22 @@ taken_back:
  * Gives way w of set s (the op's set i), found free without the lock, to
  * the key, under the lock: TABLE_NEW, TABLE_REPLACED, or TABLE_FULL when
  * it is no longer free. Nothing in the locked section calls a function
- * (the verifier allows none): the search for a way is done before.
+ * (the verifier allows none): the search for a way is done before. The
+ * set's filter word has the new tag's bit before the tag is published,
+ * and is recomputed from the ways after.
  */
 static __always_inline int set_insert(struct sluice_set *s, int i, struct table_op *op, __u32 w)
 {
+	/* Looked up before the lock, under which no helper may be called. */
+	__u32 *filter = table_filter_word(op, i);
 	int ret;
 
 	bpf_spin_lock(&s->lock);
+	if (filter)
+		*filter |= table_filter_bit(op->tag);
 	ret = op_paired(op) ? pair_take(s, i, WAY(w) & ~1U, op) : way_take(s, i, WAY(w), op);
+	if (filter)
+		*filter = set_filter_of(&s->ways);
 	bpf_spin_unlock(&s->lock);
 	return ret;
 }
@@ -740,6 +806,8 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 
 	if (!op)
 		return TABLE_FULL;
+	/* The filter may have spared the meter step these misses: overlap them now. */
+	table_touch(op, 3);
 	first = table_set(op, 0);
 	second = table_set(op, 1);
 	if (!first || !second)

@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 14
+#define SLUICE_LAYOUT_VERSION 15
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
@@ -35,6 +35,7 @@
 #define SLUICE_MAP_FLEET       "fleet"	     /* struct sluice_fleet_hint, the agent writes it */
 #define SLUICE_MAP_FLEET_RING  "fleet_ring"  /* struct sluice_fleet_candidate, to the agent */
 #define SLUICE_MAP_FLEET_USAGE "fleet_usage" /* struct sluice_fleet_usage per source set */
+#define SLUICE_MAP_FILTER      "buckets_filter" /* struct sluice_filter per 16 source sets */
 /*
  * The map the config slot holds, pinned too, so that a reader without
  * CAP_SYS_ADMIN (which bpf_map_get_fd_by_id needs) can read it.
@@ -185,6 +186,19 @@ struct sluice_set {
 /* A source set's ways' fleet usage this period: period tag << 24 | units (bpf/table.h). */
 struct sluice_fleet_usage {
 	__u32 way[SLUICE_SET_WAYS];
+};
+
+/*
+ * The source table's filter (map `buckets_filter`, bpf/table.h): a word
+ * per set holding one bit for each bucket way's tag (table_filter_bit in
+ * table_hash.h), 16 sets to an entry, since an array rounds each value up
+ * to 8 bytes. A key whose bit is clear in both its sets' words has no
+ * bucket: the datapath knows it from a 388 KB array, without touching the
+ * table's own lines.
+ */
+#define SLUICE_FILTER_SETS 16
+struct sluice_filter {
+	__u32 mask[SLUICE_FILTER_SETS];
 };
 
 /* sluice_policy.flags */

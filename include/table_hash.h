@@ -107,6 +107,22 @@ static inline __u32 table_aggregate_sets_for(__u64 sources)
 	return table_sets_for(table_aggregates_for(sources));
 }
 
+/* Entries of the source table's filter (struct sluice_filter) for a table of `sets`. */
+static inline __u32 table_filter_entries_for(__u32 sets)
+{
+	return (sets + SLUICE_FILTER_SETS - 1) / SLUICE_FILTER_SETS;
+}
+
+/*
+ * The bit of a bucket way's tag in its set's filter word: five bits of a
+ * multiplicative hash of the tag, whatever the set (bit 0 says which of
+ * the key's two sets it is in).
+ */
+static inline __u32 table_filter_bit(__u32 tag)
+{
+	return 1U << (((tag & ~1U) * 0x9e3779b1U) >> 27);
+}
+
 /* Whether a table of `sets` holds IPv4 keys in their tags alone. */
 static inline int table_inline(__u32 sets)
 {

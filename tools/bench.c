@@ -103,11 +103,7 @@ static void report(const char *name, const struct figure *fig, const char *floor
 	       floor_name, fig->floor);
 }
 
-/*
- * A fresh limiter (empty buckets) at `rate`/s; burst 0 means the default,
- * table 0 the default table size. New sources are admitted without limit
- * (the admission budget is a policy choice; here it would hide the insert).
- */
+/* A fresh limiter (empty buckets) with settings s; table 0 means the default table size. */
 static struct sluice *limiter_open_with(const struct settings *s, __u32 table)
 {
 	struct policy_doc doc;
@@ -117,8 +113,6 @@ static struct sluice *limiter_open_with(const struct settings *s, __u32 table)
 
 	doc_init(&doc);
 	doc.dflt = *s;
-	doc.dflt.new_sources.amount = RATE_METERED_MAX_PER_SEC;
-	doc.dflt.new_sources.period_ns = NSEC_PER_SEC;
 	if (doc_validate(&doc, &why)) {
 		fprintf(stderr, "sluice-bench: %s\n", why);
 		errno = EINVAL;
@@ -140,12 +134,19 @@ static struct sluice *limiter_open_with(const struct settings *s, __u32 table)
 	return skel;
 }
 
+/*
+ * At `rate`/s; burst 0 means the default. New sources are admitted without
+ * limit (the admission budget is a policy choice; here it would hide the
+ * insert), but where a figure is about that budget (bench_spoofed).
+ */
 static void settings_rate(struct settings *s, uint64_t rate, uint64_t burst)
 {
 	settings_default(s);
 	s->rate.amount = rate;
 	s->rate.period_ns = NSEC_PER_SEC;
 	s->burst.value = burst;
+	s->new_sources.amount = RATE_METERED_MAX_PER_SEC;
+	s->new_sources.period_ns = NSEC_PER_SEC;
 }
 
 static struct sluice *limiter_open(uint64_t rate, uint64_t burst, __u32 table)
@@ -277,6 +278,54 @@ static int bench_new_source(int drop_fd, const struct frame *f, const char *name
 	report(name, &fig, "rotator+DROP");
 	many_close(&m);
 	return 0;
+}
+
+/*
+ * The default rule's admission narrowed to one new source a second, its
+ * buckets kept (the default keeps its id): from now on, every new source
+ * but about one a second is refused a bucket.
+ */
+static int admission_narrow(struct sluice *lim, uint64_t rate)
+{
+	struct policy_doc doc;
+	struct state st;
+	const char *why;
+	int err;
+
+	doc_init(&doc);
+	settings_rate(&doc.dflt, rate, 1);
+	doc.dflt.new_sources.amount = 1;
+	state_from_object(lim->obj, &st);
+	err = doc_validate(&doc, &why) ?: policy_store(&st.maps, &doc, false);
+	doc_free(&doc);
+	return err;
+}
+
+/*
+ * A spoofed flood past its budget: every packet from a source never seen
+ * before, with the admission budget at 1/s, so each is refused a bucket and charged to the overflow bucket. Into a table
+ * nearly empty (a flood's first seconds, or scenario s of bench-compare),
+ * or full of 1,048,576 buckets that still hold state (1/s, burst 1),
+ * where a new source's bit is more often set in its sets' filter words.
+ */
+static int bench_spoofed(int drop_fd, const struct frame *f, const char *name, bool full)
+{
+	struct figure fig;
+	struct many m;
+	int err;
+
+	err = many_open(&m, drop_fd, UINT32_MAX, 1, 1);
+	if (err)
+		return err;
+	if (full)
+		run_once(bpf_program__fd(m.front->progs.rotate_source), f, TABLE_SIZE);
+	err = admission_narrow(m.lim, 1);
+	if (!err) {
+		fig = many_measure(&m, f, REPEAT);
+		report(name, &fig, "rotator+DROP");
+	}
+	many_close(&m);
+	return err;
 }
 
 static const __u32 tracked_counts[] = { 1, 1000, 10000, 100000, 1000000 };
@@ -693,6 +742,26 @@ static void bench_chase(const struct figure *bare, long long table_bytes)
 	       bare->ns + 1.1 * table_ns, bare->ns, table_ns);
 }
 
+/* Every packet from a new source: given a bucket, or refused one. */
+static int run_new(int drop_fd, const struct frame *f)
+{
+	int err = bench_new_source(drop_fd, f, "sluice, new source, table with room", false, 1);
+
+	if (!err)
+		err = bench_new_source(drop_fd, f, "sluice, new source, full of idle (replaces)",
+				       true, RATE_METERED_MAX_PER_SEC);
+	if (!err)
+		err = bench_new_source(drop_fd, f, "sluice, new source, full of live (refused)",
+				       true, 1);
+	if (!err)
+		err = bench_spoofed(drop_fd, f, "sluice, new source past the budget, near empty",
+				    false);
+	if (!err)
+		err = bench_spoofed(drop_fd, f, "sluice, new source past the budget, full of live",
+				    true);
+	return err;
+}
+
 static int run(int drop_fd, const struct frame *f)
 {
 	struct figure fig = measure(drop_fd, drop_fd, f, REPEAT);
@@ -712,13 +781,7 @@ static int run(int drop_fd, const struct frame *f)
 	if (!err)
 		err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 1/s", 1, 1);
 	if (!err)
-		err = bench_new_source(drop_fd, f, "sluice, new source, table with room", false, 1);
-	if (!err)
-		err = bench_new_source(drop_fd, f, "sluice, new source, full of idle (replaces)",
-				       true, RATE_METERED_MAX_PER_SEC);
-	if (!err)
-		err = bench_new_source(drop_fd, f, "sluice, new source, full of live (refused)",
-				       true, 1);
+		err = run_new(drop_fd, f);
 	if (!err)
 		err = bench_algorithms(drop_fd, f);
 	if (!err)
@@ -790,12 +853,14 @@ static int run_over(int drop_fd, const struct frame *f, int argc, char **argv)
 }
 
 /*
- * sluice-bench [algorithms | over [single | N]... | under N...]: everything,
- * or only the algorithms', the over-limit or the under-limit figures named.
+ * sluice-bench [algorithms | new | over [single | N]... | under N...]:
+ * everything, or only the algorithms', the new sources', the over-limit or
+ * the under-limit figures named.
  */
 int main(int argc, char **argv)
 {
 	bool only_algorithms = argc > 1 && !strcmp(argv[1], "algorithms");
+	bool only_new = argc > 1 && !strcmp(argv[1], "new");
 	bool only_over = argc > 1 && !strcmp(argv[1], "over");
 	bool only_under = argc > 2 && !strcmp(argv[1], "under");
 	struct frame_spec spec = { .family = 4, .src = "10.0.0.1", .payload = 18 };
@@ -820,6 +885,8 @@ int main(int argc, char **argv)
 	       REPEAT, ROUNDS, NEW_REPEAT, TABLE_SIZE);
 	if (only_algorithms)
 		err = bench_algorithms(bpf_program__fd(base->progs.bare_drop), &f);
+	else if (only_new)
+		err = run_new(bpf_program__fd(base->progs.bare_drop), &f);
 	else if (only_over)
 		err = run_over(bpf_program__fd(base->progs.bare_drop), &f, argc - 2, argv + 2);
 	else if (only_under)

@@ -4,7 +4,8 @@
  * real clock): a table of 16 ways, sources whose buckets refill at once
  * (16M/s) so their ways keep changing hands, and among them one source
  * over its own rule's limit whose bucket must stay exact. Afterwards every
- * way must be whole: its tag the key's, in one of the key's two sets.
+ * way must be whole: its tag the key's, in one of the key's two sets; and
+ * every set's filter word exactly its ways' tag bits.
  */
 #include <arpa/inet.h>
 #include <linux/bpf.h>
@@ -108,6 +109,35 @@ static int torn_ways(struct fixture *fx, int *valid)
 	return torn;
 }
 
+/*
+ * Sets whose filter word (struct sluice_filter) is not exactly the bits of
+ * their bucket ways' tags, computed here from the ways: a missing bit
+ * would hide a bucket (a wrong new source), an extra one wastes lookups.
+ */
+static int filter_wrong(struct fixture *fx)
+{
+	struct sluice_config cfg;
+	struct sluice_filter f;
+	struct sluice_set s;
+	__u32 i, index, want;
+	int w, wrong = 0;
+
+	if (config_read(&fx->st.maps, &cfg))
+		return -1;
+	for (i = 0; i < cfg.table_sets; i++) {
+		index = i / SLUICE_FILTER_SETS;
+		if (bpf_map_lookup_elem(fx->st.maps.buckets, &i, &s) ||
+		    bpf_map_lookup_elem(fx->st.filter_fd, &index, &f))
+			return -1;
+		want = 0;
+		for (w = 0; w < SLUICE_SET_WAYS; w++)
+			if (s.ways.tag[w] && s.ways.ext[w] != SLUICE_EXT_KEY)
+				want |= table_filter_bit(s.ways.tag[w]);
+		wrong += f.mask[i % SLUICE_FILTER_SETS] != want;
+	}
+	return wrong;
+}
+
 static int churn_frames(struct churner *c)
 {
 	struct frame_spec spec = { .family = c->ipv6 ? 6 : 4, .payload = 18 };
@@ -204,6 +234,9 @@ static void case_churn(__u32 max_sources)
 	torn = torn_ways(&fx, &valid);
 	check(torn == 0 && valid > 0, "after the churn every way is whole: its key's tag and set",
 	      "%d of %d ways torn", torn, valid);
+	torn = filter_wrong(&fx);
+	check(torn == 0, "after the churn each set's filter word is exactly its ways' tag bits",
+	      "%d sets differ", torn);
 	printf("     churn: %llu packets on %d CPUs in %.3f s, %llu ways changed hands; the hot "
 	       "source passed %llu (ceiling %llu)\n",
 	       (unsigned long long)sent, ncpu, (double)(last - first) / 1e9,

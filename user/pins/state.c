@@ -78,6 +78,7 @@ static const struct {
 	{ SLUICE_MAP_FLEET, ".data.fleet", offsetof(struct state, fleet_fd) },
 	{ SLUICE_MAP_FLEET_RING, "fleet_ring", offsetof(struct state, fleet_ring_fd) },
 	{ SLUICE_MAP_FLEET_USAGE, "fleet_usage", offsetof(struct state, fleet_usage_fd) },
+	{ SLUICE_MAP_FILTER, "buckets_filter", offsetof(struct state, filter_fd) },
 };
 
 #define N_PINS (sizeof(pins) / sizeof(pins[0]))
@@ -791,16 +792,20 @@ int state_prepare(struct bpf_object *obj, uint64_t max_sources)
 	struct bpf_map *aggregates = bpf_object__find_map_by_name(obj, "aggregates");
 	struct bpf_map *hot = bpf_object__find_map_by_name(obj, "hot");
 	struct bpf_map *usage = bpf_object__find_map_by_name(obj, "fleet_usage");
+	struct bpf_map *filter = bpf_object__find_map_by_name(obj, "buckets_filter");
+	__u32 sets = table_sets_for(max_sources);
 	int ncpu = libbpf_num_possible_cpus();
 	int err;
 
-	if (!buckets || !aggregates || !hot || !usage)
+	if (!buckets || !aggregates || !hot || !usage || !filter)
 		return -ENOENT;
 	if (ncpu < 0)
 		return ncpu;
-	err = bpf_map__set_max_entries(buckets, table_sets_for(max_sources));
+	err = bpf_map__set_max_entries(buckets, sets);
 	if (!err)
-		err = bpf_map__set_max_entries(usage, table_sets_for(max_sources));
+		err = bpf_map__set_max_entries(filter, table_filter_entries_for(sets));
+	if (!err)
+		err = bpf_map__set_max_entries(usage, sets);
 	if (!err)
 		err = bpf_map__set_max_entries(aggregates, table_aggregate_sets_for(max_sources));
 	/* The over-limit cache: one value per CPU, indexed by its number. */

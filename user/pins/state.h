@@ -37,6 +37,7 @@ struct state {
 	int fleet_fd;	    /* the fleet hint (.data.fleet), which the agent writes */
 	int fleet_ring_fd;  /* the fleet's candidates, which the agent reads */
 	int fleet_usage_fd; /* each source way's usage this period, the datapath's own */
+	int filter_fd;	    /* the source table's filter, the datapath's own */
 	struct policy_maps maps;
 	bool staged; /* opened from what an interrupted attach left */
 	/* A reader found the link (or program) pin there, but only root may open it. */
