@@ -223,7 +223,6 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 	if (!op)
 		return METER_OVER;
 	table_op_init(op, cfg, key);
-	table_look_ahead(op);
 	op->now = now ?: clock_now();
 	if (!p->n_aggregates)
 		return meter_source(ctx, pkt, p, index, cfg, h, op);

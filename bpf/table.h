@@ -80,7 +80,6 @@ struct table_op {
 	/* How the bucket's slot is metered (include/slot.h): GCRA for aggregates. */
 	__u8 kind;
 	__u8 bits;
-	__u8 may; /* which sets may hold the key: bit i for set i (table_look_ahead) */
 	__u32 window; /* windows: W in milliseconds; warm-up: permits stored at most */
 	__u64 now;
 	__u64 cost; /* of this packet, for meter and insert */
@@ -117,7 +116,6 @@ static __always_inline void table_op_place(struct table_op *op, const struct slu
 	op->set[0] = pl.set[0];
 	op->set[1] = pl.set[1];
 	op->table = table;
-	op->may = 3;
 	op->charged = 0;
 	op->kind = SLUICE_METER_GCRA;
 	op->pending = 0;
@@ -592,30 +590,19 @@ static __always_inline void table_touch(const struct table_op *op, int may)
 	}
 }
 
-/*
- * A source's sets the filter says may hold it, in op->may, and their lines
- * touched: called as soon as the source is placed, before the clock is
- * read, whose fence waits for every load before it. The filter's words,
- * the over-limit cache's line and the table's lines are then fetched
- * together, not one after another. A source the filter does not know
- * touches no line of the table.
- */
-static __always_inline void table_look_ahead(struct table_op *op)
-{
-	op->may = (__u8)table_may_hold(op);
-	table_touch(op, op->may);
-}
-
-/* table_meter's body for one kind of slot; a source's sets were touched by table_look_ahead. */
+/* table_meter's body for one kind of slot. */
 static __always_inline int table_meter_kind(struct table_op *op, __u8 kind)
 {
-	int may = op->may, ret = TABLE_MISSING;
+	int may = table_may_hold(op), ret = TABLE_MISSING;
 	struct sluice_set *s;
 	__u32 w;
 	int i;
 
-	if (op->table != TABLE_SOURCES)
-		table_touch(op, 3);
+	/* A source the filter does not know: no line of the table is read. */
+	if (!may)
+		return TABLE_MISSING;
+	/* Both sets, though the filter may rule one out: an insert would read both. */
+	table_touch(op, 3);
 	/* Unrolled: as a loop, one path through both sets is too many jumps for the verifier. */
 #pragma unroll
 	for (i = 0; i < 2; i++) {
@@ -816,7 +803,7 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 {
 	struct sluice_set *first, *second, *s;
 	int ret = TABLE_FULL, i = 0, tries, moved = 0;
-	__u32 w;
+	__u32 w, room[2];
 
 	if (!op)
 		return TABLE_FULL;
@@ -826,15 +813,22 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 	second = table_set(op, 1);
 	if (!first || !second)
 		return TABLE_FULL;
-	if (set_room(&second->ways, op->now) > set_room(&first->ways, op->now))
+	room[0] = set_room(&first->ways, op->now);
+	room[1] = set_room(&second->ways, op->now);
+	/* No way of either set is free, so neither has a victim: full, unless the key is there. */
+	if (!room[0] && !room[1]) {
+		if (set_find(&first->ways, 0, op) == WAY_NONE &&
+		    set_find(&second->ways, 1, op) == WAY_NONE)
+			return TABLE_FULL;
+		return TABLE_EXISTS;
+	}
+	if (room[1] > room[0])
 		i = 1;
 #pragma nounroll
 	for (tries = 0; tries < INSERT_TRIES; tries++) {
 		s = i ? second : first;
-		if (set_find(&s->ways, i, op) < WAY_NONE) {
-			op->may = 3; /* the filter had not seen it: table_meter looks again */
+		if (set_find(&s->ways, i, op) < WAY_NONE)
 			return TABLE_EXISTS;
-		}
 		w = set_victim(&s->ways, op->now, op_paired(op));
 		if (w < WAY_NONE) {
 			ret = set_insert(s, i, op, w);

@@ -583,7 +583,8 @@ static long long map_memlock(int fd)
 
 /*
  * Memory per tracked source at the default --max-sources: every map sized
- * by it (the source and aggregate tables), then the fleet's usage words
+ * by it (the source table, its filter and the aggregate table), then the
+ * fleet's usage words
  * (also sized by it, apart: only a fleet uses them), per source.
  */
 static int bench_memory(long long *table_bytes)
@@ -591,17 +592,19 @@ static int bench_memory(long long *table_bytes)
 	struct sluice *lim = limiter_open(1000, 0, SLUICE_DEFAULT_MAX_SOURCES);
 	__u32 agg_buckets = table_aggregates_for(SLUICE_DEFAULT_MAX_SOURCES);
 	double n = SLUICE_DEFAULT_MAX_SOURCES;
-	long long table, aggregates, usage;
+	long long table, filter, aggregates, usage;
 
 	if (!lim)
 		return -errno ?: -EINVAL;
 	table = map_memlock(bpf_map__fd(lim->maps.buckets));
 	*table_bytes = table;
+	filter = map_memlock(bpf_map__fd(lim->maps.buckets_filter));
 	aggregates = map_memlock(bpf_map__fd(lim->maps.aggregates));
 	usage = map_memlock(bpf_map__fd(lim->maps.fleet_usage));
-	printf("%-40s %6.1f B (memlock: sources %lld B + aggregates %lld B, / %u); target <= 40 B\n",
-	       "memory per tracked IPv4 source", (double)(table + aggregates) / n, table,
-	       aggregates, SLUICE_DEFAULT_MAX_SOURCES);
+	printf("%-40s %6.1f B (memlock: sources %lld B + filter %lld B + aggregates %lld B, / "
+	       "%u); target <= 40 B\n",
+	       "memory per tracked IPv4 source", (double)(table + filter + aggregates) / n, table,
+	       filter, aggregates, SLUICE_DEFAULT_MAX_SOURCES);
 	printf("%-40s %6.1f B (%u sets of %d ways, %zu B each; an IPv6 source takes two ways)\n",
 	       "memory per tracked IPv6 source", 2.0 * (double)table / n,
 	       bpf_map__max_entries(lim->maps.buckets), SLUICE_SET_WAYS, sizeof(struct sluice_set));

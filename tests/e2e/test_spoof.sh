@@ -148,11 +148,11 @@ lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1;
 sysctl -qw "net.ipv4.conf.$LAB_HOST.rp_filter=0"
 "$SLUICE" attach "$LAB_HOST" --rate "$RATE/s" --burst "$RATE" --max-sources "$TABLE" \
 	--new-sources "$NEW/s" >/dev/null || { check "attach" false; lab_finish; exit; }
-MEM0="$(memlock buckets), $(memlock aggregates)"
+MEM0="$(memlock buckets), $(memlock buckets_filter), $(memlock aggregates)"
 if run_flood; then
 	test_legit
 	test_forged
-	MEM1="$(memlock buckets), $(memlock aggregates)"
+	MEM1="$(memlock buckets), $(memlock buckets_filter), $(memlock aggregates)"
 	CHECK_DETAIL="before: $MEM0; after: $MEM1"
 	check "memory stays constant (bpftool memlock of the tables)" test "$MEM0" = "$MEM1"
 	memlock buckets | awk -v n="$TABLE" '{ b = $2 + 0

@@ -127,11 +127,15 @@ static void test_sizing(void)
 	check(!table_inline(table_sets_for(10000)) && table_inline(table_sets_for(20000)),
 	      "tables under 4096 sets keep every key in a key way", "10000: %u sets, 20000: %u",
 	      table_sets_for(10000), table_sets_for(20000));
-	bytes = (double)sizeof(struct sluice_set) *
-		(table_sets_for(1000000) + table_aggregate_sets_for(1000000)) / 1e6;
-	check(sizeof(struct sluice_set) == 384 && bytes <= 40.0,
-	      "the default tables cost at most 40 bytes a source", "%.2f bytes, sets of %zu", bytes,
-	      sizeof(struct sluice_set));
+	bytes = ((double)sizeof(struct sluice_set) *
+			 (table_sets_for(1000000) + table_aggregate_sets_for(1000000)) +
+		 (double)sizeof(struct sluice_filter) *
+			 table_filter_entries_for(table_sets_for(1000000))) /
+		1e6;
+	check(sizeof(struct sluice_set) == 384 && sizeof(struct sluice_filter) == 64 &&
+		      bytes <= 40.0,
+	      "the default tables and the filter cost at most 40 bytes a source",
+	      "%.2f bytes, sets of %zu", bytes, sizeof(struct sluice_set));
 }
 
 void suite_placement(void)
