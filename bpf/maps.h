@@ -29,8 +29,8 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, (SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES) + SLUICE_FILTER_SETS - 1) /
-				    SLUICE_FILTER_SETS);
+	__uint(max_entries, (SLUICE_TABLE_SETS(SLUICE_DEFAULT_MAX_SOURCES) + SLUICE_FILTER_SETS -
+			     1) / SLUICE_FILTER_SETS);
 	__type(key, __u32);
 	__type(value, struct sluice_filter);
 } buckets_filter SEC(".maps");

@@ -32,9 +32,9 @@
 #define SLUICE_MAP_ADMISSION   "admission"
 #define SLUICE_MAP_AGGREGATES  "aggregates"
 #define SLUICE_MAP_GENERATION  "generation"
-#define SLUICE_MAP_FLEET       "fleet"	     /* struct sluice_fleet_hint, the agent writes it */
-#define SLUICE_MAP_FLEET_RING  "fleet_ring"  /* struct sluice_fleet_candidate, to the agent */
-#define SLUICE_MAP_FLEET_USAGE "fleet_usage" /* struct sluice_fleet_usage per source set */
+#define SLUICE_MAP_FLEET       "fleet"		/* struct sluice_fleet_hint, the agent writes it */
+#define SLUICE_MAP_FLEET_RING  "fleet_ring"	/* struct sluice_fleet_candidate, to the agent */
+#define SLUICE_MAP_FLEET_USAGE "fleet_usage"	/* struct sluice_fleet_usage per source set */
 #define SLUICE_MAP_FILTER      "buckets_filter" /* struct sluice_filter per 16 source sets */
 /*
  * The map the config slot holds, pinned too, so that a reader without

@@ -303,10 +303,11 @@ static int admission_narrow(struct sluice *lim, uint64_t rate)
 
 /*
  * A spoofed flood past its budget: every packet from a source never seen
- * before, with the admission budget at 1/s, so each is refused a bucket and charged to the overflow bucket. Into a table
- * nearly empty (a flood's first seconds, or scenario s of bench-compare),
- * or full of 1,048,576 buckets that still hold state (1/s, burst 1),
- * where a new source's bit is more often set in its sets' filter words.
+ * before, with the admission budget at 1/s, so each is refused a bucket
+ * and charged to the overflow bucket. Into a table nearly empty (a
+ * flood's first seconds, or scenario s of bench-compare), or full of
+ * 1,048,576 buckets that still hold state (1/s, burst 1), where a new
+ * source's bit is more often set in its sets' filter words.
  */
 static int bench_spoofed(int drop_fd, const struct frame *f, const char *name, bool full)
 {
@@ -893,7 +894,8 @@ int main(int argc, char **argv)
 	else if (only_over)
 		err = run_over(bpf_program__fd(base->progs.bare_drop), &f, argc - 2, argv + 2);
 	else if (only_under)
-		err = run_named(bpf_program__fd(base->progs.bare_drop), &f, argc - 2, argv + 2, false);
+		err = run_named(bpf_program__fd(base->progs.bare_drop), &f, argc - 2, argv + 2,
+				false);
 	else
 		err = run(bpf_program__fd(base->progs.bare_drop), &f);
 	if (err)
