@@ -138,8 +138,50 @@ static void test_sizing(void)
 	      "%.2f bytes, sets of %zu", bytes, sizeof(struct sluice_set));
 }
 
+/*
+ * The filter's bit (table_filter_bit): the same in both of a key's sets
+ * (bit 0 of the tag says which), spread evenly over the word's 32 bits,
+ * so that a set full of 12 buckets sets about 1 - (31/32)^12 = 32% of
+ * them, the share of unknown sources that still search it (design.md).
+ */
+static void test_filter_bits(void)
+{
+	unsigned int hits[32] = { 0 }, lo = ~0U, hi = 0, shared = 0, set_bits = 0;
+	struct table_place pl;
+	struct sluice_key k;
+	__u32 bit, word = 0;
+	int i, b, differ = 0;
+
+	for (i = 0; i < 320000; i++) {
+		random_key(&k);
+		table_place(&pl, &k, seed, 96900);
+		bit = table_filter_bit(pl.tag);
+		differ += bit != table_filter_bit(pl.tag | 1) || __builtin_popcount(bit) != 1;
+		hits[__builtin_ctz(bit)]++;
+		/* Every 13th key probes the word of the 12 before it, then starts a new one. */
+		if (i % 13 == 12) {
+			shared += !!(word & bit);
+			set_bits += (unsigned int)__builtin_popcount(word);
+			word = 0;
+		} else {
+			word |= bit;
+		}
+	}
+	for (b = 0; b < 32; b++) {
+		lo = hits[b] < lo ? hits[b] : lo;
+		hi = hits[b] > hi ? hits[b] : hi;
+	}
+	check(!differ && lo > 9000 && hi < 11000,
+	      "filter bits: one bit a tag, the same in both sets, even over 32",
+	      "%d differ; per bit %u to %u of 320,000", differ, lo, hi);
+	check(shared > 0.28 * 24615 && shared < 0.36 * 24615,
+	      "filter: a word of 12 buckets holds an unknown key's bit about a third of the time",
+	      "%u of 24,615 (%.1f bits set a word)", shared, set_bits / 24615.0);
+}
+
 void suite_placement(void)
 {
+	test_filter_bits();
 	test_inline_round_trip(SLUICE_INLINE_SETS);
 	test_inline_round_trip(96900);
 	test_inline_round_trip(1U << 20);
