@@ -569,25 +569,19 @@ static __always_inline void set_touch(const struct sluice_set *s)
 _Static_assert(sizeof(struct sluice_set) == 6 * 64, "set_touch touches six lines");
 
 /*
- * The op's sets that may hold its key (bits of `may`, table_may_hold),
- * touched (set_touch). The search looks them up
+ * Both of the op's sets, touched (set_touch). The search looks them up
  * again: the array lookups are inline, and carrying both pointers across
  * the search costs the verifier a fifth more states.
  */
-static __always_inline void table_touch(const struct table_op *op, int may)
+static __always_inline void table_touch(const struct table_op *op)
 {
-	struct sluice_set *s;
+	struct sluice_set *s = table_set(op, 0);
 
-	if (may & 1) {
-		s = table_set(op, 0);
-		if (s)
-			set_touch(s);
-	}
-	if (may & 2) {
-		s = table_set(op, 1);
-		if (s)
-			set_touch(s);
-	}
+	if (s)
+		set_touch(s);
+	s = table_set(op, 1);
+	if (s)
+		set_touch(s);
 }
 
 /* table_meter's body for one kind of slot. */
@@ -602,7 +596,7 @@ static __always_inline int table_meter_kind(struct table_op *op, __u8 kind)
 	if (!may)
 		return TABLE_MISSING;
 	/* Both sets, though the filter may rule one out: an insert would read both. */
-	table_touch(op, 3);
+	table_touch(op);
 	/* Unrolled: as a loop, one path through both sets is too many jumps for the verifier. */
 #pragma unroll
 	for (i = 0; i < 2; i++) {
@@ -807,12 +801,13 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 
 	if (!op)
 		return TABLE_FULL;
-	/* The filter may have spared the meter step these misses: overlap them now. */
-	table_touch(op, 3);
 	first = table_set(op, 0);
 	second = table_set(op, 1);
 	if (!first || !second)
 		return TABLE_FULL;
+	/* The filter may have spared the meter step these misses: overlap them now. */
+	set_touch(first);
+	set_touch(second);
 	room[0] = set_room(&first->ways, op->now);
 	room[1] = set_room(&second->ways, op->now);
 	/* No way of either set is free, so neither has a victim: full, unless the key is there. */

@@ -193,8 +193,8 @@ struct sluice_fleet_usage {
  * per set holding one bit for each bucket way's tag (table_filter_bit in
  * table_hash.h), 16 sets to an entry, since an array rounds each value up
  * to 8 bytes. A key whose bit is clear in both its sets' words has no
- * bucket: the datapath knows it from a 388 KB array, without touching the
- * table's own lines.
+ * bucket: the datapath knows it from a small array (388 KB for the
+ * default table), without touching the table's own lines.
  */
 #define SLUICE_FILTER_SETS 16
 struct sluice_filter {

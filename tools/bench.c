@@ -281,11 +281,11 @@ static int bench_new_source(int drop_fd, const struct frame *f, const char *name
 }
 
 /*
- * The default rule's admission narrowed to one new source a second, its
- * buckets kept (the default keeps its id): from now on, every new source
- * but about one a second is refused a bucket.
+ * The default rule, opened with settings s, with its admission narrowed to
+ * one new source a second and its buckets kept (the default keeps its
+ * id): from now on, every new source but about one a second is refused.
  */
-static int admission_narrow(struct sluice *lim, uint64_t rate)
+static int admission_narrow(struct sluice *lim, const struct settings *s)
 {
 	struct policy_doc doc;
 	struct state st;
@@ -293,7 +293,7 @@ static int admission_narrow(struct sluice *lim, uint64_t rate)
 	int err;
 
 	doc_init(&doc);
-	settings_rate(&doc.dflt, rate, 1);
+	doc.dflt = *s;
 	doc.dflt.new_sources.amount = 1;
 	state_from_object(lim->obj, &st);
 	err = doc_validate(&doc, &why) ?: policy_store(&st.maps, &doc, false);
@@ -311,16 +311,18 @@ static int admission_narrow(struct sluice *lim, uint64_t rate)
  */
 static int bench_spoofed(int drop_fd, const struct frame *f, const char *name, bool full)
 {
+	struct settings s;
 	struct figure fig;
 	struct many m;
 	int err;
 
-	err = many_open(&m, drop_fd, UINT32_MAX, 1, 1);
+	settings_rate(&s, 1, 1);
+	err = many_open_with(&m, drop_fd, UINT32_MAX, &s);
 	if (err)
 		return err;
 	if (full)
 		run_once(bpf_program__fd(m.front->progs.rotate_source), f, TABLE_SIZE);
-	err = admission_narrow(m.lim, 1);
+	err = admission_narrow(m.lim, &s);
 	if (!err) {
 		fig = many_measure(&m, f, REPEAT);
 		report(name, &fig, "rotator+DROP");
@@ -585,8 +587,8 @@ static long long map_memlock(int fd)
 /*
  * Memory per tracked source at the default --max-sources: every map sized
  * by it (the source table, its filter and the aggregate table), then the
- * fleet's usage words
- * (also sized by it, apart: only a fleet uses them), per source.
+ * fleet's usage words (also sized by it, apart: only a fleet uses them),
+ * per source.
  */
 static int bench_memory(long long *table_bytes)
 {
