@@ -2,13 +2,14 @@
 /*
  * The per-CPU over-limit cache (struct sluice_hot in sluice.h): answers
  * repeat offenders without the configuration, the policy, the table or,
- * mostly, the clock. A source is looked for in one 64-byte line, chosen by
- * a keyed hash of its address, and matched exactly: full address, L4 class
- * and configuration generation, so it never answers for another source.
+ * mostly, the clock. A source is looked for in one of two 64-byte lines,
+ * chosen by a keyed hash of its address, and matched exactly: full address,
+ * L4 class and configuration generation, so it never answers for another
+ * source.
  *
  * A live entry (its source still over its limit) is never displaced: a
- * source that finds both ways of its set live takes the full path, and a
- * set then keeps serving the two it holds instead of thrashing among more.
+ * source that finds both ways of both its sets live takes the full path,
+ * and a set then keeps serving the two it holds instead of thrashing.
  */
 #ifndef SLUICE_BPF_HOT_H
 #define SLUICE_BPF_HOT_H
@@ -37,17 +38,72 @@ static __always_inline struct sluice_hot *hot_cpu(void)
 }
 
 /*
- * The index of the line of c where the packet's source would be. The
- * compiler makes hot_line_of's sum an OR of two bounded values, whose
- * bounds Linux 6.1's verifier (Debian 12's) drops; an AND it cannot take
- * out restores them.
+ * The indexes of the packet's source's two lines in c. The compiler makes
+ * hot_line_of's sum an OR of two bounded values, whose bounds Linux 6.1's
+ * verifier (Debian 12's) drops; an AND it cannot take out restores them.
  */
-static __always_inline __u32 hot_index(const struct sluice_hot *c, const struct packet *pkt)
+static __always_inline void hot_indexes(const struct sluice_hot *c, const struct packet *pkt,
+					__u32 *first, __u32 *second)
 {
-	__u64 i = hot_line_of(pkt->family, hot_hash(pkt->family, pkt->addr, c->head.seed));
+	__u64 hash = hot_hash(pkt->family, pkt->addr, c->head.seed);
+	__u64 i = hot_line_of(pkt->family, hash);
+	__u64 j = hot_line2_of(pkt->family, hash);
 
 	asm volatile("%[i] &= %[m]" : [i] "+r"(i) : [m] "i"(2 * SLUICE_HOT_SETS - 1));
-	return (__u32)i;
+	asm volatile("%[j] &= %[m]" : [j] "+r"(j) : [m] "i"(2 * SLUICE_HOT_SETS - 1));
+	*first = (__u32)i;
+	*second = (__u32)j;
+}
+
+/* A way of line holds a source of the packet's address (an IPv6 line's second way is its tail). */
+static __always_inline int hot_holds_addr(const union sluice_hot_line *line,
+					  const struct packet *pkt)
+{
+	return line->way[0].addr == pkt->addr[0] || line->way[1].addr == pkt->addr[0];
+}
+
+/*
+ * A way certainly free to take: empty, of an older configuration, or past
+ * its moment at the last full decision on this CPU (meter time only moves
+ * on). Where a new entry goes is all it decides: hot_remember checks again
+ * against the precise clock.
+ */
+static __always_inline int hot_way_free(const struct sluice_hot_way *e,
+					const struct sluice_hot_head *hd)
+{
+	return !e->flags || e->generation != config_generation || e->admissible_at <= hd->ref_now;
+}
+
+static __always_inline int hot_has_room(const union sluice_hot_line *line, const struct packet *pkt,
+					const struct sluice_hot_head *hd)
+{
+	return hot_way_free(&line->way[0], hd) ||
+	       (pkt->family == SLUICE_FAMILY_IPV4 && hot_way_free(&line->way[1], hd));
+}
+
+/*
+ * The line of the packet's source: the first of its two lines holding a
+ * source of its address, else the line a new entry for it would take, the
+ * first unless others hold it and the second has room. A source therefore
+ * never has entries in both (only if sources of its address but another L4
+ * class hold its first line while it sits in its second, which costs room,
+ * never a count).
+ */
+static __always_inline union sluice_hot_line *hot_line_for(struct sluice_hot *c,
+							   const struct packet *pkt)
+{
+	union sluice_hot_line *first, *second;
+	__u32 i, j;
+
+	hot_indexes(c, pkt, &i, &j);
+	first = &c->line[i];
+	if (hot_holds_addr(first, pkt))
+		return first;
+	second = &c->line[j];
+	if (hot_holds_addr(second, pkt) ||
+	    (!hot_has_room(first, pkt, &c->head) && hot_has_room(second, pkt, &c->head)))
+		return second;
+	return first;
 }
 
 /* IPv4 1, IPv6 2 (bit 1 of the family tells them apart), and SYN 4: without a branch. */
@@ -99,9 +155,8 @@ static __always_inline __u64 hot_jiffy_bound(const struct sluice_hot_head *hd, _
  * full path, which hands the count to the bucket. A global function, like
  * the cold ones below (they say why), at the cost of one call.
  */
-__attribute__((noinline)) int hot_answer(union sluice_hot_line *line,
-					 const struct sluice_hot_head *hd, const struct packet *pkt,
-					 __u64 *now)
+static __always_inline int hot_answer(union sluice_hot_line *line, const struct sluice_hot_head *hd,
+				      const struct packet *pkt, __u64 *now)
 {
 	struct sluice_hot_way *e;
 	int w;
@@ -164,7 +219,6 @@ static __always_inline struct sluice_hot_way *hot_still_over(const struct packet
 							     __u64 *now)
 {
 	struct sluice_hot *c = hot_cpu();
-	struct packet copy;
 	__u64 t = 0;
 	int w;
 
@@ -177,12 +231,11 @@ static __always_inline struct sluice_hot_way *hot_still_over(const struct packet
 	w = hot_last(c, pkt, h, now);
 	if (w >= 0)
 		return w ? (void *)c->line + (c->head.last & HOT_LAST_MASK) : NULL;
-	*h = &c->line[hot_index(c, pkt)];
-	/* A line of other sources costs no call (an IPv6 line's second way is its tail). */
-	if ((*h)->way[0].addr != pkt->addr[0] && (*h)->way[1].addr != pkt->addr[0])
+	*h = hot_line_for(c, pkt);
+	/* A line of other sources costs no call. */
+	if (!hot_holds_addr(*h, pkt))
 		return NULL;
-	copy = *pkt;
-	w = hot_answer(*h, *hd, &copy, &t);
+	w = hot_answer(*h, *hd, pkt, &t);
 	*now = t;
 	return w < 0 ? NULL : &(*h)->way[w & 1];
 }
@@ -414,19 +467,19 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 	struct sluice_hot_way e;
 	struct sluice_hot *c;
 	struct packet copy;
-	__u32 pending;
+	__u32 pending, i, j;
 	int w;
 
 	if (!line)
 		return;
-	if (!hot_may_take(line, pkt, op->now)) {
+	if (admissible_at <= op->now || !hot_may_take(line, pkt, op->now)) {
 		hot_give_back(line, op);
 		return;
 	}
 	copy = *pkt;
 	w = hot_victim(line, &copy, op->now);
 	c = hot_cpu();
-	if (admissible_at <= op->now || w < 0 || !c) {
+	if (w < 0 || !c) {
 		hot_give_back(line, op);
 		return;
 	}
@@ -435,7 +488,10 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 	c->head.ref_jiffy = clock_jiffies();
 	hot_entry_of(&e, pkt, p, index, cfg, op, admissible_at);
 	pending = hot_store(line, w, &e, &copy, &held);
-	c->head.last = hot_index(c, pkt) * sizeof(*line) + (w & 1) * sizeof(line->way[0]);
+	hot_indexes(c, pkt, &i, &j);
+	if (line != &c->line[i])
+		i = j;
+	c->head.last = i * sizeof(*line) + (w & 1) * sizeof(line->way[0]);
 	c->head.last_jiffy =
 		clock_jiffy_after(c->head.ref_jiffy, admissible_at - op->now, c->head.jiffy_recip);
 	if (pending) {

@@ -138,6 +138,20 @@ static __always_inline void slot_meter_of(struct table_op *op, const struct slui
 	op->bits = p->state_bits;
 }
 
+/*
+ * A packet of a source the cache held, passed at its moment: the cache
+ * learns the source's next moment now, or the source's next packet would
+ * take the full path only to be refused. The slot a pass leaves is the one
+ * the next refusal would (a GCRA debt is capped only past a burst), so the
+ * moment is as exact. Not under aggregates: hot_remember may spend op on
+ * another key's refusals, and a refund may still need it (meter_packet).
+ */
+static __always_inline int meter_refreshes(const union sluice_hot_line *h, const struct packet *pkt,
+					   const struct sluice_policy *p, int ret)
+{
+	return ret == METER_CONFORMS && h && !p->n_aggregates && hot_holds_addr(h, pkt);
+}
+
 /* The source's own bucket, created through admission when new. */
 static __always_inline int meter_source(struct xdp_md *ctx, const struct packet *pkt,
 					const struct sluice_policy *p, __u32 index,
@@ -145,6 +159,7 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 					struct table_op *op)
 {
 	int bytes = p->flags & SLUICE_POL_BYTES;
+	__u64 slot;
 	int ret;
 
 	op->cost = unit_cost(ctx, p->interval, bytes);
@@ -154,16 +169,17 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 	if (ret == TABLE_MISSING)
 		return meter_new_source(ctx, op, p, h);
 	op->pending = 0; /* in the bucket's count now */
-	/* A bandwidth may take the smallest frame sooner than this one. */
-	if (ret == METER_OVER)
+	if (ret == METER_OVER || meter_refreshes(h, pkt, p, ret)) {
+		slot = ret == METER_OVER ? op->over_tat : op->stepped_to;
+		/* A bandwidth may take the smallest frame sooner than this one. */
 		hot_remember(h, pkt, p, index, cfg,
 			     op->kind == SLUICE_METER_GCRA
-				     ? gcra_admissible_at(op->over_tat, op->now,
+				     ? gcra_admissible_at(slot, op->now,
 							  unit_cost_min(p->interval, bytes),
 							  p->limit)
-				     : slot_admissible(op, op->over_tat,
-						       unit_cost_min(p->interval, bytes)),
+				     : slot_admissible(op, slot, unit_cost_min(p->interval, bytes)),
 			     op);
+	}
 	return meter_settled(ctx, ret);
 }
 

@@ -87,6 +87,7 @@ struct table_op {
 	__u64 pending;		    /* earlier refusals to add to the bucket's count */
 	__u64 over_tat;		    /* out: the TAT that refused the packet */
 	__u64 stepped_from;	    /* out: the slot a passed packet's step started from */
+	__u64 stepped_to;	    /* out: and the slot it left */
 	struct sluice_bucket fresh; /* insert: the new bucket */
 };
 
@@ -521,6 +522,7 @@ static __always_inline int way_try(struct sluice_set *s, int i, __u32 w, struct 
 		return TABLE_MISSING;
 	}
 	op->stepped_from = tat;
+	op->stepped_to = next;
 	way_count(way, 1, op->pending);
 	if (owed)
 		fleet_note(way, op->set[i & 1], w, op);

@@ -100,46 +100,61 @@ static int run_n(struct fixture *fx, const char *src, uint32_t n)
 	(unsigned long long)(c).passed, (unsigned long long)(c).dropped, \
 		(unsigned long long)(c).pending, (unsigned long long)(c).total_dropped
 
-/* The cache line an IPv4 source lands in, under these seeds. */
-static uint32_t line_of(const __u64 seed[3], const char *src)
+/* The hash of an IPv4 source's cache lines, under these seeds. */
+static __u64 hash_of(const __u64 seed[3], const char *src)
 {
 	__u32 addr[4] = { 0 };
 
 	inet_pton(AF_INET, src, addr);
-	return hot_line_of(SLUICE_FAMILY_IPV4, hot_hash(SLUICE_FAMILY_IPV4, addr, seed));
+	return hot_hash(SLUICE_FAMILY_IPV4, addr, seed);
 }
 
-/* Two sources of 10.64.0.0/10 that land in a's set (8 expected among 2^16 per set). */
-static int colliding(struct fixture *fx, const char *a, char *b, char *c, size_t len)
+/* n sources of 10.64.0.0/10 whose first cache line is `want` (8 expected among 2^16 per line). */
+static int first_in_line(const __u64 seed[3], uint32_t want, char (*found)[32], int n)
 {
-	struct sluice_config cfg;
-	uint32_t want;
 	char src[32];
-	int i, found = 0;
+	int i, k = 0;
 
-	if (config_read(&fx->st.maps, &cfg))
-		return -1;
-	want = line_of(cfg.table_seed, a);
-	for (i = 0; i < (1 << 20) && found < 2; i++) {
+	for (i = 0; i < (1 << 20) && k < n; i++) {
 		snprintf(src, sizeof(src), "10.%d.%d.%d", 64 + i / 65536, i / 256 % 256, i % 256);
-		if (line_of(cfg.table_seed, src) != want)
-			continue;
-		snprintf(found ? c : b, len, "%s", src);
-		found++;
+		if (hot_line_of(SLUICE_FAMILY_IPV4, hash_of(seed, src)) == want)
+			snprintf(found[k++], sizeof(found[0]), "%s", src);
 	}
-	return found == 2 ? 0 : -1;
+	return k == n ? 0 : -1;
 }
 
 /*
- * One source, 100 packets at one instant, burst 5. Two others land in its
- * set: they never take its live entry (nor are answered by it); once all
- * are past their moment, the third takes its way and hands its 94 on.
+ * Sources to fill both lines of one: found[0] and [1] share a's first
+ * line, found[2] and [3] fill found[0]'s second line.
+ */
+static int colliding(struct fixture *fx, const char *a, char (*found)[32])
+{
+	struct sluice_config cfg;
+	uint32_t first, second;
+
+	if (config_read(&fx->st.maps, &cfg))
+		return -1;
+	first = hot_line_of(SLUICE_FAMILY_IPV4, hash_of(cfg.table_seed, a));
+	if (first_in_line(cfg.table_seed, first, found, 2))
+		return -1;
+	second = hot_line2_of(SLUICE_FAMILY_IPV4, hash_of(cfg.table_seed, found[0]));
+	if (second == first)
+		return -1;
+	return first_in_line(cfg.table_seed, second, found + 2, 2);
+}
+
+/*
+ * One source, 100 packets at one instant, burst 5. Another lands in its
+ * line, two more in the other line of a fourth, b, which then finds all
+ * four ways live: none is taken from them, nor answers for b. Once all are
+ * past their moment, b takes a's way and hands a's 94 on.
  */
 static void case_cache_and_flush(int cpu, uint32_t action, const char *name)
 {
-	char src_b[32], src_c[32];
+	char found[4][32];
 	struct sluice_key a, b, c;
-	struct counts ca = {}, cb = {}, cc = {};
+	struct counts ca = {}, cb = {}, cc = {}, cd = {};
+	struct sluice_key d;
 	struct fixture fx;
 	struct settings s;
 	int ok;
@@ -151,34 +166,39 @@ static void case_cache_and_flush(int cpu, uint32_t action, const char *name)
 		check(false, name, "cannot load");
 		return;
 	}
-	if (colliding(&fx, "198.51.100.1", src_b, src_c, sizeof(src_b))) {
-		check(false, name, "no two sources found in the set of 198.51.100.1");
+	if (colliding(&fx, "198.51.100.1", found)) {
+		check(false, name, "no sources found to fill both lines of one");
 		fixture_close(&fx);
 		return;
 	}
-	key_v4(&b, src_b);
-	key_v4(&c, src_c);
+	key_v4(&b, found[0]);
+	key_v4(&c, found[1]);
+	key_v4(&d, found[2]);
 	fixture_set_clock(&fx, T0);
 	run_n(&fx, "198.51.100.1", 100);
 	ok = !counts_of(&fx, &a, cpu, &ca);
 	check(ok && ca.passed == 5 && ca.dropped == 1 && ca.pending == 94 && ca.total_dropped == 95,
 	      name, "after 100 packets: " COUNTS_FMT, COUNTS_ARGS(ca));
 
-	/* c takes the set's other way; b finds both live and is answered in full each time. */
-	run_n(&fx, src_c, 7);
-	run_n(&fx, src_b, 7);
+	/* c takes a's line's other way, two more b's second line; b finds all live, answered in
+	 * full. */
+	run_n(&fx, found[1], 7);
+	run_n(&fx, found[2], 7);
+	run_n(&fx, found[3], 7);
+	run_n(&fx, found[0], 7);
 	ok = !counts_of(&fx, &a, cpu, &ca) && !counts_of(&fx, &b, cpu, &cb) &&
-	     !counts_of(&fx, &c, cpu, &cc);
+	     !counts_of(&fx, &c, cpu, &cc) && !counts_of(&fx, &d, cpu, &cd);
 	check(ok && ca.pending == 94 && ca.total_dropped == 95 && cc.passed == 5 &&
-		      cc.dropped == 1 && cc.pending == 1 && cb.passed == 5 && cb.dropped == 2 &&
-		      cb.pending == 0,
-	      "three sources in one set of two ways: the live entries stay, each source counted as its own",
-	      "a: " COUNTS_FMT "; b: " COUNTS_FMT "; c: " COUNTS_FMT, COUNTS_ARGS(ca),
-	      COUNTS_ARGS(cb), COUNTS_ARGS(cc));
+		      cc.dropped == 1 && cc.pending == 1 && cd.passed == 5 && cd.dropped == 1 &&
+		      cd.pending == 1 && cb.passed == 5 && cb.dropped == 2 && cb.pending == 0,
+	      "a source whose two lines are held live: the live entries stay, each source counted as its own",
+	      "a: " COUNTS_FMT "; b: " COUNTS_FMT "; c: " COUNTS_FMT "; d: " COUNTS_FMT,
+	      COUNTS_ARGS(ca), COUNTS_ARGS(cb), COUNTS_ARGS(cc), COUNTS_ARGS(cd));
 
-	/* All past their moment: b takes the first way, a's, and a's 94 reach a's bucket. */
+	/* All past their moment: b takes its first line's first way, a's, and a's 94 reach a's
+	 * bucket. */
 	fixture_set_clock(&fx, T0 + 10 * NSEC_PER_SEC);
-	run_n(&fx, src_b, 7);
+	run_n(&fx, found[0], 7);
 	ok = !counts_of(&fx, &a, cpu, &ca) && !counts_of(&fx, &b, cpu, &cb);
 	check(ok && ca.dropped == 95 && ca.pending == 0 && ca.total_dropped == 95 &&
 		      cb.passed == 10 && cb.total_dropped == 4 && cb.dropped + cb.pending == 4,
@@ -186,6 +206,61 @@ static void case_cache_and_flush(int cpu, uint32_t action, const char *name)
 		      ? "dry run: another source taking the way hands the pending count on"
 		      : "another source taking the way hands the pending count to its bucket",
 	      "a: " COUNTS_FMT "; b: " COUNTS_FMT, COUNTS_ARGS(ca), COUNTS_ARGS(cb));
+	fixture_close(&fx);
+}
+
+/* Whether this CPU's cache holds an entry of src in line `index`. */
+static bool line_holds(struct fixture *fx, int cpu, uint32_t index, const char *src)
+{
+	struct sluice_hot *c = malloc(sizeof(*c));
+	__u32 key = (__u32)cpu, addr = 0;
+	bool held = false;
+	int w;
+
+	inet_pton(AF_INET, src, &addr);
+	if (c && !bpf_map_lookup_elem(fx->st.maps.hot, &key, c))
+		for (w = 0; w < 2; w++)
+			held |= c->line[index].way[w].flags && c->line[index].way[w].addr == addr;
+	free(c);
+	return held;
+}
+
+/* A source whose first line two others hold live is cached in its second, and answered there. */
+static void case_second_line(int cpu)
+{
+	struct sluice_config cfg;
+	char found[4][32];
+	struct sluice_key b;
+	struct counts cb = {};
+	struct fixture fx;
+	struct settings s;
+	uint32_t first, second;
+	bool ok;
+
+	settings_per_second(&s, 1, 5);
+	if (fixture_open_test_clock(&fx, &s, 64)) {
+		check(false, "a source's second cache line", "cannot load");
+		return;
+	}
+	if (colliding(&fx, "198.51.100.1", found) || config_read(&fx.st.maps, &cfg)) {
+		check(false, "a source's second cache line", "no sources found to share a line");
+		fixture_close(&fx);
+		return;
+	}
+	key_v4(&b, found[0]);
+	first = hot_line_of(SLUICE_FAMILY_IPV4, hash_of(cfg.table_seed, found[0]));
+	second = hot_line2_of(SLUICE_FAMILY_IPV4, hash_of(cfg.table_seed, found[0]));
+	fixture_set_clock(&fx, T0);
+	run_n(&fx, "198.51.100.1", 7);
+	run_n(&fx, found[1], 7);
+	run_n(&fx, found[0], 7);
+	ok = !counts_of(&fx, &b, cpu, &cb);
+	check(ok && cb.passed == 5 && cb.dropped == 1 && cb.pending == 1 &&
+		      line_holds(&fx, cpu, second, found[0]) &&
+		      !line_holds(&fx, cpu, first, found[0]),
+	      "a source whose first cache line is held live is cached in its second, and answered there",
+	      COUNTS_FMT "; in its first line %d, its second %d", COUNTS_ARGS(cb),
+	      line_holds(&fx, cpu, first, found[0]), line_holds(&fx, cpu, second, found[0]));
 	fixture_close(&fx);
 }
 
@@ -293,6 +368,44 @@ static void case_generation(int cpu)
 	check(ok && c.passed == 1 && c.dropped == 11 && c.pending == 0 && c.total_dropped == 11,
 	      "the cached count reaches the bucket when the source next reaches it", COUNTS_FMT,
 	      COUNTS_ARGS(c));
+	fixture_close(&fx);
+}
+
+/*
+ * A cached source passed at its moment: the cache learns its next moment
+ * from the pass, so the packet after it is refused by the cache, not the
+ * bucket, and the moment after that is still exact. 10/s, burst 1.
+ */
+static void case_pass_refreshes(int cpu)
+{
+	struct sluice_key a;
+	struct counts c = {}, later = {};
+	struct fixture fx;
+	struct settings s;
+	int ok, early, on_time;
+
+	settings_per_second(&s, 10, 1);
+	key_v4(&a, "198.51.100.4");
+	if (fixture_open_test_clock(&fx, &s, 64)) {
+		check(false, "a pass refreshes the cache", "cannot load");
+		return;
+	}
+	fixture_set_clock(&fx, T0);
+	run_n(&fx, "198.51.100.4", 3); /* 1 passes, 1 to the bucket, 1 cached */
+	fixture_set_clock(&fx, T0 + 100000000);
+	run_n(&fx, "198.51.100.4", 3); /* its moment: 1 passes (taking the 1 cached), 2 cached */
+	ok = !counts_of(&fx, &a, cpu, &c);
+	fixture_set_clock(&fx, T0 + 199999999);
+	early = run_n(&fx, "198.51.100.4", 1);
+	fixture_set_clock(&fx, T0 + 200000000);
+	on_time = run_n(&fx, "198.51.100.4", 1);
+	ok = ok && !counts_of(&fx, &a, cpu, &later);
+	check(ok && c.passed == 2 && c.dropped == 2 && c.pending == 2 && early == XDP_DROP &&
+		      on_time == XDP_PASS && later.passed == 3 && later.total_dropped == 5,
+	      "a pass at the source's moment refreshes its cache entry: the next refusals skip the bucket, the next moment is exact",
+	      "after the pass: " COUNTS_FMT
+	      "; XDP action 1 ns early %d, on time %d; then " COUNTS_FMT,
+	      COUNTS_ARGS(c), early, on_time, COUNTS_ARGS(later));
 	fixture_close(&fx);
 }
 
@@ -405,6 +518,8 @@ void suite_counts(void)
 			     "over-limit packets: one in the bucket, the cached ones pending");
 	case_cache_and_flush(cpu, SLUICE_ACTION_DRY_RUN,
 			     "dry run: would-drops counted the same way per source");
+	case_second_line(cpu);
+	case_pass_refreshes(cpu);
 	case_generation(cpu);
 	case_passes_over_time(cpu);
 	case_many_sources(cpu);
