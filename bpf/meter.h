@@ -86,6 +86,7 @@ static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct table_
 
 	if (!adm)
 		return METER_OVER;
+	table_op_clock(op);
 	if (meter_settled(ctx, gcra_take(&adm->admit_tat, op->now, p->admit_interval,
 					 p->admit_limit, &tat)) != METER_CONFORMS) {
 		op->charged = CHARGED_OVERFLOW;
@@ -239,9 +240,10 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 	if (!op)
 		return METER_OVER;
 	table_op_init(op, cfg, key);
-	op->now = now ?: clock_now();
+	op->now = now; /* 0: unread, read on first use (table_op_clock) */
 	if (!p->n_aggregates)
 		return meter_source(ctx, pkt, p, index, cfg, h, op);
+	table_op_clock(op);
 	agg = aggregates_step_get(op->now);
 	if (!agg)
 		return METER_OVER;

@@ -132,6 +132,18 @@ static __always_inline void table_op_init(struct table_op *op, const struct slui
 }
 
 /*
+ * The op's meter time, read when first needed: the read waits for every
+ * load before it (rdtsc is ordered), so it comes after the loads that
+ * decide whether it is needed at all (the cache's line, the filter's
+ * words) are under way together, rather than between them.
+ */
+static __always_inline void table_op_clock(struct table_op *op)
+{
+	if (!op->now)
+		op->now = clock_now();
+}
+
+/*
  * Set i of the op's key in its table. Two lookups, not one on a chosen map,
  * which the verifier could not inline: the empty asm keeps the compiler
  * from merging them. The index is copied to the stack: before Linux 6.2 a
@@ -538,8 +550,11 @@ static __always_inline int way_try(struct sluice_set *s, int i, __u32 w, struct 
 static __always_inline int way_meter(struct sluice_set *s, int i, __u32 w, struct table_op *op,
 				     __u8 kind)
 {
-	__u64 owed = fleet_owed(op, kind);
+	__u64 owed;
 	int tries, fresh = 0, ret;
+
+	table_op_clock(op);
+	owed = fleet_owed(op, kind);
 
 	for (tries = 0; tries < METER_CAS_TRIES; tries++) {
 		ret = way_try(s, i, w, op, kind, owed, &fresh);
