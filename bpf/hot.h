@@ -8,8 +8,8 @@
  * source.
  *
  * A live entry (its source still over its limit) is never displaced: a
- * source that finds both ways of both its sets live takes the full path,
- * and a set then keeps serving the two it holds instead of thrashing.
+ * source that finds both ways of both its lines live takes the full path,
+ * and a line then keeps serving the two it holds instead of thrashing.
  */
 #ifndef SLUICE_BPF_HOT_H
 #define SLUICE_BPF_HOT_H
@@ -232,7 +232,7 @@ static __always_inline struct sluice_hot_way *hot_still_over(const struct packet
 	if (w >= 0)
 		return w ? (void *)c->line + (c->head.last & HOT_LAST_MASK) : NULL;
 	*h = hot_line_for(c, pkt);
-	/* A line of other sources costs no call. */
+	/* A line of other sources has no answer for this one. */
 	if (!hot_holds_addr(*h, pkt))
 		return NULL;
 	w = hot_answer(*h, *hd, pkt, &t);
