@@ -144,6 +144,28 @@ static int colliding(struct fixture *fx, const char *a, char (*found)[32])
 }
 
 /*
+ * A fixture at 1/s, burst 5, under `action`, and sources filling both lines
+ * of 198.51.100.1's (colliding); -1, reported under `name`, when not.
+ */
+static int open_colliding(struct fixture *fx, uint32_t action, char (*found)[32], const char *name)
+{
+	struct settings s;
+
+	settings_per_second(&s, 1, 5);
+	s.action = action;
+	if (fixture_open_test_clock(fx, &s, 64)) {
+		check(false, name, "cannot load");
+		return -1;
+	}
+	if (colliding(fx, "198.51.100.1", found)) {
+		check(false, name, "no sources found to fill both lines of one");
+		fixture_close(fx);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * One source, 100 packets at one instant, burst 5. Another lands in its
  * line, two more in the other line of a fourth, b, which then finds all
  * four ways live: none is taken from them, nor answers for b. Once all are
@@ -152,25 +174,14 @@ static int colliding(struct fixture *fx, const char *a, char (*found)[32])
 static void case_cache_and_flush(int cpu, uint32_t action, const char *name)
 {
 	char found[4][32];
-	struct sluice_key a, b, c;
+	struct sluice_key a, b, c, d;
 	struct counts ca = {}, cb = {}, cc = {}, cd = {};
-	struct sluice_key d;
 	struct fixture fx;
-	struct settings s;
 	int ok;
 
-	settings_per_second(&s, 1, 5);
-	s.action = action;
+	if (open_colliding(&fx, action, found, name))
+		return;
 	key_v4(&a, "198.51.100.1");
-	if (fixture_open_test_clock(&fx, &s, 64)) {
-		check(false, name, "cannot load");
-		return;
-	}
-	if (colliding(&fx, "198.51.100.1", found)) {
-		check(false, name, "no sources found to fill both lines of one");
-		fixture_close(&fx);
-		return;
-	}
 	key_v4(&b, found[0]);
 	key_v4(&c, found[1]);
 	key_v4(&d, found[2]);
@@ -228,39 +239,30 @@ static bool line_holds(struct fixture *fx, int cpu, uint32_t index, const char *
 /* A source whose first line two others hold live is cached in its second, and answered there. */
 static void case_second_line(int cpu)
 {
+	const char *name = "a source whose first cache line is held live is cached in its "
+			   "second, and answered there";
 	struct sluice_config cfg;
 	char found[4][32];
 	struct sluice_key b;
 	struct counts cb = {};
 	struct fixture fx;
-	struct settings s;
-	uint32_t first, second;
-	bool ok;
+	bool ok, in_first, in_second;
+	__u64 hash;
 
-	settings_per_second(&s, 1, 5);
-	if (fixture_open_test_clock(&fx, &s, 64)) {
-		check(false, "a source's second cache line", "cannot load");
+	if (open_colliding(&fx, SLUICE_ACTION_DROP, found, name))
 		return;
-	}
-	if (colliding(&fx, "198.51.100.1", found) || config_read(&fx.st.maps, &cfg)) {
-		check(false, "a source's second cache line", "no sources found to share a line");
-		fixture_close(&fx);
-		return;
-	}
 	key_v4(&b, found[0]);
-	first = hot_line_of(SLUICE_FAMILY_IPV4, hash_of(cfg.table_seed, found[0]));
-	second = hot_line2_of(SLUICE_FAMILY_IPV4, hash_of(cfg.table_seed, found[0]));
 	fixture_set_clock(&fx, T0);
 	run_n(&fx, "198.51.100.1", 7);
 	run_n(&fx, found[1], 7);
 	run_n(&fx, found[0], 7);
-	ok = !counts_of(&fx, &b, cpu, &cb);
-	check(ok && cb.passed == 5 && cb.dropped == 1 && cb.pending == 1 &&
-		      line_holds(&fx, cpu, second, found[0]) &&
-		      !line_holds(&fx, cpu, first, found[0]),
-	      "a source whose first cache line is held live is cached in its second, and answered there",
-	      COUNTS_FMT "; in its first line %d, its second %d", COUNTS_ARGS(cb),
-	      line_holds(&fx, cpu, first, found[0]), line_holds(&fx, cpu, second, found[0]));
+	ok = !counts_of(&fx, &b, cpu, &cb) && !config_read(&fx.st.maps, &cfg);
+	hash = hash_of(cfg.table_seed, found[0]);
+	in_first = ok && line_holds(&fx, cpu, hot_line_of(SLUICE_FAMILY_IPV4, hash), found[0]);
+	in_second = ok && line_holds(&fx, cpu, hot_line2_of(SLUICE_FAMILY_IPV4, hash), found[0]);
+	check(ok && cb.passed == 5 && cb.dropped == 1 && cb.pending == 1 && in_second && !in_first,
+	      name, COUNTS_FMT "; in its first line %d, its second %d", COUNTS_ARGS(cb), in_first,
+	      in_second);
 	fixture_close(&fx);
 }
 
