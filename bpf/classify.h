@@ -2,12 +2,13 @@
 /*
  * From a parsed packet to what governs it: the deny and allow lists, then
  * the most specific rule for its source CIDR and L4 class, else the
- * default policy; and from the policy to the bucket key.
+ * default policy (the bucket key it gives is key.h's).
  */
 #ifndef SLUICE_BPF_CLASSIFY_H
 #define SLUICE_BPF_CLASSIFY_H
 
 #include "clock.h"
+#include "key.h"
 #include "maps.h"
 #include "parse.h"
 
@@ -120,27 +121,6 @@ classify_policy(const struct packet *pkt, const struct sluice_config *cfg, __u32
 		}
 	}
 	return policy_at(cfg->policy_set, 0);
-}
-
-/* The source masked to the policy's prefix, in the policy's id space. */
-static __always_inline void classify_key(struct sluice_key *key, const struct packet *pkt,
-					 const struct sluice_policy *p)
-{
-	__u32 *head = (__u32 *)key;
-
-	if (pkt->family == SLUICE_FAMILY_IPV4) {
-		*head = sluice_key_head(SLUICE_FAMILY_IPV4, p->ipv4_prefix, p->id);
-		key->addr[0] = pkt->addr[0] & p->ipv4_mask;
-		key->addr[1] = 0;
-		key->addr[2] = 0;
-		key->addr[3] = 0;
-		return;
-	}
-	*head = sluice_key_head(SLUICE_FAMILY_IPV6, p->ipv6_prefix, p->id);
-	key->addr[0] = pkt->addr[0] & p->ipv6_mask[0];
-	key->addr[1] = pkt->addr[1] & p->ipv6_mask[1];
-	key->addr[2] = pkt->addr[2] & p->ipv6_mask[2];
-	key->addr[3] = pkt->addr[3] & p->ipv6_mask[3];
 }
 
 #endif /* SLUICE_BPF_CLASSIFY_H */
