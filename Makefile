@@ -66,11 +66,11 @@ LIB_OBJS   := $(USER_LIB:user/%=$(OUTPUT)/user/%.o)
 CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o)
 
 # BPF objects: the datapath, its test-clock twin, and the tools' programs.
-BPF_OBJS   := sluice sluice_test flood bench
+BPF_OBJS   := sluice sluice_test flood bench floor
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
 TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench \
-	      $(OUTPUT)/sluice-bench-multiprog $(OUTPUT)/sluice-replay
+	      $(OUTPUT)/sluice-bench-multiprog $(OUTPUT)/sluice-replay $(OUTPUT)/sluice-floor
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath
 # libFuzzer needs libclang-rt: not part of a plain build.
@@ -122,6 +122,9 @@ $(OUTPUT)/sluice_test.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
 $(OUTPUT)/%.bpf.o: tools/%.bpf.c tools/*.h include/*.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# The floors reuse the datapath's parser, clock and key.
+$(OUTPUT)/floor.bpf.o: bpf/*.h
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -195,6 +198,11 @@ $(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The floor programs on an interface, for bench-compare (docs/benchmarks.md).
+$(OUTPUT)/sluice-floor: $(OUTPUT)/tools/floor.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Floors for the benchmarks (docs/benchmarks.md): programs that do only the
+ * work any exact per-source limiter must do for a packet, with the
+ * datapath's own code, then drop it. A target set against bare XDP_DROP
+ * can then be set against what the machine allows. Attached by
+ * build/sluice-floor (bench-compare), timed by build/sluice-bench; frags-
+ * aware like sluice_xdp, so that the benchmark's rotator can tail-call them.
+ * Non-IP and malformed frames pass, as the datapath passes them.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "sluice.h"
+#include "table_hash.h"
+#include "floor.h"
+#include "../bpf/parse.h"
+#include "../bpf/clock.h"
+#include "../bpf/key.h"
+
+/* The key's seeds: fixed, odd and non-zero (the datapath's are random). */
+const volatile __u64 floor_seed[3] = { 0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL,
+				       0x165667b19e3779f9ULL };
+
+/*
+ * The default source table's lines. Its size is the table's, which the
+ * object cannot give (sluice-floor and sluice-bench set it before load).
+ * Mappable, as the table is, only so that each value is one cache line.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct floor_line);
+} floor_sets SEC(".maps");
+
+_Static_assert(SLUICE_DEFAULT_IPV6_PREFIX == 64, "floor_key's IPv6 mask is a /64's");
+
+/*
+ * The datapath's parse, whole: what it found is kept (the barrier), so no
+ * header read is optimised away for want of a use.
+ */
+static __always_inline int floor_parsed(struct xdp_md *ctx, struct packet *pkt)
+{
+	int ret = parse_packet(ctx, pkt);
+
+	asm volatile("" : : "r"(pkt) : "memory");
+	return ret == PARSE_IP;
+}
+
+/* The default rule's key: an IPv4 source as a /32, an IPv6 one as its /64. */
+static __always_inline void floor_key(struct sluice_key *key, const struct packet *pkt)
+{
+	const struct sluice_policy p = {
+		.id = 1,
+		.ipv4_prefix = 32,
+		.ipv4_mask = 0xffffffff,
+		.ipv6_prefix = SLUICE_DEFAULT_IPV6_PREFIX,
+		.ipv6_mask = { 0xffffffff, 0xffffffff, 0, 0 },
+	};
+
+	classify_key(key, pkt, &p);
+}
+
+/* Reading the headers: what any limiter does before it knows the source. */
+SEC("xdp.frags")
+int floor_parse(struct xdp_md *ctx)
+{
+	struct packet pkt;
+
+	return floor_parsed(ctx, &pkt) ? XDP_DROP : XDP_PASS;
+}
+
+/*
+ * Reading the headers and the precise clock: an exact meter needs the
+ * moment of each packet (GCRA decides against its time), and jiffies are
+ * too coarse for it.
+ */
+SEC("xdp.frags")
+int floor_clock(struct xdp_md *ctx)
+{
+	struct packet pkt;
+
+	if (!floor_parsed(ctx, &pkt) || !clock_now())
+		return XDP_PASS;
+	return XDP_DROP;
+}
+
+/*
+ * Reading the headers, hashing the source's key and reading one line of a
+ * table the default source table's size: the state of a source lives
+ * somewhere in it, so any table-based limiter reads at least that line, a
+ * DRAM miss once the table outgrows the caches.
+ */
+SEC("xdp.frags")
+int floor_table(struct xdp_md *ctx)
+{
+	__u64 seed[3] = { floor_seed[0], floor_seed[1], floor_seed[2] };
+	const struct floor_line *line;
+	struct sluice_key key;
+	struct packet pkt;
+	__u32 index;
+
+	if (!floor_parsed(ctx, &pkt))
+		return XDP_PASS;
+	floor_key(&key, &pkt);
+	index = table_set_of(table_hash(&key, seed), FLOOR_SETS) * FLOOR_LINES_PER_SET;
+	line = bpf_map_lookup_elem(&floor_sets, &index);
+	/* The byte is used, so its load stays. */
+	if (!line || line->b[0] == 0xff)
+		return XDP_PASS;
+	return XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "GPL";
