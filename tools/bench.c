@@ -9,8 +9,11 @@
  * one of which it replaces; full of buckets that still hold state, so it
  * is refused), and N tracked sources all under or all over their limits,
  * for N from 1 to 1,000,000, which gives the growth of the cost with the
- * number of sources. Last, the memory per tracked source, from the kernel's
- * own account of the table (memlock, as bpftool shows it), and the
+ * number of sources. Beside bare XDP_DROP, the floors (tools/floor.bpf.c):
+ * the work any exact per-source limiter must do (the headers read, the
+ * precise clock, and one line of a table the default table's size for a
+ * new source every run). Last, the memory per tracked source, from the
+ * kernel's own account of the table (memlock, as bpftool shows it), and the
  * physical floor of a table that size: the latency of a dependent random
  * load (a pointer chase) in buffers of 1, 8 and 64 MiB and of the table's
  * size, measured in the same run, so a table's cost can be set against it.
@@ -27,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.skel.h"
+#include "floor.h"
 /* sluice.h before the skeleton: the fleet hint's type */
 #include "sluice.h"
 #include "sluice.skel.h"
@@ -187,6 +191,47 @@ static int bench_single(int drop_fd, const struct frame *f, const char *name, ui
 	report(name, &fig, "bare XDP_DROP");
 	sluice__destroy(lim);
 	return 0;
+}
+
+/*
+ * The table floor, a rotator in front of it, against a rotator in front of
+ * XDP_DROP: every run a new source of the default table's
+ * SLUICE_DEFAULT_MAX_SOURCES, so its line is rarely in a cache.
+ */
+static int bench_floor_table(int table_fd, int drop_fd, const struct frame *f)
+{
+	struct bench *front = rotator_open(table_fd, SLUICE_DEFAULT_MAX_SOURCES);
+	struct bench *base = front ? rotator_open(drop_fd, SLUICE_DEFAULT_MAX_SOURCES) : NULL;
+	struct figure fig;
+	int err = base ? 0 : -errno ?: -EINVAL;
+
+	if (!err) {
+		fig = measure(bpf_program__fd(front->progs.rotate_source),
+			      bpf_program__fd(base->progs.rotate_source), f, REPEAT);
+		report("floor: parse + hash + one line of a table-sized array", &fig,
+		       "rotator+DROP");
+	}
+	bench__destroy(base);
+	bench__destroy(front);
+	return err;
+}
+
+/* The floors: what any exact per-source limiter must do, with the one frame, then the table. */
+static int bench_floors(int drop_fd, const struct frame *f)
+{
+	struct floor *fl = floor_load();
+	struct figure fig;
+	int err;
+
+	if (!fl)
+		return -errno ?: -EINVAL;
+	fig = measure(bpf_program__fd(fl->progs.floor_parse), drop_fd, f, REPEAT);
+	report("floor: parse", &fig, "bare XDP_DROP");
+	fig = measure(bpf_program__fd(fl->progs.floor_clock), drop_fd, f, REPEAT);
+	report("floor: parse + clock", &fig, "bare XDP_DROP");
+	err = bench_floor_table(bpf_program__fd(fl->progs.floor_table), drop_fd, f);
+	floor__destroy(fl);
+	return err;
 }
 
 /* Many sources: a rotator in front of sluice, and one in front of XDP_DROP. */
@@ -775,13 +820,15 @@ static int run(int drop_fd, const struct frame *f)
 	int err;
 
 	report("bare XDP_DROP (against itself)", &fig, "bare XDP_DROP");
+	err = bench_floors(drop_fd, f);
 	/*
 	 * Default burst: over its limit after the first second of rate. At
 	 * 10/s a refused packet waits up to 100 ms, long enough for the jiffy
 	 * check; at 1000/s the wait is under a tick, so every packet reads the
 	 * precise clock.
 	 */
-	err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 10/s", 10, 0);
+	if (!err)
+		err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 10/s", 10, 0);
 	if (!err)
 		err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 1000/s", 1000, 0);
 	if (!err)
@@ -859,13 +906,14 @@ static int run_over(int drop_fd, const struct frame *f, int argc, char **argv)
 }
 
 /*
- * sluice-bench [algorithms | new | over [single | N]... | under N...]:
- * everything, or only the algorithms', the new sources', the over-limit or
- * the under-limit figures named.
+ * sluice-bench [algorithms | floors | new | over [single | N]... | under N...]:
+ * everything, or only the algorithms', the floors', the new sources', the
+ * over-limit or the under-limit figures named.
  */
 int main(int argc, char **argv)
 {
 	bool only_algorithms = argc > 1 && !strcmp(argv[1], "algorithms");
+	bool only_floors = argc > 1 && !strcmp(argv[1], "floors");
 	bool only_new = argc > 1 && !strcmp(argv[1], "new");
 	bool only_over = argc > 1 && !strcmp(argv[1], "over");
 	bool only_under = argc > 2 && !strcmp(argv[1], "under");
@@ -891,6 +939,8 @@ int main(int argc, char **argv)
 	       REPEAT, ROUNDS, NEW_REPEAT, TABLE_SIZE);
 	if (only_algorithms)
 		err = bench_algorithms(bpf_program__fd(base->progs.bare_drop), &f);
+	else if (only_floors)
+		err = bench_floors(bpf_program__fd(base->progs.bare_drop), &f);
 	else if (only_new)
 		err = run_new(bpf_program__fd(base->progs.bare_drop), &f);
 	else if (only_over)
