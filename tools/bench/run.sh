@@ -26,6 +26,7 @@ HERE=$ROOT/tools/bench
 SLUICE=$ROOT/build/sluice
 FLOOD=$ROOT/build/sluice-flood
 DROP_OBJ=$ROOT/build/bench.bpf.o # its bare_drop program is the XDP_DROP contender
+FLOOR=$ROOT/build/sluice-floor    # attaches the floor contenders (tools/floor.bpf.c)
 
 RUNS=3
 SECONDS_PER_RUN=5
@@ -75,7 +76,11 @@ limits; c 1,000,000 sources at 1/s each; d IPv6, 1,000,000 addresses in
 1,000 /64s, limited per /64; e byte rate, 1,000 sources; s 10,000,000
 spoofed sources, one packet each, into each contender's default table
 (sluice: only --rate).
-Contenders: none (stack, raw DROP only), hashlimit, nft, xdp_drop, sluice.
+Contenders: none (stack, raw DROP only), hashlimit, nft, xdp_drop, sluice;
+and, only when named, the floors: XDP programs that do only the work any
+exact per-source limiter must do, then drop: floor_parse (the headers
+read), floor_clock (and the precise clock), floor_table (and the source's
+key hashed to one line of an array the default source table's size).
 EOF
 }
 
@@ -207,6 +212,17 @@ setup_xdp_drop() {
 }
 
 teardown_xdp_drop() { ip -n "$NS_RX" link set dev "$RX_IF" xdpdrv off; }
+
+# The floors (tools/floor.bpf.c): what any exact per-source limiter must do.
+# sluice-floor sizes floor_table's array to the default table, as ip cannot.
+setup_floor() { rx "$FLOOR" attach "$RX_IF" "$1"; }
+teardown_floor() { rx "$FLOOR" detach "$RX_IF"; }
+setup_floor_parse() { setup_floor parse; }
+setup_floor_clock() { setup_floor clock; }
+setup_floor_table() { setup_floor table; }
+teardown_floor_parse() { teardown_floor; }
+teardown_floor_clock() { teardown_floor; }
+teardown_floor_table() { teardown_floor; }
 
 # The other scenarios admit every new source at once, into a table the size
 # of the others'; a spoofed flood meets the defaults (1,000,000 sources,
@@ -389,7 +405,7 @@ check_tools() {
 		echo "bench: apt-get install iptables nftables ethtool gnuplot-nox bpftool jq" >&2
 		return 1
 	fi
-	for f in "$SLUICE" "$FLOOD" "$DROP_OBJ"; do
+	for f in "$SLUICE" "$FLOOD" "$DROP_OBJ" "$FLOOR"; do
 		[ -e "$f" ] || { echo "bench: $f is missing: run 'make' first" >&2; return 1; }
 	done
 }

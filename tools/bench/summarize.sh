@@ -44,10 +44,14 @@ summarize() {
 	}
 	function add(arr, key, v) { arr[key] = arr[key] (arr[key] == "" ? "" : " ") v }
 	BEGIN {
-		split("none hashlimit nft xdp_drop sluice", C, " "); NC = 5
+		# The chart has the first NCHART; the floors only in the tables.
+		split("none hashlimit nft xdp_drop sluice floor_parse floor_clock floor_table", C, " ")
+		NC = 8; NCHART = 5
 		name["none"] = "stack, raw DROP only"; name["hashlimit"] = "iptables hashlimit"
 		name["nft"] = "nftables set + limit"; name["xdp_drop"] = "bare XDP_DROP"
 		name["sluice"] = "sluice"
+		name["floor_parse"] = "floor: parse"; name["floor_clock"] = "floor: parse + clock"
+		name["floor_table"] = "floor: parse + hash + one table line"
 		label["a"] = "a: 1 source"; label["b"] = "b: 10k sources"
 		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
 		label["e"] = "e: byte rate (sluice skipped)"
@@ -57,6 +61,8 @@ summarize() {
 	{
 		rep = $1; s = $2; c = $3; st = $4
 		if (!(s in seen)) { seen[s] = 1; order[++NS] = s }
+		ran[s, c] = 1
+		reps[rep] = 1
 		if (st != "ok") { status[s, c] = st; next }
 		handled = $11; elapsed = $12; passed = $13
 		pps = handled / elapsed
@@ -67,10 +73,10 @@ summarize() {
 		add(SOFT, s SUBSEP c, $14 / handled)
 		if ($16 != "") add(XNS, s SUBSEP c, $16)
 		add(PASS, s SUBSEP c, passed)
-		if (c == "xdp_drop") next
+		# XDP_DROP and the floors pass nothing: no expected count.
+		if (c == "xdp_drop" || c ~ /^floor_/) next
 		want = c == "none" ? handled : expected($5, $6, $7, $8, $9, handled, elapsed)
 		if (want > 0) add(PE, s SUBSEP c, passed / want)
-		reps[rep] = 1
 	}
 	# The ratio a/b of one rate, run by run: "median (min–max), verdict",
 	# without a verdict when there is no target.
@@ -97,14 +103,16 @@ summarize() {
 			line = "\"" label[s] "\""; cline = ""
 			for (j = 1; j <= NC; j++) {
 				c = C[j]
+				if (j > NCHART && !((s, c) in ran)) continue
 				if (stats(P[s, c])) {
-					mpps = fmt(1e6, 2); line = line " " MED / 1e6 " " MIN / 1e6 " " MAX / 1e6
+					mpps = fmt(1e6, 2); bars = " " MED / 1e6 " " MIN / 1e6 " " MAX / 1e6
 					stats(PC[s, c])
-					mpcpu = fmt(1e6, 2); cline = cline " " MED / 1e6 " " MIN / 1e6 " " MAX / 1e6
+					mpcpu = fmt(1e6, 2); cbars = " " MED / 1e6 " " MIN / 1e6 " " MAX / 1e6
 				} else {
 					mpps = status[s, c]; mpcpu = "—"
-					line = line " NaN NaN NaN"; cline = cline " NaN NaN NaN"
+					bars = cbars = " NaN NaN NaN"
 				}
+				if (j <= NCHART) { line = line bars; cline = cline cbars }
 				stats(PASS[s, c]); p = MED
 				pe = "—"
 				if (stats(PE[s, c]))
@@ -134,6 +142,11 @@ summarize() {
 				ratio(s, "sluice", "xdp_drop", 0.60)
 				ratio(s, "sluice", "hashlimit", ""); ratio(s, "sluice", "nft", "")
 			}
+			# The floors: what the machine allows, and sluice against it.
+			for (j = NCHART + 1; j <= NC; j++)
+				if ((s, C[j]) in ran) ratio(s, C[j], "xdp_drop", "")
+			for (j = NCHART + 1; j <= NC; j++)
+				if ((s, C[j]) in ran) ratio(s, "sluice", C[j], "")
 		}
 	}' "$CSV"
 }
