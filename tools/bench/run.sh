@@ -346,7 +346,7 @@ measure() {
 	csv_row "$1" ok "$sent" "$handled" "$elapsed" "$passed" "$((softirq * TICK_NS))" "$cpu" "$xns"
 	awk -v c="$1" -v h="$handled" -v e="$elapsed" -v p="$passed" -v cpu="$cpu" \
 		-v s=$((softirq * TICK_NS)) -v x="$xns" 'BEGIN {
-		printf "  %-9s %9.0f pps handled (%9.0f per CPU-second), %9d passed, " \
+		printf "  %-11s %9.0f pps handled (%9.0f per CPU-second), %9d passed, " \
 		       "softirq %4.0f ns/packet%s\n", c, h / e, h / cpu, p, s / h,
 		       x == "" ? "" : ", XDP program " x " ns/packet" }'
 }

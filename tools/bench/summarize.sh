@@ -146,7 +146,7 @@ summarize() {
 			for (j = NCHART + 1; j <= NC; j++)
 				if ((s, C[j]) in ran) ratio(s, C[j], "xdp_drop", "")
 			for (j = NCHART + 1; j <= NC; j++)
-				if ((s, C[j]) in ran) ratio(s, "sluice", C[j], "")
+				if ((s, C[j]) in ran && (s, "sluice") in ran) ratio(s, "sluice", C[j], "")
 		}
 	}' "$CSV"
 }
