@@ -87,8 +87,8 @@ int floor_clock(struct xdp_md *ctx)
 }
 
 /*
- * Reading the headers, hashing the source's key and reading one line of a
- * table the default source table's size: the state of a source lives
+ * Reading the headers, placing the source's key as the datapath does and
+ * reading one line of a table the default source table's size: the state of a source lives
  * somewhere in it, so any table-based limiter reads at least that line, a
  * DRAM miss once the table outgrows the caches.
  */
@@ -97,6 +97,7 @@ int floor_table(struct xdp_md *ctx)
 {
 	__u64 seed[3] = { floor_seed[0], floor_seed[1], floor_seed[2] };
 	const struct floor_line *line;
+	struct table_place place;
 	struct sluice_key key;
 	struct packet pkt;
 	__u32 index;
@@ -104,7 +105,9 @@ int floor_table(struct xdp_md *ctx)
 	if (!floor_parsed(ctx, &pkt))
 		return XDP_PASS;
 	floor_key(&key, &pkt);
-	index = table_set_of(table_hash(&key, seed), FLOOR_SETS) * FLOOR_LINES_PER_SET;
+	/* The datapath's own placement: its first set's first line. */
+	table_place(&place, &key, seed, FLOOR_SETS);
+	index = place.set[0] * FLOOR_LINES_PER_SET;
 	line = bpf_map_lookup_elem(&floor_sets, &index);
 	/* The byte is used, so its load stays. */
 	if (!line || line->b[0] == 0xff)

@@ -80,7 +80,8 @@ Contenders: none (stack, raw DROP only), hashlimit, nft, xdp_drop, sluice;
 and, only when named, the floors: XDP programs that do only the work any
 exact per-source limiter must do, then drop: floor_parse (the headers
 read), floor_clock (and the precise clock), floor_table (and the source's
-key hashed to one line of an array the default source table's size).
+key placed as the datapath places it, one line of an array the default
+source table's size).
 EOF
 }
 
