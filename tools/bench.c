@@ -198,7 +198,7 @@ static int bench_single(int drop_fd, const struct frame *f, const char *name, ui
  * XDP_DROP: every run a new source of the default table's
  * SLUICE_DEFAULT_MAX_SOURCES, so its line is rarely in a cache.
  */
-static int bench_floor_table(int table_fd, int drop_fd, const struct frame *f)
+static int bench_floor_table(const char *name, int table_fd, int drop_fd, const struct frame *f)
 {
 	struct bench *front = rotator_open(table_fd, SLUICE_DEFAULT_MAX_SOURCES);
 	struct bench *base = front ? rotator_open(drop_fd, SLUICE_DEFAULT_MAX_SOURCES) : NULL;
@@ -208,8 +208,7 @@ static int bench_floor_table(int table_fd, int drop_fd, const struct frame *f)
 	if (!err) {
 		fig = measure(bpf_program__fd(front->progs.rotate_source),
 			      bpf_program__fd(base->progs.rotate_source), f, REPEAT);
-		report("floor: parse + hash + one line of a table-sized array", &fig,
-		       "rotator+DROP");
+		report(name, &fig, "rotator+DROP");
 	}
 	bench__destroy(base);
 	bench__destroy(front);
@@ -229,7 +228,11 @@ static int bench_floors(int drop_fd, const struct frame *f)
 	report("floor: parse", &fig, "bare XDP_DROP");
 	fig = measure(bpf_program__fd(fl->progs.floor_clock), drop_fd, f, REPEAT);
 	report("floor: parse + clock", &fig, "bare XDP_DROP");
-	err = bench_floor_table(bpf_program__fd(fl->progs.floor_table), drop_fd, f);
+	err = bench_floor_table("floor: parse + hash + one line of a table-sized array",
+				bpf_program__fd(fl->progs.floor_table), drop_fd, f);
+	if (!err)
+		err = bench_floor_table("floor: the same + clock",
+					bpf_program__fd(fl->progs.floor_meter), drop_fd, f);
 	floor__destroy(fl);
 	return err;
 }

@@ -87,30 +87,52 @@ int floor_clock(struct xdp_md *ctx)
 }
 
 /*
- * Reading the headers, placing the source's key as the datapath does and
- * reading one line of a table the default source table's size: the state of a source lives
- * somewhere in it, so any table-based limiter reads at least that line, a
- * DRAM miss once the table outgrows the caches.
+ * The source's line of a table the default source table's size, its key
+ * placed as the datapath places it (NULL for a frame it passes): the state
+ * of a source lives somewhere in it, so any table-based limiter reads at
+ * least that line, a miss once the sources' lines outgrow the caches.
  */
-SEC("xdp.frags")
-int floor_table(struct xdp_md *ctx)
+static __always_inline const struct floor_line *floor_line_of(struct xdp_md *ctx)
 {
 	__u64 seed[3] = { floor_seed[0], floor_seed[1], floor_seed[2] };
-	const struct floor_line *line;
 	struct table_place place;
 	struct sluice_key key;
 	struct packet pkt;
 	__u32 index;
 
 	if (!floor_parsed(ctx, &pkt))
-		return XDP_PASS;
+		return NULL;
 	floor_key(&key, &pkt);
 	/* The datapath's own placement: its first set's first line. */
 	table_place(&place, &key, seed, FLOOR_SETS);
 	index = place.set[0] * FLOOR_LINES_PER_SET;
-	line = bpf_map_lookup_elem(&floor_sets, &index);
+	return bpf_map_lookup_elem(&floor_sets, &index);
+}
+
+/* Reading the headers, placing the source's key and reading its line. */
+SEC("xdp.frags")
+int floor_table(struct xdp_md *ctx)
+{
+	const struct floor_line *line = floor_line_of(ctx);
+
 	/* The byte is used, so its load stays. */
 	if (!line || line->b[0] == 0xff)
+		return XDP_PASS;
+	return XDP_DROP;
+}
+
+/*
+ * The table's line and the precise clock: an exact meter of a source whose
+ * moment is near (every packet of a source under its limit) needs both.
+ * The clock is read once the line's load is under way, as the datapath
+ * reads it.
+ */
+SEC("xdp.frags")
+int floor_meter(struct xdp_md *ctx)
+{
+	const struct floor_line *line = floor_line_of(ctx);
+
+	if (!line || line->b[0] == 0xff || !clock_now())
 		return XDP_PASS;
 	return XDP_DROP;
 }

@@ -7,7 +7,7 @@
  * (floor_load), then attaches over netlink, so the program stays attached
  * after this exits. Prints nothing on success.
  *
- *   sluice-floor attach IFNAME parse|clock|table
+ *   sluice-floor attach IFNAME parse|clock|table|meter
  *   sluice-floor detach IFNAME
  *
  * Exit status 2 for bad input, 1 when the load or the attach fails.
@@ -23,11 +23,11 @@
 #include "floor.h"
 
 #define PROG	   "sluice-floor"
-#define USAGE	   "usage: " PROG " attach IFNAME parse|clock|table | " PROG " detach IFNAME"
+#define USAGE	   "usage: " PROG " attach IFNAME parse|clock|table|meter | " PROG " detach IFNAME"
 #define EXIT_FAIL  1
 #define EXIT_USAGE 2
 
-static const char *const kinds[] = { "parse", "clock", "table" };
+static const char *const kinds[] = { "parse", "clock", "table", "meter" };
 
 /* libbpf's own messages only with SLUICE_DEBUG: a failure is one line. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
