@@ -147,7 +147,7 @@ summarize() {
 			for (j = NCHART + 1; j <= NC; j++) {
 				if (!((s, C[j]) in ran)) continue
 				ratio(s, C[j], "xdp_drop", "")
-				# against the targets' rivals, where they ran
+				# against the targets of the other limiters, where they ran
 				if ((s, "hashlimit") in ran) ratio(s, C[j], "hashlimit", "")
 				if ((s, "nft") in ran) ratio(s, C[j], "nft", "")
 			}
