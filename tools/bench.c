@@ -228,7 +228,7 @@ static int bench_floors(int drop_fd, const struct frame *f)
 	report("floor: parse", &fig, "bare XDP_DROP");
 	fig = measure(bpf_program__fd(fl->progs.floor_clock), drop_fd, f, REPEAT);
 	report("floor: parse + clock", &fig, "bare XDP_DROP");
-	err = bench_floor_table("floor: parse + hash + one line of a table-sized array",
+	err = bench_floor_table("floor: parse + hash + one table line",
 				bpf_program__fd(fl->progs.floor_table), drop_fd, f);
 	if (!err)
 		err = bench_floor_table("floor: the same + clock",
