@@ -11,8 +11,8 @@
  * for N from 1 to 1,000,000, which gives the growth of the cost with the
  * number of sources. Beside bare XDP_DROP, the floors (tools/floor.bpf.c):
  * the work any exact per-source limiter must do (the headers read, the
- * precise clock, and one line of a table the default table's size for a
- * new source every run). Last, the memory per tracked source, from the
+ * precise clock, one line of a table the default table's size for a new
+ * source every run, and that line with the clock). Last, the memory per tracked source, from the
  * kernel's own account of the table (memlock, as bpftool shows it), and the
  * physical floor of a table that size: the latency of a dependent random
  * load (a pointer chase) in buffers of 1, 8 and 64 MiB and of the table's
