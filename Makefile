@@ -70,7 +70,7 @@ BPF_OBJS   := sluice sluice_test flood bench floor
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
 TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench \
-	      $(OUTPUT)/sluice-bench-multiprog $(OUTPUT)/sluice-replay $(OUTPUT)/sluice-floor
+	      $(OUTPUT)/sluice-bench-multiprog $(OUTPUT)/sluice-replay
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath
 # libFuzzer needs libclang-rt: not part of a plain build.
@@ -198,11 +198,6 @@ $(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_OBJS)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
-
-# The floor programs on an interface, for bench-compare (docs/benchmarks.md).
-$(OUTPUT)/sluice-floor: $(OUTPUT)/tools/floor.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

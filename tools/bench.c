@@ -30,7 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.skel.h"
-#include "floor.h"
+#include "floor.skel.h"
 /* sluice.h before the skeleton: the fleet hint's type */
 #include "sluice.h"
 #include "sluice.skel.h"
@@ -218,7 +218,7 @@ static int bench_floor_table(const char *name, int table_fd, int drop_fd, const 
 /* The floors: what any exact per-source limiter must do, with the one frame, then the table. */
 static int bench_floors(int drop_fd, const struct frame *f)
 {
-	struct floor *fl = floor_load();
+	struct floor *fl = floor__open_and_load();
 	struct figure fig;
 	int err;
 

@@ -4,7 +4,7 @@
  * work any exact per-source limiter must do for a packet, with the
  * datapath's own code, then drop it. A target set against bare XDP_DROP
  * can then be set against what the machine allows. Attached by
- * build/sluice-floor (bench-compare), timed by build/sluice-bench; frags-
+ * `ip link` (bench-compare), timed by build/sluice-bench; frags-
  * aware like sluice_xdp, so that the benchmark's rotator can tail-call them.
  * Non-IP and malformed frames pass, as the datapath passes them.
  */
@@ -22,13 +22,12 @@ const volatile __u64 floor_seed[3] = { 0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4f
 				       0x165667b19e3779f9ULL };
 
 /*
- * The default source table's lines. Its size is the table's, which the
- * object cannot give (sluice-floor and sluice-bench set it before load).
- * Mappable, as the table is, only so that each value is one cache line.
+ * The default source table's lines, as many as it has (floor.h). Mappable,
+ * as the table is, only so that each value is one cache line.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, FLOOR_SETS * FLOOR_LINES_PER_SET);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct floor_line);

@@ -26,7 +26,7 @@ HERE=$ROOT/tools/bench
 SLUICE=$ROOT/build/sluice
 FLOOD=$ROOT/build/sluice-flood
 DROP_OBJ=$ROOT/build/bench.bpf.o # its bare_drop program is the XDP_DROP contender
-FLOOR=$ROOT/build/sluice-floor    # attaches the floor contenders (tools/floor.bpf.c)
+FLOOR_OBJ=$ROOT/build/floor.bpf.o # the floor contenders' programs
 
 RUNS=3
 SECONDS_PER_RUN=5
@@ -215,9 +215,10 @@ setup_xdp_drop() {
 teardown_xdp_drop() { ip -n "$NS_RX" link set dev "$RX_IF" xdpdrv off; }
 
 # The floors (tools/floor.bpf.c): what any exact per-source limiter must do.
-# sluice-floor sizes floor_table's array to the default table, as ip cannot.
-setup_floor() { rx "$FLOOR" attach "$RX_IF" "$1"; }
-teardown_floor() { rx "$FLOOR" detach "$RX_IF"; }
+setup_floor() {
+	ip -n "$NS_RX" link set dev "$RX_IF" xdpdrv obj "$FLOOR_OBJ" sec xdp.frags program "floor_$1"
+}
+teardown_floor() { teardown_xdp_drop; }
 setup_floor_parse() { setup_floor parse; }
 setup_floor_clock() { setup_floor clock; }
 setup_floor_table() { setup_floor table; }
@@ -408,7 +409,7 @@ check_tools() {
 		echo "bench: apt-get install iptables nftables ethtool gnuplot-nox bpftool jq" >&2
 		return 1
 	fi
-	for f in "$SLUICE" "$FLOOD" "$DROP_OBJ" "$FLOOR"; do
+	for f in "$SLUICE" "$FLOOD" "$DROP_OBJ" "$FLOOR_OBJ"; do
 		[ -e "$f" ] || { echo "bench: $f is missing: run 'make' first" >&2; return 1; }
 	done
 }
