@@ -12,7 +12,9 @@
  * number of sources. Beside bare XDP_DROP, the floors (tools/floor.bpf.c):
  * the work any exact per-source limiter must do (the headers read, the
  * precise clock, one line of a table the default table's size for a new
- * source every run, and that line with the clock). Last, the memory per tracked source, from the
+ * source every run, and that line with the clock), and the floors of the
+ * table's layout (a set's six lines, and both sets' tags and TATs, each
+ * with the clock). Last, the memory per tracked source, from the
  * kernel's own account of the table (memlock, as bpftool shows it), and the
  * physical floor of a table that size: the latency of a dependent random
  * load (a pointer chase) in buffers of 1, 8 and 64 MiB and of the table's
@@ -233,6 +235,12 @@ static int bench_floors(int drop_fd, const struct frame *f)
 	if (!err)
 		err = bench_floor_table("floor: the same + clock",
 					bpf_program__fd(fl->progs.floor_meter), drop_fd, f);
+	if (!err)
+		err = bench_floor_table("floor: a set's six lines + clock",
+					bpf_program__fd(fl->progs.floor_set), drop_fd, f);
+	if (!err)
+		err = bench_floor_table("floor: both sets' tags, TATs + clock",
+					bpf_program__fd(fl->progs.floor_refuse), drop_fd, f);
 	floor__destroy(fl);
 	return err;
 }

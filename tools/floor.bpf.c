@@ -3,9 +3,11 @@
  * Floors for the benchmarks (docs/benchmarks.md): programs that do only the
  * work any exact per-source limiter must do for a packet, with the
  * datapath's own code, then drop it. A target set against bare XDP_DROP
- * can then be set against what the machine allows. Attached by
- * `ip link` (bench-compare), timed by build/sluice-bench; frags-
- * aware like sluice_xdp, so that the benchmark's rotator can tail-call them.
+ * can then be set against what the machine allows. Then the floors of the
+ * table's layout, for the paths that read more than one line. The first
+ * are attached by `ip link` (bench-compare); all are timed by
+ * build/sluice-bench, frags-aware like sluice_xdp, so that the
+ * benchmark's rotator can tail-call them.
  * Non-IP and malformed frames pass, as the datapath passes them.
  */
 #include <linux/bpf.h>
@@ -132,6 +134,91 @@ int floor_meter(struct xdp_md *ctx)
 	const struct floor_line *line = floor_line_of(ctx);
 
 	if (!line || line->b[0] == 0xff || !clock_now())
+		return XDP_PASS;
+	return XDP_DROP;
+}
+
+/*
+ * The floors of the source table's layout (struct sluice_set, six lines a
+ * set: tags, counts, TATs), for the paths of `make bench` that read more
+ * than one line; sluice-bench times them behind the rotator. Each reads
+ * lines of the source's sets, then the precise clock. A byte of each line is loaded
+ * and dropped (as set_touch does), so the misses overlap; the clock's
+ * ordered read then waits for all of them.
+ */
+
+/* Line `line` of set `set` in floor_sets (NULL past its end). */
+static __always_inline const struct floor_line *floor_set_line(__u32 set, __u32 line)
+{
+	__u32 index = set * FLOOR_LINES_PER_SET + line;
+
+	return bpf_map_lookup_elem(&floor_sets, &index);
+}
+
+/* Loads a byte of the line and drops it; 0 if there is no such line. */
+static __always_inline int floor_touch(__u32 set, __u32 line)
+{
+	const struct floor_line *l = floor_set_line(set, line);
+
+	if (!l)
+		return 0;
+	asm volatile("r0 = *(u8 *)(%[l] + 0)" ::[l] "r"(l) : "r0");
+	return 1;
+}
+
+/* The source's two sets, placed as the datapath places its key. */
+static __always_inline int floor_place(struct xdp_md *ctx, struct table_place *place)
+{
+	__u64 seed[3] = { floor_seed[0], floor_seed[1], floor_seed[2] };
+	struct sluice_key key;
+	struct packet pkt;
+
+	if (!floor_parsed(ctx, &pkt))
+		return 0;
+	floor_key(&key, &pkt);
+	table_place(place, &key, seed, FLOOR_SETS);
+	return 1;
+}
+
+/*
+ * A meter step's lines: all six of the source's first set (its tags, then
+ * its way's count and TAT, which set_touch loads with the rest), and the
+ * clock. A tracked source under its limit reads at least these.
+ */
+SEC("xdp.frags")
+int floor_set(struct xdp_md *ctx)
+{
+	struct table_place place;
+	int touched = 0;
+	__u32 line;
+
+	if (!floor_place(ctx, &place))
+		return XDP_PASS;
+	for (line = 0; line < FLOOR_LINES_PER_SET; line++)
+		touched += floor_touch(place.set[0], line);
+	if (touched != FLOOR_LINES_PER_SET || !clock_now())
+		return XDP_PASS;
+	return XDP_DROP;
+}
+
+/*
+ * A refusal's lines: the tags and the TATs of both sets (lines 0, 4 and
+ * 5), and the clock. A new source refused by a full table reads at least
+ * these: its tags are in neither set, and every way's TAT is after now.
+ */
+SEC("xdp.frags")
+int floor_refuse(struct xdp_md *ctx)
+{
+	struct table_place place;
+	int touched = 0, i;
+
+	if (!floor_place(ctx, &place))
+		return XDP_PASS;
+	for (i = 0; i < 2; i++)
+		touched += floor_touch(place.set[i], FLOOR_TAGS_LINE) +
+			   floor_touch(place.set[i], FLOOR_TAT_LINE) +
+			   floor_touch(place.set[i], FLOOR_TAT_LINE + 1);
+	if (touched != 6 || !clock_now())
 		return XDP_PASS;
 	return XDP_DROP;
 }

@@ -18,6 +18,15 @@
 
 _Static_assert(sizeof(struct sluice_set) % FLOOR_LINE == 0, "a set is whole lines");
 
+/* The lines of a set that hold its tags and its TATs (floor_refuse). */
+#define FLOOR_TAGS_LINE (__builtin_offsetof(struct sluice_set, ways.tag) / FLOOR_LINE)
+#define FLOOR_TAT_LINE	(__builtin_offsetof(struct sluice_set, ways.tat) / FLOOR_LINE)
+
+_Static_assert(__builtin_offsetof(struct sluice_set, ways.tat) % FLOOR_LINE == 0 &&
+		       sizeof(((struct sluice_ways *)0)->tat) > FLOOR_LINE &&
+		       sizeof(((struct sluice_ways *)0)->tat) <= 2 * FLOOR_LINE,
+	       "a set's TATs start a line and take two");
+
 /* One line of the table: the value of map floor_sets. */
 struct floor_line {
 	__u8 b[FLOOR_LINE];
