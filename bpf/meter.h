@@ -49,6 +49,31 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, const struct sluic
 }
 
 /*
+ * The sets' lines of a new source this CPU will likely admit, loaded
+ * before the clock: the clock's ordered read then waits for their misses
+ * together with the cache's line and the filter's words, rather than the
+ * insert missing after it. Likely while this CPU's last new source was
+ * admitted (the head's hint; admission_remember). Past the budget, under
+ * a spoofed flood, it was not, and the filter keeps sparing the table.
+ */
+static __always_inline void admission_touch(const struct table_op *op)
+{
+	struct sluice_hot *c = hot_cpu();
+
+	if (c && !c->head.admit_refused)
+		table_touch(op);
+}
+
+/* The hint admission_touch reads, written only when it changes. */
+static __always_inline void admission_remember(int admitted)
+{
+	struct sluice_hot *c = hot_cpu();
+
+	if (c && c->head.admit_refused != (__u32)!admitted)
+		c->head.admit_refused = !admitted;
+}
+
+/*
  * A new bucket's slot after this packet, and whether it passed: a GCRA
  * bucket starts with the initial burst, any other slot from zero (an
  * empty window, or a cold warm-up).
@@ -86,9 +111,12 @@ static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct table_
 
 	if (!adm)
 		return METER_OVER;
+	admission_touch(op);
 	table_op_clock(op);
-	if (meter_settled(ctx, gcra_take(&adm->admit_tat, op->now, p->admit_interval,
-					 p->admit_limit, &tat)) != METER_CONFORMS) {
+	conforms = meter_settled(ctx, gcra_take(&adm->admit_tat, op->now, p->admit_interval,
+						p->admit_limit, &tat)) == METER_CONFORMS;
+	admission_remember(conforms);
+	if (!conforms) {
 		op->charged = CHARGED_OVERFLOW;
 		return meter_overflow(ctx, p, adm, op->now);
 	}

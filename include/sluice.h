@@ -493,15 +493,19 @@ union sluice_hot_line {
  * so one source over its limit is answered from the head and its own
  * line, without the hash or the bound's arithmetic. Every store of an
  * entry rewrites both, so they always describe what that way holds.
+ *
+ * And a hint for new sources: whether this CPU refused its last one
+ * admission (bpf/meter.h). It decides nothing, so an older head's 0 in
+ * its place is as good as any.
  */
 struct sluice_hot_head {
 	__u64 seed[3];
 	__u64 ref_now;
 	__u64 ref_jiffy;
-	__u64 jiffy_recip; /* as sluice_config.jiffy_recip */
-	__u64 last_jiffy;  /* 0: none */
-	__u32 last;	   /* its offset in the lines, a multiple of 32 */
-	__u32 pad;
+	__u64 jiffy_recip;   /* as sluice_config.jiffy_recip */
+	__u64 last_jiffy;    /* 0: none */
+	__u32 last;	     /* its offset in the lines, a multiple of 32 */
+	__u32 admit_refused; /* this CPU refused its last new source: a hint (meter.h) */
 };
 
 /* One CPU's cache, the value of map `hot` at that CPU's index: IPv4 sets, then IPv6 lines. */

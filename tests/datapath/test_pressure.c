@@ -5,10 +5,14 @@
  * a table too small for its sources: buckets that still hold state are
  * never given away, idle ones are, and --on-full decides the rest.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/bpf.h>
+#include <sched.h>
+#include <bpf/bpf.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "text/conf.h"
 #include "text/options.h"
@@ -216,11 +220,69 @@ static void case_full_table(const char *on_full)
 	fixture_close(&fx);
 }
 
+/* This CPU's admission hint (sluice_hot_head.admit_refused), or -1. */
+static int admission_hint(struct fixture *fx, int cpu)
+{
+	struct sluice_hot *c = malloc(sizeof(*c));
+	__u32 key = (__u32)cpu;
+	int hint = -1;
+
+	if (c && !bpf_map_lookup_elem(fx->st.maps.hot, &key, c))
+		hint = (int)c->head.admit_refused;
+	free(c);
+	return hint;
+}
+
+/*
+ * The hint that has a CPU load a new source's sets before the clock
+ * follows that CPU's last admission, and decides nothing: the budget's
+ * refusals and admissions are those of case_budget_and_overflow.
+ */
+static void case_admission_hint(int cpu)
+{
+	const char *opts[][2] = { { "new-sources", "5/s" }, { NULL, NULL } };
+	int admitted, refused, again, passed[3];
+	struct fixture fx;
+
+	if (open_settings(&fx, "1/s", "2", opts)) {
+		check(false, "admission hint", "cannot load");
+		return;
+	}
+	passed[0] = spray(&fx, 0, 5);
+	admitted = admission_hint(&fx, cpu);
+	passed[1] = spray(&fx, 5, 15);
+	refused = admission_hint(&fx, cpu);
+	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
+	passed[2] = spray(&fx, 20, 1);
+	again = admission_hint(&fx, cpu);
+	check(admitted == 0 && refused == 1 && again == 0,
+	      "a CPU's admission hint follows its last new source: admitted 0, refused 1",
+	      "after 5 admitted %d, after 15 refused %d, after one admitted a second later %d",
+	      admitted, refused, again);
+	check(passed[0] == 5 && passed[1] == 2 && passed[2] == 1 && fixture_bucket_count(&fx) == 6,
+	      "the hint decides nothing: 5 admitted, 15 refused (2 pass the overflow), then 1",
+	      "passed %d, %d, %d; buckets %d", passed[0], passed[1], passed[2],
+	      fixture_bucket_count(&fx));
+	fixture_close(&fx);
+}
+
 void suite_pressure(void)
 {
+	cpu_set_t old, one;
+	int cpu = sched_getcpu();
+
 	case_budget_and_overflow();
 	case_overflow_rate();
 	case_initial_burst();
 	case_full_table("drop");
 	case_full_table("pass");
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (cpu < 0 || sched_setaffinity(0, sizeof(one), &one)) {
+		check(false, "admission hint", "cannot stay on one CPU");
+		return;
+	}
+	case_admission_hint(cpu);
+	sched_setaffinity(0, sizeof(old), &old);
 }
