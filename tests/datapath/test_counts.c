@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/bpf.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,13 +505,9 @@ static void case_bucket_given_away(int cpu)
 
 void suite_counts(void)
 {
-	cpu_set_t old, one;
-	int cpu = sched_getcpu();
+	int cpu = stay_on_this_cpu();
 
-	sched_getaffinity(0, sizeof(old), &old);
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (cpu < 0 || sched_setaffinity(0, sizeof(one), &one)) {
+	if (cpu < 0) {
 		check(false, "per-source counts", "cannot stay on one CPU");
 		return;
 	}
@@ -527,5 +522,5 @@ void suite_counts(void)
 	case_many_sources(cpu);
 	case_no_bucket_yet(cpu);
 	case_bucket_given_away(cpu);
-	sched_setaffinity(0, sizeof(old), &old);
+	back_to_every_cpu();
 }

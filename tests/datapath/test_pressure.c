@@ -5,10 +5,8 @@
  * a table too small for its sources: buckets that still hold state are
  * never given away, idle ones are, and --on-full decides the rest.
  */
-#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/bpf.h>
-#include <sched.h>
 #include <bpf/bpf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -268,21 +266,18 @@ static void case_admission_hint(int cpu)
 
 void suite_pressure(void)
 {
-	cpu_set_t old, one;
-	int cpu = sched_getcpu();
+	int cpu;
 
 	case_budget_and_overflow();
 	case_overflow_rate();
 	case_initial_burst();
 	case_full_table("drop");
 	case_full_table("pass");
-	sched_getaffinity(0, sizeof(old), &old);
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (cpu < 0 || sched_setaffinity(0, sizeof(one), &one)) {
+	cpu = stay_on_this_cpu();
+	if (cpu < 0) {
 		check(false, "admission hint", "cannot stay on one CPU");
 		return;
 	}
 	case_admission_hint(cpu);
-	sched_setaffinity(0, sizeof(old), &old);
+	back_to_every_cpu();
 }

@@ -27,6 +27,26 @@ int pin_thread_to_cpu(int cpu)
 	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+/* The affinity stay_on_this_cpu replaced, for back_to_every_cpu. */
+static cpu_set_t affinity_before;
+
+int stay_on_this_cpu(void)
+{
+	int cpu = sched_getcpu();
+	cpu_set_t one;
+
+	if (cpu < 0 || sched_getaffinity(0, sizeof(affinity_before), &affinity_before))
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) ? -1 : cpu;
+}
+
+void back_to_every_cpu(void)
+{
+	sched_setaffinity(0, sizeof(affinity_before), &affinity_before);
+}
+
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
 {
 	settings_default(s);

@@ -53,6 +53,13 @@ int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key);
 
 /* Keeps the calling thread on one CPU, for tests that hammer from every CPU; 0 or an errno. */
 int pin_thread_to_cpu(int cpu);
+/*
+ * Keeps the calling process on the CPU it runs on, so that a per-CPU
+ * map's entry at that CPU is the one the runs used: the CPU, or -1.
+ * back_to_every_cpu restores the affinity it had.
+ */
+int stay_on_this_cpu(void);
+void back_to_every_cpu(void);
 
 /* A rate of `packets` per second with the default everything else. */
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst);
