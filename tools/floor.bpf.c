@@ -87,6 +87,28 @@ int floor_clock(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
+/* The source's two sets, placed as the datapath places its key. */
+static __always_inline int floor_place(struct xdp_md *ctx, struct table_place *place)
+{
+	__u64 seed[3] = { floor_seed[0], floor_seed[1], floor_seed[2] };
+	struct sluice_key key;
+	struct packet pkt;
+
+	if (!floor_parsed(ctx, &pkt))
+		return 0;
+	floor_key(&key, &pkt);
+	table_place(place, &key, seed, FLOOR_SETS);
+	return 1;
+}
+
+/* Line `line` of set `set` in floor_sets (NULL past its end). */
+static __always_inline const struct floor_line *floor_set_line(__u32 set, __u32 line)
+{
+	__u32 index = set * FLOOR_LINES_PER_SET + line;
+
+	return bpf_map_lookup_elem(&floor_sets, &index);
+}
+
 /*
  * The source's line of a table the default source table's size, its key
  * placed as the datapath places it (NULL for a frame it passes): the state
@@ -95,19 +117,12 @@ int floor_clock(struct xdp_md *ctx)
  */
 static __always_inline const struct floor_line *floor_line_of(struct xdp_md *ctx)
 {
-	__u64 seed[3] = { floor_seed[0], floor_seed[1], floor_seed[2] };
 	struct table_place place;
-	struct sluice_key key;
-	struct packet pkt;
-	__u32 index;
 
-	if (!floor_parsed(ctx, &pkt))
+	if (!floor_place(ctx, &place))
 		return NULL;
-	floor_key(&key, &pkt);
 	/* The datapath's own placement: its first set's first line. */
-	table_place(&place, &key, seed, FLOOR_SETS);
-	index = place.set[0] * FLOOR_LINES_PER_SET;
-	return bpf_map_lookup_elem(&floor_sets, &index);
+	return floor_set_line(place.set[0], 0);
 }
 
 /* Reading the headers, placing the source's key and reading its line. */
@@ -147,14 +162,6 @@ int floor_meter(struct xdp_md *ctx)
  * ordered read then waits for all of them.
  */
 
-/* Line `line` of set `set` in floor_sets (NULL past its end). */
-static __always_inline const struct floor_line *floor_set_line(__u32 set, __u32 line)
-{
-	__u32 index = set * FLOOR_LINES_PER_SET + line;
-
-	return bpf_map_lookup_elem(&floor_sets, &index);
-}
-
 /* Loads a byte of the line and drops it; 0 if there is no such line. */
 static __always_inline int floor_touch(__u32 set, __u32 line)
 {
@@ -163,20 +170,6 @@ static __always_inline int floor_touch(__u32 set, __u32 line)
 	if (!l)
 		return 0;
 	asm volatile("r0 = *(u8 *)(%[l] + 0)" ::[l] "r"(l) : "r0");
-	return 1;
-}
-
-/* The source's two sets, placed as the datapath places its key. */
-static __always_inline int floor_place(struct xdp_md *ctx, struct table_place *place)
-{
-	__u64 seed[3] = { floor_seed[0], floor_seed[1], floor_seed[2] };
-	struct sluice_key key;
-	struct packet pkt;
-
-	if (!floor_parsed(ctx, &pkt))
-		return 0;
-	floor_key(&key, &pkt);
-	table_place(place, &key, seed, FLOOR_SETS);
 	return 1;
 }
 

@@ -222,13 +222,13 @@ static void case_cache_and_flush(int cpu, uint32_t action, const char *name)
 /* Whether this CPU's cache holds an entry of src in line `index`. */
 static bool line_holds(struct fixture *fx, int cpu, uint32_t index, const char *src)
 {
-	struct sluice_hot *c = malloc(sizeof(*c));
-	__u32 key = (__u32)cpu, addr = 0;
+	struct sluice_hot *c = fixture_hot(fx, cpu);
+	__u32 addr = 0;
 	bool held = false;
 	int w;
 
 	inet_pton(AF_INET, src, &addr);
-	if (c && !bpf_map_lookup_elem(fx->st.maps.hot, &key, c))
+	if (c)
 		for (w = 0; w < 2; w++)
 			held |= c->line[index].way[w].flags && c->line[index].way[w].addr == addr;
 	free(c);

@@ -7,7 +7,6 @@
  */
 #include <arpa/inet.h>
 #include <linux/bpf.h>
-#include <bpf/bpf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,11 +220,10 @@ static void case_full_table(const char *on_full)
 /* This CPU's admission hint (sluice_hot_head.admit_refused), or -1. */
 static int admission_hint(struct fixture *fx, int cpu)
 {
-	struct sluice_hot *c = malloc(sizeof(*c));
-	__u32 key = (__u32)cpu;
+	struct sluice_hot *c = fixture_hot(fx, cpu);
 	int hint = -1;
 
-	if (c && !bpf_map_lookup_elem(fx->st.maps.hot, &key, c))
+	if (c)
 		hint = (int)c->head.admit_refused;
 	free(c);
 	return hint;

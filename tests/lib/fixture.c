@@ -47,6 +47,18 @@ void back_to_every_cpu(void)
 	sched_setaffinity(0, sizeof(affinity_before), &affinity_before);
 }
 
+struct sluice_hot *fixture_hot(struct fixture *fx, int cpu)
+{
+	struct sluice_hot *c = malloc(sizeof(*c));
+	__u32 key = (__u32)cpu;
+
+	if (c && bpf_map_lookup_elem(fx->st.maps.hot, &key, c)) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
 {
 	settings_default(s);

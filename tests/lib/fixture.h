@@ -60,6 +60,8 @@ int pin_thread_to_cpu(int cpu);
  */
 int stay_on_this_cpu(void);
 void back_to_every_cpu(void);
+/* A copy of cpu's over-limit cache (2 MiB: free it), or NULL. */
+struct sluice_hot *fixture_hot(struct fixture *fx, int cpu);
 
 /* A rate of `packets` per second with the default everything else. */
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst);
