@@ -80,7 +80,7 @@ static __always_inline void aggregate_op(struct table_op *op, struct xdp_md *ctx
 	 * call chain's stack past 512 bytes. */
 	aggregate_key(&op->key, pkt, a, p->id);
 	table_op_place(op, cfg, &op->key, TABLE_AGGREGATES, cfg->aggregate_sets);
-	op->now = now;
+	table_op_at(op, now);
 	op->cost = unit_cost(ctx, a->interval, a->rate_unit != SLUICE_UNIT_PACKETS);
 	op->limit = a->limit;
 }

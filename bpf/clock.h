@@ -67,4 +67,31 @@ static __always_inline __u64 clock_jiffy_after(__u64 jiffy, __u64 wait, __u64 ji
 	return ticks > 1 ? jiffy + ticks - 1 : 0;
 }
 
+/*
+ * A jiffy before which the moment `at` certainly has not come, from a
+ * CPU's reference moment (the over-limit cache's head: a precise reading
+ * and the jiffy read after it). 0: cannot tell.
+ */
+static __always_inline __u64 clock_jiffy_bound(const struct sluice_hot_head *hd, __u64 at)
+{
+	if (at <= hd->ref_now)
+		return 0;
+	return clock_jiffy_after(hd->ref_jiffy, at - hd->ref_now, hd->jiffy_recip);
+}
+
+/*
+ * Makes a precise reading hd's reference moment, with the jiffy read just
+ * after it, once a tick: the reference stays within a tick of the last
+ * reading, for the jiffy bounds, without a store per packet.
+ */
+static __always_inline void clock_ref_note(struct sluice_hot_head *hd, __u64 now)
+{
+	__u64 jiffy = clock_jiffies();
+
+	if (jiffy != hd->ref_jiffy) {
+		hd->ref_now = now;
+		hd->ref_jiffy = jiffy;
+	}
+}
+
 #endif /* SLUICE_BPF_CLOCK_H */

@@ -29,14 +29,6 @@ static __always_inline int hot_ways(__u8 family)
 	return family == SLUICE_FAMILY_IPV4 ? 2 : 1;
 }
 
-/* This CPU's cache (NULL when it has none). */
-static __always_inline struct sluice_hot *hot_cpu(void)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-
-	return bpf_map_lookup_elem(&hot, &cpu);
-}
-
 /*
  * The indexes of the packet's source's two lines in c. The compiler makes
  * hot_line_of's sum an OR of two bounded values, whose bounds Linux 6.1's
@@ -138,14 +130,6 @@ static __always_inline int hot_find(const union sluice_hot_line *line, const str
 	return -1;
 }
 
-/* A jiffy before which the moment `at` certainly has not come (0: cannot tell). */
-static __always_inline __u64 hot_jiffy_bound(const struct sluice_hot_head *hd, __u64 at)
-{
-	if (at <= hd->ref_now)
-		return 0;
-	return clock_jiffy_after(hd->ref_jiffy, at - hd->ref_now, hd->jiffy_recip);
-}
-
 /*
  * The way of line refusing this repeat offender, still over its limit, or
  * -1. Jiffies answer most such packets with one load; only near the moment
@@ -170,7 +154,7 @@ static __always_inline int hot_answer(union sluice_hot_line *line, const struct 
 	e = &line->way[w & 1];
 	if (SLUICE_HOT_PENDING(e->count) >= SLUICE_HOT_PENDING_MAX - 1)
 		return -1;
-	if (clock_jiffies() >= hot_jiffy_bound(hd, e->admissible_at)) {
+	if (clock_jiffies() >= clock_jiffy_bound(hd, e->admissible_at)) {
 		*now = clock_now();
 		if (*now >= e->admissible_at)
 			return -1;
@@ -484,16 +468,17 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 		return;
 	}
 	/* The reference of the jiffy bound: now, and the jiffy read after it. */
-	c->head.ref_now = op->now;
-	c->head.ref_jiffy = clock_jiffies();
+	if (!op->now_floor) {
+		c->head.ref_now = op->now;
+		c->head.ref_jiffy = clock_jiffies();
+	}
 	hot_entry_of(&e, pkt, p, index, cfg, op, admissible_at);
 	pending = hot_store(line, w, &e, &copy, &held);
 	hot_indexes(c, pkt, &i, &j);
 	if (line != &c->line[i])
 		i = j;
 	c->head.last = i * sizeof(*line) + (w & 1) * sizeof(line->way[0]);
-	c->head.last_jiffy =
-		clock_jiffy_after(c->head.ref_jiffy, admissible_at - op->now, c->head.jiffy_recip);
+	c->head.last_jiffy = clock_jiffy_bound(&c->head, admissible_at);
 	if (pending) {
 		table_op_init(op, cfg, &held);
 		op->pending = pending;

@@ -268,7 +268,7 @@ static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet 
 	if (!op)
 		return METER_OVER;
 	table_op_init(op, cfg, key);
-	op->now = now; /* 0: unread, read on first use (table_op_clock) */
+	table_op_at(op, now);
 	if (!p->n_aggregates)
 		return meter_source(ctx, pkt, p, index, cfg, h, op);
 	table_op_clock(op);

@@ -81,6 +81,8 @@ struct table_op {
 	__u8 kind;
 	__u8 bits;
 	__u32 window; /* windows: W in milliseconds; warm-up: permits stored at most */
+	/* now is a moment before the packet, not a reading (way_over_by_jiffies) */
+	__u8 now_floor;
 	__u64 now;
 	__u64 cost; /* of this packet, for meter and insert */
 	__u64 limit;
@@ -131,16 +133,39 @@ static __always_inline void table_op_init(struct table_op *op, const struct slui
 	table_op_place(op, cfg, key, TABLE_SOURCES, cfg->table_sets);
 }
 
+/* This CPU's over-limit cache (NULL when it has none); its head keeps the jiffy reference. */
+static __always_inline struct sluice_hot *hot_cpu(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&hot, &cpu);
+}
+
+/* The op's meter time: a reading made before it (0: none yet, read on first use). */
+static __always_inline void table_op_at(struct table_op *op, __u64 now)
+{
+	op->now = now;
+	op->now_floor = 0;
+}
+
 /*
  * The op's meter time, read when first needed: the read waits for every
  * load before it (rdtsc is ordered), so it comes after the loads that
  * decide whether it is needed at all (the cache's line, the filter's
- * words) are under way together, rather than between them.
+ * words) are under way together, rather than between them. The reading
+ * becomes this CPU's jiffy reference once a tick (clock_ref_note).
  */
 static __always_inline void table_op_clock(struct table_op *op)
 {
-	if (!op->now)
-		op->now = clock_now();
+	struct sluice_hot *c;
+
+	if (op->now && !op->now_floor)
+		return;
+	op->now = clock_now();
+	op->now_floor = 0;
+	c = hot_cpu();
+	if (c)
+		clock_ref_note(&c->head, op->now);
 }
 
 /*
@@ -542,6 +567,41 @@ static __always_inline int way_try(struct sluice_set *s, int i, __u32 w, struct 
 }
 
 /*
+ * A refusal that jiffies make certain, taken before the clock, the largest
+ * cost of a step: the moment the TAT lets this packet conform is ticks
+ * past this CPU's reference moment (clock_jiffy_bound), as it is for a
+ * source at a low rate past its burst. The reference is no later than now,
+ * so a TAT within a burst of it carries no debt to cap; a deeper one (a
+ * policy change), or one a live fleet may owe past the burst, leaves the
+ * decision to the clock. The op's now is then the reference, a moment
+ * before the packet (now_floor), which is all a refusal's cache entry
+ * needs. METER_OVER, TABLE_MISSING, or WAY_RETRY when not certain.
+ */
+static __always_inline int way_over_by_jiffies(struct sluice_set *s, int i, __u32 w,
+					       struct table_op *op)
+{
+	__u64 tat = *(volatile __u64 *)&s->ways.tat[WAY(w)];
+	struct sluice_hot *c = hot_cpu();
+	__u64 ref;
+
+	if (!c)
+		return WAY_RETRY;
+	ref = c->head.ref_now;
+	if (!ref || ref < fleet_hint.live_until || tat > ref + op->limit ||
+	    tat + op->cost <= op->limit)
+		return WAY_RETRY;
+	if (clock_jiffies() >= clock_jiffy_bound(&c->head, tat + op->cost - op->limit))
+		return WAY_RETRY;
+	if (!way_owned(s, i, w, op))
+		return TABLE_MISSING;
+	way_count(&s->ways.count[WAY(w)], 0, 1 + op->pending);
+	op->over_tat = tat;
+	op->now = ref;
+	op->now_floor = 1;
+	return METER_OVER;
+}
+
+/*
  * One meter step on way w of set s, the op's set i, without the lock:
  * METER_CONFORMS, METER_OVER (op->over_tat: the TAT the refusal left),
  * METER_CONTENDED, or TABLE_MISSING when the way changed hands under it.
@@ -553,6 +613,11 @@ static __always_inline int way_meter(struct sluice_set *s, int i, __u32 w, struc
 	__u64 owed;
 	int tries, fresh = 0, ret;
 
+	if (kind == SLUICE_METER_GCRA && !op->now) {
+		ret = way_over_by_jiffies(s, i, w, op);
+		if (ret != WAY_RETRY)
+			return ret;
+	}
 	table_op_clock(op);
 	owed = fleet_owed(op, kind);
 

@@ -66,7 +66,12 @@ static const struct meter_case meter_cases[] = {
 };
 /* clang-format on */
 
-static void run_meter_case(const struct meter_case *c)
+/*
+ * Replays case c; with `table_path`, the over-limit cache is emptied before
+ * every packet, so each one is decided from the table, where a refusal of a
+ * low rate is made certain by jiffies before the clock.
+ */
+static void run_meter_case(const struct meter_case *c, bool table_path)
 {
 	struct frame_spec spec = { .family = 4, .src = "198.51.100.7", .payload = 18 };
 	uint64_t i, now = 1000 * NSEC_PER_SEC, got = 0, want = 0;
@@ -89,14 +94,58 @@ static void run_meter_case(const struct meter_case *c)
 	reference_init(&ref, &s, cfg.burst, now);
 	for (i = 0; i < c->arrivals; i++) {
 		fixture_set_clock(&fx, now);
+		if (table_path && fixture_hot_forget(&fx))
+			break;
 		got += fixture_run(&fx, f.data, f.len, 1) == XDP_PASS;
 		want += reference_admit(&ref, now);
 		now += c->gap_ns;
 		if (c->idle_every && (i + 1) % c->idle_every == 0)
 			now += c->idle_ns;
 	}
-	check(got == want && got > cfg.burst, c->name, "passed %llu, reference %llu",
-	      (unsigned long long)got, (unsigned long long)want);
+	check(got == want && got > cfg.burst && i == c->arrivals, c->name,
+	      "%s: passed %llu, reference %llu, after %llu of %llu arrivals",
+	      table_path ? "from the table" : "with the cache", (unsigned long long)got,
+	      (unsigned long long)want, (unsigned long long)i, (unsigned long long)c->arrivals);
+	fixture_close(&fx);
+}
+
+/*
+ * The table path refuses a source before its moment's jiffy bound without
+ * the clock: with jiffies held back (beyond any lag the kernel's have), a
+ * packet the precise clock would pass is still refused; in step, it passes.
+ * The cache is emptied before each packet, so the table decides.
+ */
+static void case_table_refusal_by_jiffies(void)
+{
+	struct frame_spec spec = { .family = 4, .src = "198.51.100.9", .payload = 18 };
+	const uint64_t t0 = 100 * NSEC_PER_SEC;
+	int first, refused, held_back, in_step;
+	struct fixture fx;
+	struct settings s;
+	struct frame f;
+
+	settings_per_second(&s, 1, 1);
+	frame_build(&f, &spec);
+	if (fixture_open_test_clock(&fx, &s, 64)) {
+		check(false, "table refusal by jiffies", "cannot load");
+		return;
+	}
+	fixture_set_clock(&fx, t0);
+	first = fixture_run(&fx, f.data, f.len, 1);
+	fixture_hot_forget(&fx);
+	fixture_set_clock(&fx, t0 + NSEC_PER_SEC / 2);
+	refused = fixture_run(&fx, f.data, f.len, 1);
+	fixture_hot_forget(&fx);
+	fixture_set_clock(&fx, t0 + 2 * NSEC_PER_SEC);
+	fixture_set_jiffies_at(&fx, t0 + NSEC_PER_SEC / 2);
+	held_back = fixture_run(&fx, f.data, f.len, 1);
+	fixture_hot_forget(&fx);
+	fixture_set_clock(&fx, t0 + 2 * NSEC_PER_SEC);
+	in_step = fixture_run(&fx, f.data, f.len, 1);
+	check(first == XDP_PASS && refused == XDP_DROP && held_back == XDP_DROP &&
+		      in_step == XDP_PASS,
+	      "the table refuses from jiffies alone while they say not yet, then the clock passes",
+	      "verdicts %d %d %d %d (want 2 1 1 2)", first, refused, held_back, in_step);
 	fixture_close(&fx);
 }
 
@@ -483,7 +532,12 @@ void suite_meter(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(meter_cases) / sizeof(meter_cases[0]); i++)
-		run_meter_case(&meter_cases[i]);
+		run_meter_case(&meter_cases[i], false);
+	/* Low rates, whose refusals jiffies make certain (emptying costs 4 MiB a packet). */
+	for (i = 0; i < sizeof(meter_cases) / sizeof(meter_cases[0]); i++)
+		if (meter_cases[i].packets * NSEC_PER_SEC / meter_cases[i].period_ns <= 10)
+			run_meter_case(&meter_cases[i], true);
+	case_table_refusal_by_jiffies();
 	case_burst_at_one_instant();
 	case_set_keeps_state();
 	for (i = 0; i < sizeof(alone_cases) / sizeof(alone_cases[0]); i++)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 /* sluice.h before the skeleton: the fleet hint's type */
@@ -154,6 +155,8 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 
 void fixture_close(struct fixture *fx)
 {
+	if (fx->hot_map)
+		munmap(fx->hot_map, fx->hot_bytes);
 	sluice_test__destroy(fx->test);
 	sluice__destroy(fx->real);
 	memset(fx, 0, sizeof(*fx));
@@ -164,6 +167,45 @@ void fixture_set_clock(struct fixture *fx, uint64_t now_ns)
 	/* Jiffies tick as the kernel's do, in step with the test's time. */
 	fx->test->bss->test_jiffies = now_ns / jiffy_ns();
 	fx->test->bss->test_now_ns = now_ns;
+}
+
+void fixture_set_jiffies_at(struct fixture *fx, uint64_t ns)
+{
+	fx->test->bss->test_jiffies = ns / jiffy_ns();
+}
+
+/* The hot map's values, mapped once (their stride is the value's size, a multiple of 8). */
+static int hot_map(struct fixture *fx)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	void *m;
+
+	if (fx->hot_map)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fx->st.maps.hot, &info, &len))
+		return -errno;
+	fx->hot_bytes = (size_t)info.max_entries * sizeof(struct sluice_hot);
+	m = mmap(NULL, fx->hot_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fx->st.maps.hot, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	fx->hot_map = m;
+	return 0;
+}
+
+int fixture_hot_forget(struct fixture *fx)
+{
+	struct sluice_hot *c;
+	size_t cpu;
+	int err = hot_map(fx);
+
+	if (err)
+		return err;
+	for (cpu = 0; cpu < fx->hot_bytes / sizeof(*c); cpu++) {
+		c = (struct sluice_hot *)fx->hot_map + cpu;
+		memset(c->line, 0, sizeof(c->line));
+	}
+	return 0;
 }
 
 int fixture_run(struct fixture *fx, const void *data, size_t len, uint32_t repeat)

@@ -20,6 +20,8 @@ struct fixture {
 	struct sluice_test *test;
 	int prog_fd;
 	struct state st; /* the maps, as a pinned interface would have them */
+	void *hot_map;	 /* every CPU's over-limit cache, mapped (fixture_hot_forget) */
+	size_t hot_bytes;
 };
 
 /* Loads the test-clock build with these default settings; 0 or -errno. */
@@ -62,6 +64,15 @@ int stay_on_this_cpu(void);
 void back_to_every_cpu(void);
 /* A copy of cpu's over-limit cache (2 MiB: free it), or NULL. */
 struct sluice_hot *fixture_hot(struct fixture *fx, int cpu);
+
+/*
+ * Empties every CPU's over-limit cache, keeping each head (seeds, jiffy
+ * reference): the next packet of any source takes the full path, to the
+ * table. 0 or -errno.
+ */
+int fixture_hot_forget(struct fixture *fx);
+/* Sets the jiffies alone, to those of moment ns (fixture_set_clock keeps them in step). */
+void fixture_set_jiffies_at(struct fixture *fx, uint64_t ns);
 
 /* A rate of `packets` per second with the default everything else. */
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst);
