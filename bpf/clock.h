@@ -50,12 +50,22 @@ static __always_inline __u64 clock_ns(void)
 #endif
 
 /*
+ * Ticks the jiffies counter may trail the clock by. One CPU advances it at
+ * its tick; when that CPU stalls (a virtual machine's vCPU preempted by its
+ * host, stop_machine()), another CPU catches it up at the fifth of its own
+ * ticks that finds it unchanged (MAX_STALLED_JIFFIES, kernel/time/
+ * tick-sched.c). So up to 6 ticks, and a tick may begin between a reading
+ * and the jiffy read after it: 7, and one more of margin.
+ */
+#define CLOCK_JIFFY_LAG 8
+
+/*
  * A jiffy before which `wait` meter time from a reference moment certainly
- * has not passed, given `jiffy`, read just after that moment. The jiffy
- * began at or before the moment, and the counter may lag the clock by up
- * to a tick: so `wait` holds at least until jiffy + floor(wait / tick) - 1.
- * The floor comes from a reciprocal userspace computed (no division).
- * Returns 0 when the wait is too short to tell.
+ * has not passed, given `jiffy`, read just after that moment, when the
+ * jiffy began at or before the moment: jiffy + floor(wait / tick), less
+ * the counter's lag (CLOCK_JIFFY_LAG). The floor comes from a reciprocal
+ * userspace computed (no division). Returns 0 when the wait is too short
+ * to tell.
  */
 static __always_inline __u64 clock_jiffy_after(__u64 jiffy, __u64 wait, __u64 jiffy_recip)
 {
@@ -64,7 +74,7 @@ static __always_inline __u64 clock_jiffy_after(__u64 jiffy, __u64 wait, __u64 ji
 	if (wait > SLUICE_JIFFY_WAIT_MAX)
 		wait = SLUICE_JIFFY_WAIT_MAX;
 	ticks = (wait * jiffy_recip) >> SLUICE_JIFFY_RECIP_SHIFT;
-	return ticks > 1 ? jiffy + ticks - 1 : 0;
+	return ticks > CLOCK_JIFFY_LAG ? jiffy + ticks - CLOCK_JIFFY_LAG : 0;
 }
 
 /*

@@ -45,6 +45,22 @@ static int reference_admit(struct reference *r, uint64_t now_ns)
 	return 1;
 }
 
+/* What the meter should say: exact GCRA on the policy's own numbers. */
+struct exact_gcra {
+	uint64_t tat, interval, limit;
+	bool bytes;
+};
+
+static bool exact_admit(struct exact_gcra *g, uint64_t now_ns, size_t len)
+{
+	__u64 cost = g->bytes ? gcra_bytes_cost(len, g->interval) : g->interval, next;
+
+	if (!gcra_conforms(g->tat, now_ns << SLUICE_TIME_SHIFT, cost, g->limit, &next))
+		return false;
+	g->tat = next;
+	return true;
+}
+
 struct meter_case {
 	const char *name;
 	uint64_t packets, period_ns, burst; /* burst 0: the default */
@@ -66,17 +82,38 @@ static const struct meter_case meter_cases[] = {
 };
 /* clang-format on */
 
-/*
- * Replays case c; with `table_path`, the over-limit cache is emptied before
- * every packet, so each one is decided from the table, where a refusal of a
- * low rate is made certain by jiffies before the clock.
- */
-static void run_meter_case(const struct meter_case *c, bool table_path)
+/* How a case is replayed besides its arrivals. */
+struct replay_mode {
+	/*
+	 * The over-limit cache emptied before every packet, so each one is
+	 * decided from the table, where a refusal of a low rate is made
+	 * certain by jiffies before the clock.
+	 */
+	bool table_path;
+	/*
+	 * Jiffies trailing the clock by 0 to 7 ticks, in turn: a virtual
+	 * machine's timekeeping CPU stalled (preempted by its host), for up to
+	 * the 5 ticks after which the kernel has another CPU catch them up.
+	 */
+	bool jiffies_lag;
+};
+
+/* Jiffies up to 7 ticks behind now, the kth packet's share of it. */
+static void lag_jiffies(struct fixture *fx, uint64_t now, uint64_t k)
+{
+	uint64_t lag = (k % 8) * jiffy_ns();
+
+	fixture_set_jiffies_at(fx, now > lag ? now - lag : 0);
+}
+
+static void run_meter_case(const struct meter_case *c, struct replay_mode mode)
 {
 	struct frame_spec spec = { .family = 4, .src = "198.51.100.7", .payload = 18 };
-	uint64_t i, now = 1000 * NSEC_PER_SEC, got = 0, want = 0;
+	uint64_t i, now = 1000 * NSEC_PER_SEC, got = 0, want = 0, differ = 0, first = 0;
 	struct sluice_policy cfg;
 	struct reference ref;
+	struct exact_gcra g = { 0 };
+	bool passed;
 	struct fixture fx;
 	struct settings s;
 	const char *why;
@@ -92,20 +129,30 @@ static void run_meter_case(const struct meter_case *c, bool table_path)
 		return;
 	}
 	reference_init(&ref, &s, cfg.burst, now);
+	g.interval = cfg.interval;
+	g.limit = cfg.limit;
 	for (i = 0; i < c->arrivals; i++) {
 		fixture_set_clock(&fx, now);
-		if (table_path && fixture_hot_forget(&fx))
+		if (mode.jiffies_lag)
+			lag_jiffies(&fx, now, i);
+		if (mode.table_path && fixture_hot_forget(&fx))
 			break;
-		got += fixture_run(&fx, f.data, f.len, 1) == XDP_PASS;
+		passed = fixture_run(&fx, f.data, f.len, 1) == XDP_PASS;
+		got += passed;
 		want += reference_admit(&ref, now);
+		if (passed != exact_admit(&g, now, f.len) && !differ++)
+			first = i;
 		now += c->gap_ns;
 		if (c->idle_every && (i + 1) % c->idle_every == 0)
 			now += c->idle_ns;
 	}
-	check(got == want && got > cfg.burst && i == c->arrivals, c->name,
-	      "%s: passed %llu, reference %llu, after %llu of %llu arrivals",
-	      table_path ? "from the table" : "with the cache", (unsigned long long)got,
-	      (unsigned long long)want, (unsigned long long)i, (unsigned long long)c->arrivals);
+	check(!differ && got == want && got > cfg.burst && i == c->arrivals, c->name,
+	      "%s%s: passed %llu, reference %llu, %llu verdicts not exact GCRA's (first: arrival %llu), "
+	      "after %llu of %llu arrivals",
+	      mode.table_path ? "from the table" : "with the cache",
+	      mode.jiffies_lag ? ", jiffies lagging" : "", (unsigned long long)got,
+	      (unsigned long long)want, (unsigned long long)differ, (unsigned long long)first,
+	      (unsigned long long)i, (unsigned long long)c->arrivals);
 	fixture_close(&fx);
 }
 
@@ -219,22 +266,6 @@ static uint64_t lcg_next(uint64_t *state)
 static uint64_t gap_ns(uint64_t *rng)
 {
 	return (1000ULL << (lcg_next(rng) % 26)) + lcg_next(rng) % 1000;
-}
-
-/* What the meter should say: exact GCRA on the policy's own numbers. */
-struct exact_gcra {
-	uint64_t tat, interval, limit;
-	bool bytes;
-};
-
-static bool exact_admit(struct exact_gcra *g, uint64_t now_ns, size_t len)
-{
-	__u64 cost = g->bytes ? gcra_bytes_cost(len, g->interval) : g->interval, next;
-
-	if (!gcra_conforms(g->tat, now_ns << SLUICE_TIME_SHIFT, cost, g->limit, &next))
-		return false;
-	g->tat = next;
-	return true;
 }
 
 struct alone_case {
@@ -531,12 +562,18 @@ void suite_meter(void)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(meter_cases) / sizeof(meter_cases[0]); i++)
-		run_meter_case(&meter_cases[i], false);
+	for (i = 0; i < sizeof(meter_cases) / sizeof(meter_cases[0]); i++) {
+		run_meter_case(&meter_cases[i], (struct replay_mode){ .jiffies_lag = false });
+		run_meter_case(&meter_cases[i], (struct replay_mode){ .jiffies_lag = true });
+	}
 	/* Low rates, whose refusals jiffies make certain (emptying costs 4 MiB a packet). */
-	for (i = 0; i < sizeof(meter_cases) / sizeof(meter_cases[0]); i++)
-		if (meter_cases[i].packets * NSEC_PER_SEC / meter_cases[i].period_ns <= 10)
-			run_meter_case(&meter_cases[i], true);
+	for (i = 0; i < sizeof(meter_cases) / sizeof(meter_cases[0]); i++) {
+		if (meter_cases[i].packets * NSEC_PER_SEC / meter_cases[i].period_ns > 10)
+			continue;
+		run_meter_case(&meter_cases[i], (struct replay_mode){ .table_path = true });
+		run_meter_case(&meter_cases[i],
+			       (struct replay_mode){ .table_path = true, .jiffies_lag = true });
+	}
 	case_table_refusal_by_jiffies();
 	case_burst_at_one_instant();
 	case_set_keeps_state();
