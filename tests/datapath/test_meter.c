@@ -157,6 +157,24 @@ static void run_meter_case(const struct meter_case *c, struct replay_mode mode)
 }
 
 /*
+ * Loads the test-clock build limiting to `packets`/s with `burst`, and
+ * builds the frame of spec; false (reported under name) when it cannot.
+ */
+static bool open_per_second(struct fixture *fx, struct frame *f, const struct frame_spec *spec,
+			    uint64_t packets, uint64_t burst, const char *name)
+{
+	struct settings s;
+
+	settings_per_second(&s, packets, burst);
+	frame_build(f, spec);
+	if (fixture_open_test_clock(fx, &s, 64)) {
+		check(false, name, "cannot load");
+		return false;
+	}
+	return true;
+}
+
+/*
  * The table path refuses a source before its moment's jiffy bound without
  * the clock: with jiffies held back (beyond any lag the kernel's have), a
  * packet the precise clock would pass is still refused; in step, it passes.
@@ -168,15 +186,10 @@ static void case_table_refusal_by_jiffies(void)
 	const uint64_t t0 = 100 * NSEC_PER_SEC;
 	int first, refused, held_back, in_step;
 	struct fixture fx;
-	struct settings s;
 	struct frame f;
 
-	settings_per_second(&s, 1, 1);
-	frame_build(&f, &spec);
-	if (fixture_open_test_clock(&fx, &s, 64)) {
-		check(false, "table refusal by jiffies", "cannot load");
+	if (!open_per_second(&fx, &f, &spec, 1, 1, "table refusal by jiffies"))
 		return;
-	}
 	fixture_set_clock(&fx, t0);
 	first = fixture_run(&fx, f.data, f.len, 1);
 	fixture_hot_forget(&fx);
@@ -202,15 +215,10 @@ static void case_burst_at_one_instant(void)
 	struct frame_spec spec = { .family = 6, .src = "2001:db8::77", .payload = 18 };
 	struct sluice_stats st = {};
 	struct fixture fx;
-	struct settings s;
 	struct frame f;
 
-	settings_per_second(&s, 100, 37);
-	frame_build(&f, &spec);
-	if (fixture_open_test_clock(&fx, &s, 64)) {
-		check(false, "burst at one instant", "cannot load");
+	if (!open_per_second(&fx, &f, &spec, 100, 37, "burst at one instant"))
 		return;
-	}
 	fixture_set_clock(&fx, 5 * NSEC_PER_SEC);
 	fixture_run(&fx, f.data, f.len, 1000);
 	fixture_stats(&fx, &st);
@@ -233,12 +241,8 @@ static void case_set_keeps_state(void)
 	struct settings s;
 	struct frame f;
 
-	settings_per_second(&s, 1, 1);
-	frame_build(&f, &spec);
-	if (fixture_open_test_clock(&fx, &s, 64)) {
-		check(false, "set keeps bucket state", "cannot load");
+	if (!open_per_second(&fx, &f, &spec, 1, 1, "set keeps bucket state"))
 		return;
-	}
 	fixture_set_clock(&fx, 10 * NSEC_PER_SEC);
 	before = fixture_run(&fx, f.data, f.len, 1);
 	cached = fixture_run(&fx, f.data, f.len, 1);
