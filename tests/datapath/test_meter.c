@@ -91,19 +91,23 @@ struct replay_mode {
 	 */
 	bool table_path;
 	/*
-	 * Jiffies trailing the clock by 0 to 7 ticks, in turn: a virtual
-	 * machine's timekeeping CPU stalled (preempted by its host), for up to
-	 * the 5 ticks after which the kernel has another CPU catch them up.
+	 * The jiffies counter stalling: a virtual machine's timekeeping vCPU
+	 * preempted by its host, until another CPU catches the counter up
+	 * (stall_jiffies).
 	 */
-	bool jiffies_lag;
+	bool jiffies_stall;
 };
 
-/* Jiffies up to 7 ticks behind now, the kth packet's share of it. */
-static void lag_jiffies(struct fixture *fx, uint64_t now, uint64_t k)
+/*
+ * Jiffies that stop for 6 ticks every 197 ms, then catch up: the counter
+ * trails the clock by up to 6 ticks, as when the kernel's other CPUs take
+ * 5 of their own ticks to notice a stall.
+ */
+static void stall_jiffies(struct fixture *fx, uint64_t now)
 {
-	uint64_t lag = (k % 8) * jiffy_ns();
+	uint64_t into = now % (197 * NSEC_PER_SEC / 1000);
 
-	fixture_set_jiffies_at(fx, now > lag ? now - lag : 0);
+	fixture_set_jiffies_at(fx, into < 6 * jiffy_ns() ? now - into : now);
 }
 
 static void run_meter_case(const struct meter_case *c, struct replay_mode mode)
@@ -133,8 +137,8 @@ static void run_meter_case(const struct meter_case *c, struct replay_mode mode)
 	g.limit = cfg.limit;
 	for (i = 0; i < c->arrivals; i++) {
 		fixture_set_clock(&fx, now);
-		if (mode.jiffies_lag)
-			lag_jiffies(&fx, now, i);
+		if (mode.jiffies_stall)
+			stall_jiffies(&fx, now);
 		if (mode.table_path && fixture_hot_forget(&fx))
 			break;
 		passed = fixture_run(&fx, f.data, f.len, 1) == XDP_PASS;
@@ -150,7 +154,7 @@ static void run_meter_case(const struct meter_case *c, struct replay_mode mode)
 	      "%s%s: passed %llu, reference %llu, %llu verdicts not exact GCRA's (first: arrival %llu), "
 	      "after %llu of %llu arrivals",
 	      mode.table_path ? "from the table" : "with the cache",
-	      mode.jiffies_lag ? ", jiffies lagging" : "", (unsigned long long)got,
+	      mode.jiffies_stall ? ", jiffies stalling" : "", (unsigned long long)got,
 	      (unsigned long long)want, (unsigned long long)differ, (unsigned long long)first,
 	      (unsigned long long)i, (unsigned long long)c->arrivals);
 	fixture_close(&fx);
@@ -567,8 +571,8 @@ void suite_meter(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(meter_cases) / sizeof(meter_cases[0]); i++) {
-		run_meter_case(&meter_cases[i], (struct replay_mode){ .jiffies_lag = false });
-		run_meter_case(&meter_cases[i], (struct replay_mode){ .jiffies_lag = true });
+		run_meter_case(&meter_cases[i], (struct replay_mode){ .jiffies_stall = false });
+		run_meter_case(&meter_cases[i], (struct replay_mode){ .jiffies_stall = true });
 	}
 	/* Low rates, whose refusals jiffies make certain (emptying costs 4 MiB a packet). */
 	for (i = 0; i < sizeof(meter_cases) / sizeof(meter_cases[0]); i++) {
@@ -576,7 +580,7 @@ void suite_meter(void)
 			continue;
 		run_meter_case(&meter_cases[i], (struct replay_mode){ .table_path = true });
 		run_meter_case(&meter_cases[i],
-			       (struct replay_mode){ .table_path = true, .jiffies_lag = true });
+			       (struct replay_mode){ .table_path = true, .jiffies_stall = true });
 	}
 	case_table_refusal_by_jiffies();
 	case_burst_at_one_instant();
