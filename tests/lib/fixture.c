@@ -175,7 +175,7 @@ void fixture_set_jiffies_at(struct fixture *fx, uint64_t ns)
 }
 
 /* The hot map's values, mapped once (their stride is the value's size, a multiple of 8). */
-static int hot_map(struct fixture *fx)
+static int hot_map_open(struct fixture *fx)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -197,7 +197,7 @@ int fixture_hot_forget(struct fixture *fx)
 {
 	struct sluice_hot *c;
 	size_t cpu;
-	int err = hot_map(fx);
+	int err = hot_map_open(fx);
 
 	if (err)
 		return err;
