@@ -193,6 +193,43 @@ static __always_inline int hot_last(struct sluice_hot *c, const struct packet *p
 }
 
 /*
+ * When the cache answers almost nothing, as when a million sources each
+ * come back long after others took their entries, or under a spoofed
+ * flood, its line is a miss that every packet waits for, and its writes
+ * push the table's lines out of the CPU's caches. The head weighs its
+ * answers against its misses (sluice_hot_head.unanswered); past the mark
+ * the cache is looked up, and written, only by one packet in
+ * SLUICE_HOT_PROBE_EVERY: the full path, exact without it, decides the
+ * others. The probes' answers (and the last source's, looked up either
+ * way: hot_last) bring it back once they are a few percent of lookups.
+ */
+_Static_assert(SLUICE_HOT_STEP_ASIDE_AFTER < 65536, "sluice_hot_head.unanswered is 16 bits");
+_Static_assert((SLUICE_HOT_PROBE_EVERY & (SLUICE_HOT_PROBE_EVERY - 1)) == 0 &&
+		       SLUICE_HOT_PROBE_EVERY <= 256,
+	       "a probe is every SLUICE_HOT_PROBE_EVERY values of an 8-bit counter");
+
+/* Whether this packet skips the cache: it has stepped aside and this is no probe. */
+static __always_inline int hot_steps_aside(struct sluice_hot_head *hd)
+{
+	if (hd->unanswered < SLUICE_HOT_STEP_ASIDE_AFTER)
+		return 0;
+	return ++hd->probe & (SLUICE_HOT_PROBE_EVERY - 1);
+}
+
+/* Weighs a lookup's outcome in, writing the head only when that changes it. */
+static __always_inline void hot_note_answer(struct sluice_hot_head *hd, int answered)
+{
+	__u16 n = hd->unanswered;
+
+	if (answered)
+		n = n > SLUICE_HOT_ANSWER_WEIGHT ? n - SLUICE_HOT_ANSWER_WEIGHT : 0;
+	else if (n < SLUICE_HOT_STEP_ASIDE_AFTER)
+		n++;
+	if (n != hd->unanswered)
+		hd->unanswered = n;
+}
+
+/*
  * The fast path: the entry refusing this packet, or NULL. The source's
  * line goes to *h and the CPU's head to *hd, for the full path (NULL: no
  * cache), and the precise clock to *now if it was read (else 0).
@@ -213,13 +250,16 @@ static __always_inline struct sluice_hot_way *hot_still_over(const struct packet
 		return NULL;
 	*hd = &c->head;
 	w = hot_last(c, pkt, h, now);
+	if (w > 0)
+		hot_note_answer(&c->head, 1);
 	if (w >= 0)
 		return w ? (void *)c->line + (c->head.last & HOT_LAST_MASK) : NULL;
+	if (hot_steps_aside(&c->head))
+		return NULL;
 	*h = hot_line_for(c, pkt);
 	/* A line of other sources has no answer for this one. */
-	if (!hot_holds_addr(*h, pkt))
-		return NULL;
-	w = hot_answer(*h, *hd, pkt, &t);
+	w = hot_holds_addr(*h, pkt) ? hot_answer(*h, *hd, pkt, &t) : -1;
+	hot_note_answer(&c->head, w >= 0);
 	*now = t;
 	return w < 0 ? NULL : &(*h)->way[w & 1];
 }

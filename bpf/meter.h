@@ -61,7 +61,7 @@ static __always_inline void admission_touch(const struct table_op *op)
 	struct sluice_hot *c = hot_cpu();
 
 	if (c && !c->head.admit_refused)
-		table_touch(op);
+		table_touch(op, 3);
 }
 
 /* The hint admission_touch reads, written only when it changes. */
@@ -69,7 +69,7 @@ static __always_inline void admission_remember(int admitted)
 {
 	struct sluice_hot *c = hot_cpu();
 
-	if (c && c->head.admit_refused != (__u32)!admitted)
+	if (c && c->head.admit_refused != (__u8)!admitted)
 		c->head.admit_refused = !admitted;
 }
 

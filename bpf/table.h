@@ -651,19 +651,24 @@ static __always_inline void set_touch(const struct sluice_set *s)
 _Static_assert(sizeof(struct sluice_set) == 6 * 64, "set_touch touches six lines");
 
 /*
- * Both of the op's sets, touched (set_touch). The search looks them up
- * again: the array lookups are inline, and carrying both pointers across
- * the search costs the verifier a fifth more states.
+ * The op's sets in mask `which` (bit i: set i), touched (set_touch). The
+ * search looks them up again: the array lookups are inline, and carrying
+ * both pointers across the search costs the verifier a fifth more states.
  */
-static __always_inline void table_touch(const struct table_op *op)
+static __always_inline void table_touch(const struct table_op *op, int which)
 {
-	struct sluice_set *s = table_set(op, 0);
+	struct sluice_set *s;
 
-	if (s)
-		set_touch(s);
-	s = table_set(op, 1);
-	if (s)
-		set_touch(s);
+	if (which & 1) {
+		s = table_set(op, 0);
+		if (s)
+			set_touch(s);
+	}
+	if (which & 2) {
+		s = table_set(op, 1);
+		if (s)
+			set_touch(s);
+	}
 }
 
 /* table_meter's body for one kind of slot. */
@@ -677,8 +682,12 @@ static __always_inline int table_meter_kind(struct table_op *op, __u8 kind)
 	/* A source the filter does not know: no line of the table is read. */
 	if (!may)
 		return TABLE_MISSING;
-	/* Both sets, though the filter may rule one out: an insert would read both. */
-	table_touch(op);
+	/*
+	 * Only the sets the filter leaves: a known source's bucket is in one,
+	 * and the other's six lines would hold up retirement as long as its
+	 * own. An insert touches both itself.
+	 */
+	table_touch(op, may);
 	/* Unrolled: as a loop, one path through both sets is too many jumps for the verifier. */
 #pragma unroll
 	for (i = 0; i < 2; i++) {

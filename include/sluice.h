@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 15
+#define SLUICE_LAYOUT_VERSION 16
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
@@ -437,6 +437,17 @@ struct sluice_verdict {
 #define SLUICE_HOT_SETS 16384 /* IPv4 sets of 2 ways, and IPv6 lines; a power of two */
 #endif
 
+/*
+ * sluice_hot_head.unanswered: each lookup the cache cannot answer adds 1,
+ * each answer takes SLUICE_HOT_ANSWER_WEIGHT away; at
+ * SLUICE_HOT_STEP_ASIDE_AFTER (where it stops) the cache is looked up only
+ * once every SLUICE_HOT_PROBE_EVERY packets, so while fewer than about one
+ * lookup in SLUICE_HOT_ANSWER_WEIGHT is answered (bpf/hot.h says why).
+ */
+#define SLUICE_HOT_STEP_ASIDE_AFTER 1024
+#define SLUICE_HOT_ANSWER_WEIGHT    32
+#define SLUICE_HOT_PROBE_EVERY	    16
+
 /* sluice_hot_way.flags */
 #define SLUICE_HOT_IPV4	     (1U << 0)
 #define SLUICE_HOT_IPV6	     (1U << 1)
@@ -494,18 +505,21 @@ union sluice_hot_line {
  * line, without the hash or the bound's arithmetic. Every store of an
  * entry rewrites both, so they always describe what that way holds.
  *
- * And a hint for new sources: whether this CPU refused its last one
- * admission (bpf/meter.h). It decides nothing, so an older head's 0 in
- * its place is as good as any.
+ * And hints that decide no verdict, so zeros are as good as any: whether
+ * this CPU refused its last new source admission (bpf/meter.h), and how
+ * many lookups in a row its cache could not answer, past which the cache
+ * steps aside for all but a sample of packets (bpf/hot.h).
  */
 struct sluice_hot_head {
 	__u64 seed[3];
 	__u64 ref_now;
 	__u64 ref_jiffy;
-	__u64 jiffy_recip;   /* as sluice_config.jiffy_recip */
-	__u64 last_jiffy;    /* 0: none */
-	__u32 last;	     /* its offset in the lines, a multiple of 32 */
-	__u32 admit_refused; /* this CPU refused its last new source: a hint (meter.h) */
+	__u64 jiffy_recip;  /* as sluice_config.jiffy_recip */
+	__u64 last_jiffy;   /* 0: none */
+	__u32 last;	    /* its offset in the lines, a multiple of 32 */
+	__u8 admit_refused; /* this CPU refused its last new source: a hint (meter.h) */
+	__u8 probe;	    /* packets the cache stepped aside for, modulo 256 */
+	__u16 unanswered;   /* lookups in a row it could not answer, saturating */
 };
 
 /* One CPU's cache, the value of map `hot` at that CPU's index: IPv4 sets, then IPv6 lines. */

@@ -346,6 +346,117 @@ static void case_many_sources(int cpu)
 	fixture_close(&fx);
 }
 
+/* This CPU's cache's weight of unanswered lookups (sluice_hot_head.unanswered), or -1. */
+static int cache_unanswered(struct fixture *fx, int cpu)
+{
+	struct sluice_hot *c = fixture_hot(fx, cpu);
+	int n = -1;
+
+	if (c)
+		n = c->head.unanswered;
+	free(c);
+	return n;
+}
+
+/* The IPv4 entries in this CPU's cache, or -1. */
+static int cache_entries(struct fixture *fx, int cpu)
+{
+	struct sluice_hot *c = fixture_hot(fx, cpu);
+	int n = 0, i;
+
+	if (!c)
+		return -1;
+	for (i = 0; i < 2 * SLUICE_HOT_SETS; i++)
+		n += !!(c->line[i].way[0].flags & SLUICE_HOT_IPV4) +
+		     !!(c->line[i].way[1].flags & SLUICE_HOT_IPV4);
+	free(c);
+	return n;
+}
+
+/* Every one of the first n of the MANY sources sends one packet at `at` ns after T0, in turn. */
+static int some_send_once(struct fixture *fx, uint64_t at, int n)
+{
+	char src[32];
+	int i;
+
+	fixture_set_clock(fx, T0 + at);
+	for (i = 0; i < n; i++) {
+		many_src(src, sizeof(src), i);
+		if (run_n(fx, src, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The refusals this CPU's cache holds for the first n of the MANY sources. */
+static uint64_t some_pending(struct fixture *fx, int cpu, int n)
+{
+	struct sluice_key k;
+	struct counts c;
+	uint64_t sum = 0;
+	char src[32];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		many_src(src, sizeof(src), i);
+		key_v4(&k, src);
+		if (!counts_of(fx, &k, cpu, &c))
+			sum += c.pending;
+	}
+	return sum;
+}
+
+/*
+ * A cache that answers nothing steps aside, the table's answers stay exact
+ * without it, and it comes back once it can answer. MANY sources at 10/s,
+ * burst 1, one packet each in turn at T0 (each passes, and none is in the
+ * cache: 2000 lookups unanswered), then one more each (refused: only the
+ * probes, one packet in SLUICE_HOT_PROBE_EVERY, reach the cache), one each
+ * at 100 ms (each passes). Then 100 of them in turn, 40 times at 150 ms:
+ * the probes' entries answer, and the cache takes every packet again.
+ */
+static void case_cache_steps_aside(int cpu)
+{
+	uint64_t before, after;
+	struct counts sum = {};
+	struct fixture fx;
+	struct settings s;
+	int ok, aside, held, back, r;
+
+	settings_per_second(&s, 10, 1);
+	if (fixture_open_test_clock(&fx, &s, 4 * MANY)) {
+		check(false, "a cache that answers nothing steps aside", "cannot load");
+		return;
+	}
+	ok = !some_send_once(&fx, 0, MANY);
+	aside = cache_unanswered(&fx, cpu);
+	ok = ok && !some_send_once(&fx, 1000000, MANY) && !many_counts(&fx, cpu, 1, 1, &sum);
+	held = cache_entries(&fx, cpu);
+	check(ok && aside == SLUICE_HOT_STEP_ASIDE_AFTER &&
+		      held >= MANY / SLUICE_HOT_PROBE_EVERY / 2 &&
+		      held <= MANY / SLUICE_HOT_PROBE_EVERY + 1,
+	      "2000 new sources in turn: the cache steps aside, only probes reach it, the counts exact",
+	      "%s; unanswered %d of %d; %d of %d refusals cached (one probe in %d)",
+	      ok ? "each passed 1, refused 1" : "miscounted", aside, SLUICE_HOT_STEP_ASIDE_AFTER,
+	      held, MANY, SLUICE_HOT_PROBE_EVERY);
+	ok = !some_send_once(&fx, 100000000, MANY) && !many_counts(&fx, cpu, 2, 1, &sum);
+	check(ok && fixture_counter(&fx, SLUICE_CNT_PASSED) == 2 * MANY,
+	      "with the cache aside, each of 2000 sources passes at its moment, exactly",
+	      "%s; %llu passed", ok ? "each passed 2, refused 1" : "miscounted",
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_PASSED));
+	for (r = 0, ok = 1; ok && r < 39; r++)
+		ok = !some_send_once(&fx, 150000000, 100);
+	before = some_pending(&fx, cpu, 100);
+	ok = ok && !some_send_once(&fx, 150000000, 100);
+	after = some_pending(&fx, cpu, 100);
+	back = cache_unanswered(&fx, cpu);
+	check(ok && back == 0 && after - before == 100,
+	      "100 sources over their limits in turn: the probes' answers bring the cache back",
+	      "unanswered %d; the last round's 100 refusals: %llu answered by the cache", back,
+	      (unsigned long long)(after - before));
+	fixture_close(&fx);
+}
+
 /* A configuration change retires the cache entry; its count rides on the next add. */
 static void case_generation(int cpu)
 {
@@ -520,6 +631,7 @@ void suite_counts(void)
 	case_generation(cpu);
 	case_passes_over_time(cpu);
 	case_many_sources(cpu);
+	case_cache_steps_aside(cpu);
 	case_no_bucket_yet(cpu);
 	case_bucket_given_away(cpu);
 	back_to_every_cpu();
