@@ -221,12 +221,15 @@ static __always_inline void hot_note_answer(struct sluice_hot_head *hd, int answ
 {
 	__u16 n = hd->unanswered;
 
-	if (answered)
-		n = n > SLUICE_HOT_ANSWER_WEIGHT ? n - SLUICE_HOT_ANSWER_WEIGHT : 0;
-	else if (n < SLUICE_HOT_STEP_ASIDE_AFTER)
-		n++;
-	if (n != hd->unanswered)
-		hd->unanswered = n;
+	/* The answered case first and short: it is every packet of a flood the cache holds. */
+	if (answered) {
+		if (n)
+			hd->unanswered =
+				n > SLUICE_HOT_ANSWER_WEIGHT ? n - SLUICE_HOT_ANSWER_WEIGHT : 0;
+		return;
+	}
+	if (n < SLUICE_HOT_STEP_ASIDE_AFTER)
+		hd->unanswered = n + 1;
 }
 
 /*

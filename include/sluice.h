@@ -507,7 +507,7 @@ union sluice_hot_line {
  *
  * And hints that decide no verdict, so zeros are as good as any: whether
  * this CPU refused its last new source admission (bpf/meter.h), and how
- * many lookups in a row its cache could not answer, past which the cache
+ * little its cache has answered lately, past a mark of which the cache
  * steps aside for all but a sample of packets (bpf/hot.h).
  */
 struct sluice_hot_head {
@@ -519,7 +519,7 @@ struct sluice_hot_head {
 	__u32 last;	    /* its offset in the lines, a multiple of 32 */
 	__u8 admit_refused; /* this CPU refused its last new source: a hint (meter.h) */
 	__u8 probe;	    /* packets the cache stepped aside for, modulo 256 */
-	__u16 unanswered;   /* lookups in a row it could not answer, saturating */
+	__u16 unanswered;   /* its lookups' misses less 32 an answer, saturating */
 };
 
 /* One CPU's cache, the value of map `hot` at that CPU's index: IPv4 sets, then IPv6 lines. */
