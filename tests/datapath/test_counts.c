@@ -272,19 +272,25 @@ static void many_src(char *src, size_t len, int i)
 	snprintf(src, len, "10.40.%d.%d", i / 250, i % 250 + 1);
 }
 
-/* Every one of the MANY sources sends n packets at `at` ns after T0. */
-static int many_send(struct fixture *fx, uint64_t at, uint32_t n)
+/* Each of the first `sources` of the MANY sends n packets at `at` ns after T0, in turn. */
+static int some_send(struct fixture *fx, uint64_t at, int sources, uint32_t n)
 {
 	char src[32];
 	int i;
 
 	fixture_set_clock(fx, T0 + at);
-	for (i = 0; i < MANY; i++) {
+	for (i = 0; i < sources; i++) {
 		many_src(src, sizeof(src), i);
 		if (run_n(fx, src, n) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* Every one of the MANY sources sends n packets at `at` ns after T0. */
+static int many_send(struct fixture *fx, uint64_t at, uint32_t n)
+{
+	return some_send(fx, at, MANY, n);
 }
 
 /* Sums of the MANY sources' counts; -1 unless each has `passed` and `dropped` in total. */
@@ -373,21 +379,6 @@ static int cache_entries(struct fixture *fx, int cpu)
 	return n;
 }
 
-/* Every one of the first n of the MANY sources sends one packet at `at` ns after T0, in turn. */
-static int some_send_once(struct fixture *fx, uint64_t at, int n)
-{
-	char src[32];
-	int i;
-
-	fixture_set_clock(fx, T0 + at);
-	for (i = 0; i < n; i++) {
-		many_src(src, sizeof(src), i);
-		if (run_n(fx, src, 1) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* The refusals this CPU's cache holds for the first n of the MANY sources. */
 static uint64_t some_pending(struct fixture *fx, int cpu, int n)
 {
@@ -428,9 +419,9 @@ static void case_cache_steps_aside(int cpu)
 		check(false, "a cache that answers nothing steps aside", "cannot load");
 		return;
 	}
-	ok = !some_send_once(&fx, 0, MANY);
+	ok = !some_send(&fx, 0, MANY, 1);
 	aside = cache_unanswered(&fx, cpu);
-	ok = ok && !some_send_once(&fx, 1000000, MANY) && !many_counts(&fx, cpu, 1, 1, &sum);
+	ok = ok && !some_send(&fx, 1000000, MANY, 1) && !many_counts(&fx, cpu, 1, 1, &sum);
 	held = cache_entries(&fx, cpu);
 	check(ok && aside == SLUICE_HOT_STEP_ASIDE_AFTER &&
 		      held >= MANY / SLUICE_HOT_PROBE_EVERY / 2 &&
@@ -439,15 +430,15 @@ static void case_cache_steps_aside(int cpu)
 	      "%s; unanswered %d of %d; %d of %d refusals cached (one probe in %d)",
 	      ok ? "each passed 1, refused 1" : "miscounted", aside, SLUICE_HOT_STEP_ASIDE_AFTER,
 	      held, MANY, SLUICE_HOT_PROBE_EVERY);
-	ok = !some_send_once(&fx, 100000000, MANY) && !many_counts(&fx, cpu, 2, 1, &sum);
+	ok = !some_send(&fx, 100000000, MANY, 1) && !many_counts(&fx, cpu, 2, 1, &sum);
 	check(ok && fixture_counter(&fx, SLUICE_CNT_PASSED) == 2 * MANY,
 	      "with the cache aside, each of 2000 sources passes at its moment, exactly",
 	      "%s; %llu passed", ok ? "each passed 2, refused 1" : "miscounted",
 	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_PASSED));
 	for (r = 0, ok = 1; ok && r < 39; r++)
-		ok = !some_send_once(&fx, 150000000, 100);
+		ok = !some_send(&fx, 150000000, 100, 1);
 	before = some_pending(&fx, cpu, 100);
-	ok = ok && !some_send_once(&fx, 150000000, 100);
+	ok = ok && !some_send(&fx, 150000000, 100, 1);
 	after = some_pending(&fx, cpu, 100);
 	back = cache_unanswered(&fx, cpu);
 	check(ok && back == 0 && after - before == 100,
