@@ -439,10 +439,11 @@ struct sluice_verdict {
 
 /*
  * sluice_hot_head.unanswered: each lookup the cache cannot answer adds 1,
- * each answer takes SLUICE_HOT_ANSWER_WEIGHT away; at
- * SLUICE_HOT_STEP_ASIDE_AFTER (where it stops) the cache is looked up only
- * once every SLUICE_HOT_PROBE_EVERY packets, so while fewer than about one
- * lookup in SLUICE_HOT_ANSWER_WEIGHT is answered (bpf/hot.h says why).
+ * each answer takes SLUICE_HOT_ANSWER_WEIGHT away. At
+ * SLUICE_HOT_STEP_ASIDE_AFTER, where it stops, the cache is looked up only
+ * by one packet in SLUICE_HOT_PROBE_EVERY, and it stays there while fewer
+ * than about one lookup in SLUICE_HOT_ANSWER_WEIGHT is answered (bpf/hot.h
+ * says why).
  */
 #define SLUICE_HOT_STEP_ASIDE_AFTER 1024
 #define SLUICE_HOT_ANSWER_WEIGHT    32
@@ -518,7 +519,7 @@ struct sluice_hot_head {
 	__u64 last_jiffy;   /* 0: none */
 	__u32 last;	    /* its offset in the lines, a multiple of 32 */
 	__u8 admit_refused; /* this CPU refused its last new source: a hint (meter.h) */
-	__u8 probe;	    /* packets the cache stepped aside for, modulo 256 */
+	__u8 probe;	    /* packets while the cache stands aside, modulo 256 */
 	__u16 unanswered;   /* its lookups' misses less 32 an answer, saturating */
 };
 
