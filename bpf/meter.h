@@ -61,7 +61,7 @@ static __always_inline void admission_touch(const struct table_op *op)
 	struct sluice_hot *c = hot_cpu();
 
 	if (c && !c->head.admit_refused)
-		table_touch(op, 3);
+		table_touch(op, TABLE_BOTH_SETS);
 }
 
 /* The hint admission_touch reads, written only when it changes. */

@@ -208,6 +208,9 @@ static __always_inline __u32 *table_filter_word(const struct table_op *op, int i
 	return f ? &f->mask[set % SLUICE_FILTER_SETS] : NULL;
 }
 
+/* A mask of the op's sets, bit i for set i (table_may_hold, table_touch): both of them. */
+#define TABLE_BOTH_SETS 3
+
 /* Which of the op's sets may hold its key: bit i for set i (both, without a filter). */
 static __always_inline int table_may_hold(const struct table_op *op)
 {
