@@ -364,7 +364,7 @@ static int cache_unanswered(struct fixture *fx, int cpu)
 	return n;
 }
 
-/* The IPv4 entries in this CPU's cache, or -1. */
+/* The IPv4 entries in this CPU's cache (its first SLUICE_HOT_SETS lines), or -1. */
 static int cache_entries(struct fixture *fx, int cpu)
 {
 	struct sluice_hot *c = fixture_hot(fx, cpu);
@@ -372,7 +372,8 @@ static int cache_entries(struct fixture *fx, int cpu)
 
 	if (!c)
 		return -1;
-	for (i = 0; i < 2 * SLUICE_HOT_SETS; i++)
+	/* An IPv6 line's second half is its address's tail, not a way. */
+	for (i = 0; i < SLUICE_HOT_SETS; i++)
 		n += !!(c->line[i].way[0].flags & SLUICE_HOT_IPV4) +
 		     !!(c->line[i].way[1].flags & SLUICE_HOT_IPV4);
 	free(c);
