@@ -83,6 +83,24 @@ static __always_inline int gcra_take(__u64 *tatp, __u64 now, __u64 cost, __u64 l
 	return METER_CONTENDED;
 }
 
+/*
+ * Whether a shared bucket refuses this packet even by `early`, a reading
+ * from before the packet (clock_early), with nothing to write: its debt is
+ * within the cap then, and so at any later moment. Such a refusal needs no
+ * precise clock. It never passes a packet the bucket would refuse; it may
+ * refuse one the bucket would pass by now, that is pass the budget up to a
+ * tick late, never past it. Admission and overflow buckets take it, where
+ * a spoofed flood refuses nearly every packet: the full step (gcra_take)
+ * decides the rest.
+ */
+static __always_inline int gcra_refuses_early(const __u64 *tatp, __u64 early, __u64 cost,
+					      __u64 limit)
+{
+	__u64 tat = *(volatile const __u64 *)tatp, next;
+
+	return tat <= early + limit && !gcra_conforms(tat, early, cost, limit, &next);
+}
+
 /* A step that lost its races is refused, and counted as contended. */
 static __always_inline int meter_settled(struct xdp_md *ctx, int ret)
 {

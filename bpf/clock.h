@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Two clocks. Meter time is nanoseconds << SLUICE_TIME_SHIFT from
+ * Three clocks. Meter time is nanoseconds << SLUICE_TIME_SHIFT from
  * bpf_ktime_get_ns(), the largest single cost of the datapath. Jiffies cost
  * one load (the verifier inlines bpf_jiffies64) but tick only every 4 ms:
- * the over-limit cache uses them only to say "certainly not yet". A test
- * build (-DSLUICE_TEST_CLOCK) reads both from globals the test sets, so
- * meter tests are exact and repeatable.
+ * the over-limit cache uses them only to say "certainly not yet". The
+ * early clock (CLOCK_MONOTONIC_COARSE) is the moment of the last tick, read
+ * from memory without the hardware clock: shared buckets use it only to
+ * say "not even then" (bucket.h, gcra_refuses_early). A test build
+ * (-DSLUICE_TEST_CLOCK) reads them from globals the test sets, so meter
+ * tests are exact and repeatable.
  */
 #ifndef SLUICE_BPF_CLOCK_H
 #define SLUICE_BPF_CLOCK_H
@@ -16,6 +19,7 @@
 #ifdef SLUICE_TEST_CLOCK
 volatile __u64 test_now_ns;
 volatile __u64 test_jiffies;
+volatile __u64 test_early_lag_ns; /* how far the early clock trails test_now_ns */
 
 static __always_inline __u64 clock_now(void)
 {
@@ -30,6 +34,13 @@ static __always_inline __u64 clock_jiffies(void)
 static __always_inline __u64 clock_ns(void)
 {
 	return test_now_ns;
+}
+
+static __always_inline __u64 clock_early(void)
+{
+	__u64 now = test_now_ns, lag = test_early_lag_ns;
+
+	return (now > lag ? now - lag : 0) << SLUICE_TIME_SHIFT;
 }
 #else
 static __always_inline __u64 clock_now(void)
@@ -46,6 +57,16 @@ static __always_inline __u64 clock_jiffies(void)
 static __always_inline __u64 clock_ns(void)
 {
 	return bpf_ktime_get_ns();
+}
+
+/*
+ * Meter time as of this CPU's view of the last tick: up to a tick behind
+ * clock_now() (more while ticks stall), for a few loads instead of the
+ * hardware clock's read, which in a virtual machine is the dearer part.
+ */
+static __always_inline __u64 clock_early(void)
+{
+	return bpf_ktime_get_coarse_ns() << SLUICE_TIME_SHIFT;
 }
 #endif
 

@@ -28,24 +28,56 @@ enum source_charge {
 };
 
 /*
+ * A moment no later than the packet's, for a shared bucket's early refusal
+ * (gcra_refuses_early): the op's reading when it has one, else the early
+ * clock.
+ */
+static __always_inline __u64 op_early(const struct table_op *op)
+{
+	return op->now && !op->now_floor ? op->now : clock_early();
+}
+
+/*
  * A source refused a bucket: charged to the rule's shared overflow bucket,
- * never passed unmetered.
+ * never passed unmetered. Under a spoofed flood that bucket refuses nearly
+ * every packet, most of them without the precise clock.
  */
 static __always_inline int meter_overflow(struct xdp_md *ctx, const struct sluice_policy *p,
-					  struct sluice_admission *adm, __u64 now)
+					  struct sluice_admission *adm, struct table_op *op)
 {
+	__u64 cost = unit_cost(ctx, p->overflow_interval, p->flags & SLUICE_POL_BYTES);
 	__u64 tat;
 
+	op->charged = CHARGED_OVERFLOW;
 	stats_count(ctx, SLUICE_CNT_REFUSED);
-	if (meter_settled(ctx, gcra_take(&adm->overflow_tat, now,
-					 unit_cost(ctx, p->overflow_interval,
-						   p->flags & SLUICE_POL_BYTES),
-					 p->overflow_limit, &tat)) == METER_CONFORMS) {
-		stats_count(ctx, SLUICE_CNT_OVERFLOW_PASSED);
-		return METER_CONFORMS;
+	if (!gcra_refuses_early(&adm->overflow_tat, op_early(op), cost, p->overflow_limit)) {
+		table_op_clock(op);
+		if (meter_settled(ctx, gcra_take(&adm->overflow_tat, op->now, cost,
+						 p->overflow_limit, &tat)) == METER_CONFORMS) {
+			stats_count(ctx, SLUICE_CNT_OVERFLOW_PASSED);
+			return METER_CONFORMS;
+		}
 	}
 	stats_count(ctx, SLUICE_CNT_OVERFLOW_DROPPED);
 	return METER_OVER;
+}
+
+/*
+ * Whether the rule's new-source budget takes this source: refused by the
+ * early clock when it can be (a spoofed flood past the budget), else by a
+ * precise step, which alone admits.
+ */
+static __always_inline int admission_takes(struct xdp_md *ctx, struct table_op *op,
+					   const struct sluice_policy *p,
+					   struct sluice_admission *adm)
+{
+	__u64 tat;
+
+	if (gcra_refuses_early(&adm->admit_tat, op_early(op), p->admit_interval, p->admit_limit))
+		return 0;
+	table_op_clock(op);
+	return meter_settled(ctx, gcra_take(&adm->admit_tat, op->now, p->admit_interval,
+					    p->admit_limit, &tat)) == METER_CONFORMS;
 }
 
 /*
@@ -105,21 +137,16 @@ static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct table_
 {
 	__u32 id = p->id;
 	struct sluice_admission *adm = bpf_map_lookup_elem(&admission, &id);
-	__u64 tat;
 	int conforms;
 	int ret;
 
 	if (!adm)
 		return METER_OVER;
 	admission_touch(op);
-	table_op_clock(op);
-	conforms = meter_settled(ctx, gcra_take(&adm->admit_tat, op->now, p->admit_interval,
-						p->admit_limit, &tat)) == METER_CONFORMS;
+	conforms = admission_takes(ctx, op, p, adm);
 	admission_remember(conforms);
-	if (!conforms) {
-		op->charged = CHARGED_OVERFLOW;
-		return meter_overflow(ctx, p, adm, op->now);
-	}
+	if (!conforms)
+		return meter_overflow(ctx, p, adm, op);
 	conforms = slot_fresh(op, p, &op->fresh.tat);
 	op->fresh.passed = conforms;
 	op->fresh.dropped = !conforms + op->pending;

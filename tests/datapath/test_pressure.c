@@ -119,6 +119,44 @@ static void case_budget_and_overflow(void)
 	fixture_close(&fx);
 }
 
+/*
+ * The early clock may refuse for the shared buckets, never admit: with it
+ * a second behind, a spent budget stays spent; half a second behind, it
+ * lets 2 of the 5 new sources a precise clock would; once it catches up,
+ * the other 3 and the overflow bucket's packet come, and no more.
+ */
+static void case_early_clock(void)
+{
+	const char *opts[][2] = { { "new-sources", "5/s" }, { NULL, NULL } };
+	int passed[3], buckets[3];
+	struct fixture fx;
+	int i;
+
+	if (open_settings(&fx, "1/s", "2", opts)) {
+		check(false, "early clock", "cannot load");
+		return;
+	}
+	spray(&fx, 0, 20); /* 5 admitted, 2 overflow passes: both buckets spent */
+	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
+	for (i = 0; i < 3; i++) {
+		fixture_set_early_lag(&fx, NSEC_PER_SEC * (2 - i) / 2);
+		passed[i] = spray(&fx, 20 + 10 * i, 10);
+		buckets[i] = fixture_bucket_count(&fx);
+	}
+	check(passed[0] == 0 && buckets[0] == 5,
+	      "an early clock a second behind refuses every new source of a spent budget",
+	      "passed %d, buckets %d (want 0, 5)", passed[0], buckets[0]);
+	check(passed[1] == 2 && buckets[1] == 7,
+	      "half a second behind: 2 of the 5 new sources the precise clock would admit",
+	      "passed %d, buckets %d (want 2, 7)", passed[1], buckets[1]);
+	check(passed[2] == 4 && buckets[2] == 10 &&
+		      fixture_counter(&fx, SLUICE_CNT_OVERFLOW_PASSED) == 3,
+	      "caught up: the other 3 and one overflow packet, the second's whole budget",
+	      "passed %d, buckets %d, overflow passes %llu (want 4, 10, 3)", passed[2],
+	      buckets[2], (unsigned long long)fixture_counter(&fx, SLUICE_CNT_OVERFLOW_PASSED));
+	fixture_close(&fx);
+}
+
 static void case_overflow_rate(void)
 {
 	const char *opts[][2] = { { "new-sources", "1/s" },
@@ -267,6 +305,7 @@ void suite_pressure(void)
 	int cpu;
 
 	case_budget_and_overflow();
+	case_early_clock();
 	case_overflow_rate();
 	case_initial_burst();
 	case_full_table("drop");

@@ -174,6 +174,11 @@ void fixture_set_jiffies_at(struct fixture *fx, uint64_t ns)
 	fx->test->bss->test_jiffies = ns / jiffy_ns();
 }
 
+void fixture_set_early_lag(struct fixture *fx, uint64_t lag_ns)
+{
+	fx->test->bss->test_early_lag_ns = lag_ns;
+}
+
 /* The hot map's values, mapped once (their stride is the value's size, a multiple of 8). */
 static int hot_map_open(struct fixture *fx)
 {

@@ -73,6 +73,8 @@ struct sluice_hot *fixture_hot(struct fixture *fx, int cpu);
 int fixture_hot_forget(struct fixture *fx);
 /* Sets the jiffies alone, to those of moment ns (fixture_set_clock keeps them in step). */
 void fixture_set_jiffies_at(struct fixture *fx, uint64_t ns);
+/* How far the early clock (bpf/clock.h, clock_early) trails the test's time: 0 unless set. */
+void fixture_set_early_lag(struct fixture *fx, uint64_t lag_ns);
 
 /* A rate of `packets` per second with the default everything else. */
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst);
