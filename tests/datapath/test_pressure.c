@@ -152,8 +152,8 @@ static void case_early_clock(void)
 	check(passed[2] == 4 && buckets[2] == 10 &&
 		      fixture_counter(&fx, SLUICE_CNT_OVERFLOW_PASSED) == 3,
 	      "caught up: the other 3 and one overflow packet, the second's whole budget",
-	      "passed %d, buckets %d, overflow passes %llu (want 4, 10, 3)", passed[2],
-	      buckets[2], (unsigned long long)fixture_counter(&fx, SLUICE_CNT_OVERFLOW_PASSED));
+	      "passed %d, buckets %d, overflow passes %llu (want 4, 10, 3)", passed[2], buckets[2],
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_OVERFLOW_PASSED));
 	fixture_close(&fx);
 }
 
