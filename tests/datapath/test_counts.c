@@ -355,13 +355,9 @@ static void case_many_sources(int cpu)
 /* This CPU's cache's weight of unanswered lookups (sluice_hot_head.unanswered), or -1. */
 static int cache_unanswered(struct fixture *fx, int cpu)
 {
-	struct sluice_hot *c = fixture_hot(fx, cpu);
-	int n = -1;
+	struct sluice_hot_head hd;
 
-	if (c)
-		n = c->head.unanswered;
-	free(c);
-	return n;
+	return fixture_hot_head(fx, cpu, &hd) ? -1 : hd.unanswered;
 }
 
 /* The IPv4 entries in this CPU's cache (its first SLUICE_HOT_SETS lines), or -1. */

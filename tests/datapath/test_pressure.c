@@ -258,13 +258,9 @@ static void case_full_table(const char *on_full)
 /* This CPU's admission hint (sluice_hot_head.admit_refused), or -1. */
 static int admission_hint(struct fixture *fx, int cpu)
 {
-	struct sluice_hot *c = fixture_hot(fx, cpu);
-	int hint = -1;
+	struct sluice_hot_head hd;
 
-	if (c)
-		hint = (int)c->head.admit_refused;
-	free(c);
-	return hint;
+	return fixture_hot_head(fx, cpu, &hd) ? -1 : hd.admit_refused;
 }
 
 /*

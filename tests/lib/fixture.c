@@ -60,6 +60,17 @@ struct sluice_hot *fixture_hot(struct fixture *fx, int cpu)
 	return c;
 }
 
+int fixture_hot_head(struct fixture *fx, int cpu, struct sluice_hot_head *head)
+{
+	struct sluice_hot *c = fixture_hot(fx, cpu);
+
+	if (!c)
+		return -ENOENT;
+	*head = c->head;
+	free(c);
+	return 0;
+}
+
 void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
 {
 	settings_default(s);

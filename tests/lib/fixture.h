@@ -64,6 +64,8 @@ int stay_on_this_cpu(void);
 void back_to_every_cpu(void);
 /* A copy of cpu's over-limit cache (2 MiB: free it), or NULL. */
 struct sluice_hot *fixture_hot(struct fixture *fx, int cpu);
+/* cpu's over-limit cache head, copied to *head: 0 or -errno. */
+int fixture_hot_head(struct fixture *fx, int cpu, struct sluice_hot_head *head);
 
 /*
  * Empties every CPU's over-limit cache, keeping each head (seeds, jiffy
