@@ -31,6 +31,7 @@ DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base \
 		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian \
 		python3 redis-server redis-tools libhiredis-dev
+BENCH_PACKAGES := iptables nftables ethtool gnuplot-nox bpftool jq util-linux iproute2
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
 ifeq ($(V),1)
@@ -91,15 +92,16 @@ $(OUTPUT)/user/main.o: $(OUTPUT)/sluice_commit.h
 
 # Objects and skeletons are intermediates make would otherwise delete.
 .SECONDARY:
-.PHONY: FORCE all deps test test-fleet demo bench bench-compare fuzz fuzzers clean bench-spoof algorithms-plot \
+.PHONY: FORCE all deps bench-deps test test-fleet demo bench bench-compare fuzz fuzzers clean bench-spoof algorithms-plot \
 	bench-multiprog install uninstall
 
 all: $(OUTPUT)/sluice $(DOCS) $(TOOLS) $(TESTS)
 
 fuzzers: $(FUZZERS)
 
-deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
+# Installs the Debian packages of list $(1) that are missing, in one apt-get.
+define install_missing
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
@@ -107,6 +109,16 @@ deps:
 		apt-get update && DEBIAN_FRONTEND=noninteractive \
 			apt-get install -y --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PACKAGES))
+
+# What make bench-compare and bench-spoof use besides the build's packages
+# (tools/bench/run.sh names any still missing). perf (linux-perf) only
+# for run.sh --perf.
+bench-deps:
+	$(call install_missing,$(BENCH_PACKAGES))
 
 $(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tools $(OUTPUT)/tests:
 	@mkdir -p $@
@@ -280,9 +292,12 @@ bench: all
 	taskset -c $$(( $$(nproc) - 1 )) $(OUTPUT)/sluice-bench
 
 # Side by side with iptables, nftables and bare XDP_DROP over a veth pair;
-# about 25 minutes. Needs iptables nftables ethtool gnuplot-nox (it says
-# which are missing); writes tools/bench/results.{csv,md} and pps.png.
-bench-compare: all
+# about 25 minutes. Installs what it needs (bench-deps) before the build,
+# even under -j; writes tools/bench/results.{csv,md} and pps.png.
+bench-compare:
+	$(MAKE) deps
+	$(MAKE) bench-deps
+	$(MAKE) all
 	tools/bench/run.sh $(BENCH_ARGS)
 
 # The algorithms' replay table and picture (docs/algorithms.md): root for
@@ -292,7 +307,10 @@ algorithms-plot: $(OUTPUT)/sluice-replay
 	$(OUTPUT)/sluice-replay --plot docs/algorithms > docs/algorithms/replay.md
 	gnuplot -e "datadir='docs/algorithms'; outfile='docs/algorithms.png'" docs/algorithms/plot.gp
 
-bench-spoof: all
+bench-spoof:
+	$(MAKE) deps
+	$(MAKE) bench-deps
+	$(MAKE) all
 	bash tools/bench/spoof.sh
 
 # libxdp's dispatcher against a direct attach, per packet (BPF_PROG_TEST_RUN).

@@ -42,6 +42,13 @@ expect "V=1 shows full commands" test -n "$compiles"
 expect "CPPFLAGS reach every compile" bash -c "! grep -v -- -DSLUICE_CPPFLAGS_SEEN <<<\"\$0\" | grep -q ." "$compiles"
 expect "LDFLAGS reach the links" bash -c "test \$(grep -c -- -Wl,-zsluice-ldflags-seen <<<\"\$0\") = 3" "$links"
 expect "make deps lists scdoc and bash-completion" bash -c 'make -s print-DEB_PACKAGES | grep -qw scdoc && make -s print-DEB_PACKAGES | grep -qw bash-completion'
+expect "make bench-deps lists the side-by-side benchmark's tools" bash -c 'for p in iptables nftables ethtool gnuplot-nox bpftool jq; do make -s print-BENCH_PACKAGES | grep -qw "$p" || exit 1; done'
+# The benchmarks install their packages one apt-get at a time, then build, then run.
+for target in bench-compare bench-spoof; do
+	steps=$(dry "$target" | sed -nE 's/^make.* (deps|bench-deps|all)$/\1/p; s|.*tools/bench/(run\|spoof)\.sh.*|bench|p' | tr '\n' ' ')
+	expect "make $target: deps, bench-deps, the build, then the benchmark" \
+		test "$steps" = "deps bench-deps all bench "
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
