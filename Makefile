@@ -114,9 +114,9 @@ endef
 deps:
 	$(call install_missing,$(DEB_PACKAGES))
 
-# What make bench-compare and bench-spoof use besides the build's packages
-# (tools/bench/run.sh names any still missing). perf (linux-perf) only
-# for run.sh --perf.
+# What make bench-compare and bench-spoof use, the commands
+# tools/bench/run.sh checks for (it points here when one is missing).
+# perf (linux-perf) only for run.sh --perf.
 bench-deps:
 	$(call install_missing,$(BENCH_PACKAGES))
 

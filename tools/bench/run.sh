@@ -406,7 +406,7 @@ check_tools() {
 	[ -n "$PERF" ] && ! command -v perf >/dev/null && missing+=" perf (package linux-perf)"
 	if [ -n "$missing" ]; then
 		echo "bench: missing:$missing" >&2
-		echo "bench: apt-get install iptables nftables ethtool gnuplot-nox bpftool jq" >&2
+		echo "bench: 'make bench-deps' installs them (BENCH_PACKAGES in the Makefile)" >&2
 		return 1
 	fi
 	for f in "$SLUICE" "$FLOOD" "$DROP_OBJ" "$FLOOR_OBJ"; do
