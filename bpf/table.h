@@ -148,12 +148,6 @@ static __always_inline void table_op_at(struct table_op *op, __u64 now)
 	op->now_floor = 0;
 }
 
-/* Whether the op's now is a precise reading (not 0, nor a moment before it: now_floor). */
-static __always_inline int op_has_reading(const struct table_op *op)
-{
-	return op->now && !op->now_floor;
-}
-
 /*
  * The op's meter time, read when first needed: the read waits for every
  * load before it (rdtsc is ordered), so it comes after the loads that
@@ -165,7 +159,7 @@ static __always_inline void table_op_clock(struct table_op *op)
 {
 	struct sluice_hot *c;
 
-	if (op_has_reading(op))
+	if (op->now && !op->now_floor)
 		return;
 	op->now = clock_now();
 	op->now_floor = 0;
