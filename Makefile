@@ -71,7 +71,7 @@ BPF_OBJS   := sluice sluice_test flood bench floor
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
 TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench \
-	      $(OUTPUT)/sluice-bench-multiprog $(OUTPUT)/sluice-replay
+	      $(OUTPUT)/sluice-bench-multiprog $(OUTPUT)/sluice-replay $(OUTPUT)/sluice-jit-lines
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath
 # libFuzzer needs libclang-rt: not part of a plain build.
@@ -210,6 +210,11 @@ $(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# A profile's samples by source line of a loaded program (tools/bench/run.sh --perf).
+$(OUTPUT)/sluice-jit-lines: $(OUTPUT)/tools/jit_lines.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

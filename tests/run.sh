@@ -23,6 +23,7 @@ SUITES=(
 	tests/fuzz/run.sh
 	tests/e2e/test_observability.sh
 	tests/e2e/test_generator.sh
+	tests/e2e/test_jit_lines.sh
 	tests/e2e/test_control.sh
 	tests/e2e/test_vocabulary.sh
 	tests/e2e/test_multiprog.sh

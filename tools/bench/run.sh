@@ -27,6 +27,7 @@ SLUICE=$ROOT/build/sluice
 FLOOD=$ROOT/build/sluice-flood
 DROP_OBJ=$ROOT/build/bench.bpf.o # its bare_drop program is the XDP_DROP contender
 FLOOR_OBJ=$ROOT/build/floor.bpf.o # the floor contenders' programs
+JIT_LINES=$ROOT/build/sluice-jit-lines
 
 RUNS=3
 SECONDS_PER_RUN=5
@@ -67,7 +68,8 @@ once instead), with the generator pinned to CPU N (default: the one least
 busy over a second's sample), and writes results.csv,
 results.md and pps.png into DIR (default tools/bench). With --perf, also a
 cpu-clock profile of the generator's CPU during each measured flood, its
-busiest functions in DIR/profile.txt (perf from linux-perf; sampling costs a
+busiest functions in DIR/profile.txt and the XDP program's busiest source
+lines in DIR/profile-lines.txt (perf from linux-perf; sampling costs a
 little, so keep it out of runs whose figures you publish). Needs root, a built tree
 ('make'), and iptables, nftables, ethtool, gnuplot-nox, bpftool, jq.
 
@@ -277,11 +279,16 @@ prog_stats() {
 	bpftool prog show id "$1" --json | jq -r '"\(.run_time_ns // 0) \(.run_cnt // 0)"'
 }
 
+# The id of the XDP program attached at the receiving end; empty when none is.
+xdp_prog_id() {
+	ip -j -n "$NS_RX" link show dev "$RX_IF" | jq -r '.[0].xdp.prog.id // empty'
+}
+
 # The attached XDP program's own ns/packet over a short flood with
 # bpf_stats on; empty when no XDP program is attached.
 xdp_ns() {
 	local id t0 c0 t1 c1
-	id=$(ip -j -n "$NS_RX" link show dev "$RX_IF" | jq -r '.[0].xdp.prog.id // empty')
+	id=$(xdp_prog_id)
 	[ -n "$id" ] || return 0
 	sysctl -qw kernel.bpf_stats_enabled=1
 	read -r t0 c0 < <(prog_stats "$id")
@@ -308,6 +315,18 @@ perf_stop() {
 			else { n++; pct[n] = $1; $1 = ""; $2 = ""; sym[n] = $0 } }
 		     END { for (i = 1; i <= n && i <= 15; i++)
 			printf "%6.1f%%  %s\n", pct[i] * 100 / (100 - idle), sym[i] }' >>"$OUT/profile.txt"
+	perf_lines "$1"
+}
+
+# The attached XDP program's busiest source lines (sluice-jit-lines), as
+# shares of every sample, idle included, into DIR/profile-lines.txt.
+perf_lines() {
+	local id
+	id=$(xdp_prog_id)
+	[ -n "$id" ] || return 0
+	echo "== scenario $SCN ($DESC), $1, run $REP" >>"$OUT/profile-lines.txt"
+	perf script -i "$TMP/perf.data" -F ip 2>/dev/null | "$JIT_LINES" "$id" 30 \
+		>>"$OUT/profile-lines.txt" 2>&1
 }
 
 csv_row() {
@@ -437,7 +456,7 @@ main() {
 	check_tools || exit 1
 	mkdir -p "$OUT"
 	CSV=$OUT/results.csv
-	[ -n "$PERF" ] && : >"$OUT/profile.txt"
+	[ -n "$PERF" ] && : >"$OUT/profile.txt" && : >"$OUT/profile-lines.txt"
 	CPU=${CPU:-$(least_busy_cpu)}
 	KSOFTIRQD=$(pgrep -x "ksoftirqd/$CPU")
 	lab_up || { echo "bench: cannot build the veth lab" >&2; exit 1; }
