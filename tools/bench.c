@@ -241,6 +241,9 @@ static int bench_floors(int drop_fd, const struct frame *f)
 	if (!err)
 		err = bench_floor_table("floor: both sets' tags, TATs + clock",
 					bpf_program__fd(fl->progs.floor_refuse), drop_fd, f);
+	if (!err)
+		err = bench_floor_table("floor: parse, hash, filter word, early clock",
+					bpf_program__fd(fl->progs.floor_filter), drop_fd, f);
 	floor__destroy(fl);
 	return err;
 }

@@ -29,11 +29,23 @@ const volatile __u64 floor_seed[3] = { 0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4f
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FLOOR_SETS * FLOOR_LINES_PER_SET);
+	__uint(max_entries, FLOOR_SETS *FLOOR_LINES_PER_SET);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct floor_line);
 } floor_sets SEC(".maps");
+
+/*
+ * A filter of the sources a table tracks, the size of the default source
+ * table's (map buckets_filter: a 32-bit word per set, under 3 bits a
+ * source), so cache resident where the table is not.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FLOOR_SETS);
+	__type(key, __u32);
+	__type(value, __u32);
+} floor_filter_words SEC(".maps");
 
 _Static_assert(SLUICE_DEFAULT_IPV6_PREFIX == 64, "floor_key's IPv6 mask is a /64's");
 
@@ -149,6 +161,28 @@ int floor_meter(struct xdp_md *ctx)
 	const struct floor_line *line = floor_line_of(ctx);
 
 	if (!line || line->b[0] == 0xff || !clock_now())
+		return XDP_PASS;
+	return XDP_DROP;
+}
+
+/*
+ * Refusing a forged source past a new-source budget: the headers, the key
+ * placed, one word of a filter of the tracked sources that says the source
+ * is new, and the early clock the budget is counted against. The least an
+ * exact limiter that keeps its table from a spoofed flood must do for
+ * each of the flood's packets (scenario s), where it reads no table line.
+ */
+SEC("xdp.frags")
+int floor_filter(struct xdp_md *ctx)
+{
+	struct table_place place;
+	__u32 *word;
+
+	if (!floor_place(ctx, &place))
+		return XDP_PASS;
+	word = bpf_map_lookup_elem(&floor_filter_words, &place.set[0]);
+	/* The word is used, so its load stays. */
+	if (!word || *word == 0xffffffff || !clock_early())
 		return XDP_PASS;
 	return XDP_DROP;
 }

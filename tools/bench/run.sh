@@ -83,7 +83,10 @@ and, only when named, the floors: XDP programs that do only the work any
 exact per-source limiter must do, then drop: floor_parse (the headers
 read), floor_clock (and the precise clock), floor_table (and the source's
 key placed as the datapath places it, one line of an array the default
-source table's size), floor_meter (that line and the precise clock).
+source table's size), floor_meter (that line and the precise clock),
+floor_filter (the key placed, one word of a filter of tracked sources the
+size of the default table's, and the early clock: refusing a forged source
+past a new-source budget, for s).
 EOF
 }
 
@@ -225,10 +228,12 @@ setup_floor_parse() { setup_floor parse; }
 setup_floor_clock() { setup_floor clock; }
 setup_floor_table() { setup_floor table; }
 setup_floor_meter() { setup_floor meter; }
+setup_floor_filter() { setup_floor filter; }
 teardown_floor_parse() { teardown_floor; }
 teardown_floor_clock() { teardown_floor; }
 teardown_floor_table() { teardown_floor; }
 teardown_floor_meter() { teardown_floor; }
+teardown_floor_filter() { teardown_floor; }
 
 # The other scenarios admit every new source at once, into a table the size
 # of the others'; a spoofed flood meets the defaults (1,000,000 sources,

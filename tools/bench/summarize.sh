@@ -45,14 +45,15 @@ summarize() {
 	function add(arr, key, v) { arr[key] = arr[key] (arr[key] == "" ? "" : " ") v }
 	BEGIN {
 		# The chart has the first NCHART; the floors only in the tables.
-		split("none hashlimit nft xdp_drop sluice floor_parse floor_clock floor_table floor_meter", C, " ")
-		NC = 9; NCHART = 5
+		split("none hashlimit nft xdp_drop sluice floor_parse floor_clock floor_table floor_meter floor_filter", C, " ")
+		NC = 10; NCHART = 5
 		name["none"] = "stack, raw DROP only"; name["hashlimit"] = "iptables hashlimit"
 		name["nft"] = "nftables set + limit"; name["xdp_drop"] = "bare XDP_DROP"
 		name["sluice"] = "sluice"
 		name["floor_parse"] = "floor: parse"; name["floor_clock"] = "floor: parse + clock"
 		name["floor_table"] = "floor: parse + hash + one table line"
 		name["floor_meter"] = "floor: the same + clock"
+		name["floor_filter"] = "floor: parse, hash, filter word, early clock"
 		label["a"] = "a: 1 source"; label["b"] = "b: 10k sources"
 		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
 		label["e"] = "e: byte rate (sluice skipped)"
