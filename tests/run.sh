@@ -69,9 +69,9 @@ leak_check() {
 	local leaks=""
 	leaks+=$(ip netns list | grep -o 'sluice-e2e-[0-9]*' | tr '\n' ' ')
 	leaks+=$(ip netns list | grep -oE '^flt[gr][0-9]*\b' | tr '\n' ' ') # test_fleet's
-	leaks+=$(ip -o link show | grep -oE '\bsl[hnxy][0-9]+\b' | tr '\n' ' ')
+	leaks+=$(ip -o link show | grep -oE '\bsl[hnwxy][0-9]+\b' | tr '\n' ' ')
 	leaks+=$(ip -o link show | grep -oE '\bflt(v[0-9]|r[vw])\b' | tr '\n' ' ')
-	leaks+=$(ls -A /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hnxz][0-9]+(:attaching)?$' | tr '\n' ' ')
+	leaks+=$(ls -A /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hnwxz][0-9]+(:attaching)?$' | tr '\n' ' ')
 	leaks+=$(ls -A /sys/fs/bpf 2>/dev/null | grep -E '^sld[0-9]+$' | tr '\n' ' ') # test_pins' decoys
 	leaks+=$(xdp_dispatcher_leaks)
 	if [ -z "$leaks" ]; then

@@ -12,10 +12,13 @@ PIN_ROOT=/sys/fs/bpf/sluice
 DECOY_IF=slx$$   # another tool's interface, its XDP program pinned under
 DECOY_PEER=sly$$
 DECOY=/sys/fs/bpf/sld$$ # another tool's pins, next to sluice's
+SECOND_IF=slw$$ # a second interface, for the last detach (its peer in the lab)
+SECOND_PEER=slv$$
 
 pins_down() {
 	rm -rf "$DECOY" 2>/dev/null
 	ip link del "$DECOY_IF" 2>/dev/null
+	ip link del "$SECOND_IF" 2>/dev/null
 	"$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1
 }
 
@@ -117,7 +120,7 @@ expect_detach_clears() {
 	local words=$1
 	try detach "$LAB_HOST"
 	CHECK_DETAIL="exit $RC: $OUT"
-	check "$words: detach clears it" test "$RC" = 0 -a -z "$(ls -A "$PIN_ROOT" | grep "^$LAB_HOST")"
+	check "$words: detach clears it" test "$RC" = 0 -a -z "$(ls -A "$PIN_ROOT" 2>/dev/null | grep "^$LAB_HOST")"
 	check "$words: nothing runs on the interface after detach" test -z "$(xdp_prog "$LAB_HOST")"
 }
 
@@ -239,7 +242,7 @@ test_kill_9() {
 		test "$bad" = 0
 	"$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1
 	check "after the kills, detach leaves nothing" \
-		test -z "$(ls -A "$PIN_ROOT" | grep "^$LAB_HOST")" -a -z "$(xdp_prog "$LAB_HOST")"
+		test -z "$(ls -A "$PIN_ROOT" 2>/dev/null | grep "^$LAB_HOST")" -a -z "$(xdp_prog "$LAB_HOST")"
 }
 
 lab_recreate() {
@@ -346,9 +349,50 @@ private_bpffs() {
 	umount /sys/fs/bpf
 }
 
+# The pin root goes with the last interface's state, and attach makes it
+# again; while another interface is attached it stays. On a private bpffs,
+# so that no state of another run's is in it.
+last_detach() {
+	fresh_bpffs
+	"$SLUICE" attach "$LAB_HOST" --rate 5/s >/dev/null
+	try detach "$LAB_HOST"
+	CHECK_DETAIL="exit $RC: $OUT; in /sys/fs/bpf: $(ls -A /sys/fs/bpf | tr "\n" " ")"
+	check "detach of the only interface: exit 0, and no /sys/fs/bpf/sluice left" \
+		test "$RC" = 0 -a ! -e /sys/fs/bpf/sluice
+	try status
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "status with no pin root: exit 0" test "$RC" = 0
+	try detach "$LAB_HOST"
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "detach again with no pin root: exit 0, nothing to detach" \
+		test "$RC" = 0 -a -n "$(grep -F 'nothing to detach' <<<"$OUT")"
+
+	"$SLUICE" attach "$LAB_HOST" --rate 5/s >/dev/null
+	try attach "$SECOND_IF" --rate 5/s
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "attach of a second interface" test "$RC" = 0
+	try detach "$SECOND_IF"
+	CHECK_DETAIL="exit $RC: $OUT; $(ls -A /sys/fs/bpf/sluice 2>&1)"
+	check "of two, detach of one: the pin root and the other's state stay" \
+		test "$RC" = 0 -a ! -e "/sys/fs/bpf/sluice/$SECOND_IF" -a "$(lab_state)" = ok
+	try detach "$LAB_HOST"
+	CHECK_DETAIL="exit $RC: $OUT; in /sys/fs/bpf: $(ls -A /sys/fs/bpf | tr "\n" " ")"
+	check "detach of the other, the last: no /sys/fs/bpf/sluice left" \
+		test "$RC" = 0 -a ! -e /sys/fs/bpf/sluice
+
+	try attach "$LAB_HOST" --rate 5/s
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "attach after that works, and its stats read" \
+		test "$RC" = 0 -a -n "$("$SLUICE" stats "$LAB_HOST" --json | jq -e '.counters.passed')"
+	"$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1
+	umount /sys/fs/bpf
+}
+
 test_private_bpffs() {
 	local out
-	out=$(unshare -m --propagation private "$0" --private-bpffs "$LAB_HOST" "$LAB_TMP" 2>&1)
+	ip link add "$SECOND_IF" type veth peer name "$SECOND_PEER" netns "$LAB_NS" &&
+		ip link set "$SECOND_IF" up || check "a second veth" false
+	out=$(unshare -m --propagation private "$0" --private-bpffs "$LAB_HOST" "$LAB_TMP" "$SECOND_IF" 2>&1)
 	echo "$out" | grep -v '^[0-9]* passed'
 	checks_passed=$((checks_passed + $(grep -c '^ok ' <<<"$out")))
 	checks_failed=$((checks_failed + $(grep -c '^FAIL ' <<<"$out")))
@@ -361,7 +405,9 @@ if [ "${1:-}" = --private-bpffs ]; then
 	rmdir "$LAB_TMP"
 	LAB_HOST=$2
 	LAB_TMP=$3
+	SECOND_IF=$4
 	private_bpffs
+	last_detach
 	echo "$checks_passed passed, $checks_failed failed"
 	exit 0
 fi

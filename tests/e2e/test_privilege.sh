@@ -220,6 +220,33 @@ test_round_trip() {
 	check "and the member reads it" as_member "$SLUICE" stats "$LAB_HOST"
 }
 
+# Where /run/sluice/pins is mounted in this namespace.
+mirror_mounts() { awk '$5 == "/run/sluice/pins"' /proc/self/mountinfo; }
+
+# Detaching the last interface keeps a pin root shared with a group, and its
+# mirror: a reader's bind mount of the root (the mirror, or the exporter's
+# own) would go on showing a removed directory, and miss the next attach's.
+test_last_detach() {
+	local out rc
+	out=$("$SLUICE" detach "$LAB_HOST" 2>&1)
+	rc=$?
+	CHECK_DETAIL="exit $rc: $out"
+	check "detach of the last interface: exit 0, one line (no warning)" \
+		test "$rc" = 0 -a "$(wc -l <<<"$out")" = 1
+	CHECK_DETAIL="$(ls -A /sys/fs/bpf | tr '\n' ' '); mounts: $(mirror_mounts)"
+	check "... the root shared with the group stays, and its mirror" \
+		test -d /sys/fs/bpf/sluice -a "$(mirror_mounts | wc -l)" = 1
+	check "attach --group again" "$SLUICE" attach "$LAB_HOST" --rate 10/s --group "$GROUP"
+	CHECK_DETAIL="mirror $(command stat -c '%d:%i' /run/sluice/pins), root $(command stat -c '%d:%i' /sys/fs/bpf/sluice)"
+	check "... the mirror shows the pin root, once" \
+		test "$(command stat -c '%d:%i' /run/sluice/pins)" = "$(command stat -c '%d:%i' /sys/fs/bpf/sluice)" -a \
+		"$(mirror_mounts | wc -l)" = 1
+	CHECK_DETAIL=$(as_member "$SLUICE" stats "$LAB_HOST" --json 2>&1)
+	check "... and the member reads stats through it" \
+		jq -e '.counters.passed.packets >= 0' <<<"$CHECK_DETAIL"
+	check "detach" "$SLUICE" detach "$LAB_HOST"
+}
+
 export -f as_member
 export SLUICE LAB_HOST MEMBER GROUP
 test_bad_groups
@@ -232,5 +259,5 @@ test_root_without_caps
 test_ambient_caps
 test_dir_checks
 test_round_trip
-check "detach" "$SLUICE" detach "$LAB_HOST"
+test_last_detach
 lab_finish

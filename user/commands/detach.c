@@ -2,6 +2,7 @@
 /* sluice detach: remove the program and every pin, even for a vanished interface. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <net/if.h>
 #include "base/errors.h"
 #include "commands/commands.h"
@@ -33,6 +34,11 @@ static int detach_run(struct cli_args *a, struct state *unused)
 	if (err)
 		return fail_runtime("detach", err, "cannot detach from %s", ifname);
 	printf("sluice: detached from %s\n", ifname);
+	/* The interface is detached all the same: a leftover root is worth a warning only. */
+	err = state_remove_root();
+	if (err)
+		fprintf(stderr, "sluice detach: warning: cannot remove %s: %s\n", SLUICE_PIN_ROOT,
+			strerror(-err));
 	return EXIT_OK;
 }
 
@@ -44,7 +50,9 @@ const struct command cmd_detach = {
 	.description = "Detach sluice from IFACE and remove all of its pinned state. Also clears\n"
 		       "stale state: of an interface that was deleted, or left by an attach or\n"
 		       "detach that was interrupted. An interface sluice is not attached to is\n"
-		       "left as it is, exit 0, so detaching twice is safe.",
+		       "left as it is, exit 0, so detaching twice is safe. Detaching the last\n"
+		       "interface also removes /sys/fs/bpf/sluice, unless it was shared with\n"
+		       "attach --group.",
 	.iface = IFACE_REQUIRED,
 	.caps = CAPS_UNPIN,
 	.state = USE_LOCK,

@@ -319,6 +319,63 @@ int state_share_root(void)
 	return mirror_ensure();
 }
 
+/* 1 when the directory name in parent holds nothing, 0 when it holds anything. */
+static int dir_empty_at(int parent, const char *name, const char *path)
+{
+	int fd = dir_open_checked(parent, name, path, false), empty = 1;
+	struct dirent *de;
+	DIR *dir;
+
+	if (fd < 0)
+		return fd;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	errno = 0;
+	while (empty && (de = readdir(dir)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	if (empty && errno)
+		empty = -errno;
+	closedir(dir);
+	return empty;
+}
+
+/*
+ * With the last interface's state gone, the pin root attach made goes too,
+ * so the machine is as before the first attach. Not a root shared with a
+ * group (attach --group): a reader's bind mount of it, the mirror or the
+ * exporter's (docs/operations.md), would go on showing the removed
+ * directory, and the next attach's root would not reach that reader.
+ */
+int state_remove_root(void)
+{
+	const char *name = strrchr(SLUICE_PIN_ROOT, '/') + 1;
+	int parent, empty, err = 0;
+	struct stat sb;
+
+	parent = pin_root_walk(false);
+	if (parent < 0)
+		return parent == -ENOENT ? 0 : parent;
+	if (fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW)) {
+		err = errno == ENOENT ? 0 : -errno;
+		goto out;
+	}
+	if ((sb.st_mode & (S_IRWXG | S_IRWXO)) || mirror_mounted())
+		goto out;
+	empty = dir_empty_at(parent, name, SLUICE_PIN_ROOT);
+	/* ENOTEMPTY: something came in after all, not through sluice (it holds the lock). */
+	if (empty < 0)
+		err = empty;
+	else if (empty && unlinkat(parent, name, AT_REMOVEDIR) && errno != ENOTEMPTY &&
+		 errno != ENOENT)
+		err = -errno;
+out:
+	close(parent);
+	return err;
+}
+
 static int lock_file_open(void)
 {
 	struct stat sb;

@@ -160,6 +160,11 @@ int state_open(const char *ifname, struct state *st);
 void state_close(struct state *st);
 /* Removes every pin, the link first, and the directory; missing pins are fine. */
 int state_remove(const char *ifname);
+/*
+ * Once no interface is left: removes the pin root, unless it was shared
+ * with a group (attach --group) or anything is in it; 0 then too.
+ */
+int state_remove_root(void);
 /* Names of every interface with pinned state; returns the count. */
 int state_list(char (*names)[IF_NAMESIZE], int max);
 
