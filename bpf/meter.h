@@ -28,13 +28,25 @@ enum source_charge {
 };
 
 /*
- * A moment no later than the packet's, for a shared bucket's early refusal
- * (gcra_refuses_early): the op's reading when it has one, else the early
- * clock.
+ * One step of a rule's shared bucket (admission, overflow): refused by the
+ * op's reading, or else by the early clock, when either can tell
+ * (gcra_refuses_early); otherwise stepped at the precise moment, read now
+ * if the op has none. METER_CONFORMS or METER_OVER.
  */
-static __always_inline __u64 op_early(const struct table_op *op)
+static __always_inline int shared_take(struct xdp_md *ctx, struct table_op *op, __u64 *tatp,
+				       __u64 cost, __u64 limit)
 {
-	return op->now && !op->now_floor ? op->now : clock_early();
+	__u64 early, tat;
+
+	/* Read once a packet: admission and the overflow bucket may both ask. */
+	if (!op_has_reading(op) && !op->early)
+		op->early = clock_early();
+	early = op_has_reading(op) ? op->now : op->early;
+
+	if (gcra_refuses_early(tatp, early, cost, limit))
+		return METER_OVER;
+	table_op_clock(op);
+	return meter_settled(ctx, gcra_take(tatp, op->now, cost, limit, &tat));
 }
 
 /*
@@ -46,38 +58,15 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, const struct sluic
 					  struct sluice_admission *adm, struct table_op *op)
 {
 	__u64 cost = unit_cost(ctx, p->overflow_interval, p->flags & SLUICE_POL_BYTES);
-	__u64 tat;
+
+	int ret;
 
 	op->charged = CHARGED_OVERFLOW;
-	stats_count(ctx, SLUICE_CNT_REFUSED);
-	if (!gcra_refuses_early(&adm->overflow_tat, op_early(op), cost, p->overflow_limit)) {
-		table_op_clock(op);
-		if (meter_settled(ctx, gcra_take(&adm->overflow_tat, op->now, cost,
-						 p->overflow_limit, &tat)) == METER_CONFORMS) {
-			stats_count(ctx, SLUICE_CNT_OVERFLOW_PASSED);
-			return METER_CONFORMS;
-		}
-	}
-	stats_count(ctx, SLUICE_CNT_OVERFLOW_DROPPED);
-	return METER_OVER;
-}
-
-/*
- * Whether the rule's new-source budget takes this source: refused by the
- * early clock when it can be (a spoofed flood past the budget), else by a
- * precise step, which alone admits.
- */
-static __always_inline int admission_takes(struct xdp_md *ctx, struct table_op *op,
-					   const struct sluice_policy *p,
-					   struct sluice_admission *adm)
-{
-	__u64 tat;
-
-	if (gcra_refuses_early(&adm->admit_tat, op_early(op), p->admit_interval, p->admit_limit))
-		return 0;
-	table_op_clock(op);
-	return meter_settled(ctx, gcra_take(&adm->admit_tat, op->now, p->admit_interval,
-					    p->admit_limit, &tat)) == METER_CONFORMS;
+	ret = shared_take(ctx, op, &adm->overflow_tat, cost, p->overflow_limit);
+	stats_count_two(ctx, SLUICE_CNT_REFUSED,
+			ret == METER_CONFORMS ? SLUICE_CNT_OVERFLOW_PASSED
+					      : SLUICE_CNT_OVERFLOW_DROPPED);
+	return ret;
 }
 
 /*
@@ -143,7 +132,9 @@ static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct table_
 	if (!adm)
 		return METER_OVER;
 	admission_touch(op);
-	conforms = admission_takes(ctx, op, p, adm);
+	/* The budget: refused early under a flood past it, admitted only at the precise moment. */
+	conforms = shared_take(ctx, op, &adm->admit_tat, p->admit_interval, p->admit_limit) ==
+		   METER_CONFORMS;
 	admission_remember(conforms);
 	if (!conforms)
 		return meter_overflow(ctx, p, adm, op);

@@ -32,6 +32,21 @@ static __always_inline void stats_count(struct xdp_md *ctx, enum sluice_counter 
 		stats_add(st, which, frame_len(ctx));
 }
 
+/* Counts one packet under two counters: one lookup, one length. */
+static __always_inline void stats_count_two(struct xdp_md *ctx, enum sluice_counter first,
+					    enum sluice_counter second)
+{
+	__u64 bytes = frame_len(ctx);
+	struct sluice_stats *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&stats, &zero);
+	if (st) {
+		stats_add(st, first, bytes);
+		stats_add(st, second, bytes);
+	}
+}
+
 /* Counts one metered packet for the interface and for its rule's slot. */
 static __always_inline void stats_count_rule(struct xdp_md *ctx, __u32 slot,
 					     enum sluice_counter which)

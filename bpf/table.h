@@ -84,7 +84,8 @@ struct table_op {
 	/* now is a moment before the packet, not a reading (way_over_by_jiffies) */
 	__u8 now_floor;
 	__u64 now;
-	__u64 cost; /* of this packet, for meter and insert */
+	__u64 early; /* the early clock once read (clock_early), else 0 */
+	__u64 cost;  /* of this packet, for meter and insert */
 	__u64 limit;
 	__u64 pending;		    /* earlier refusals to add to the bucket's count */
 	__u64 over_tat;		    /* out: the TAT that refused the packet */
@@ -124,6 +125,7 @@ static __always_inline void table_op_place(struct table_op *op, const struct slu
 	op->pending = 0;
 	op->over_tat = 0;
 	op->stepped_from = 0; /* a new way's slot starts from 0 */
+	op->early = 0;
 }
 
 /* An op on a source's bucket. */
@@ -148,6 +150,12 @@ static __always_inline void table_op_at(struct table_op *op, __u64 now)
 	op->now_floor = 0;
 }
 
+/* Whether the op's now is a precise reading (not 0, nor a moment before it: now_floor). */
+static __always_inline int op_has_reading(const struct table_op *op)
+{
+	return op->now && !op->now_floor;
+}
+
 /*
  * The op's meter time, read when first needed: the read waits for every
  * load before it (rdtsc is ordered), so it comes after the loads that
@@ -159,7 +167,7 @@ static __always_inline void table_op_clock(struct table_op *op)
 {
 	struct sluice_hot *c;
 
-	if (op->now && !op->now_floor)
+	if (op_has_reading(op))
 		return;
 	op->now = clock_now();
 	op->now_floor = 0;
