@@ -37,7 +37,7 @@ struct {
 
 /*
  * A filter of the sources a table tracks, the size of the default source
- * table's (map buckets_filter: a 32-bit word per set, under 3 bits a
+ * table's (map buckets_filter: a 32-bit word per set, about 3 bits a
  * source), so cache resident where the table is not.
  */
 struct {
