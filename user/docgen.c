@@ -213,6 +213,8 @@ static int completion(void)
 	       "_sluice_ifaces()\n{\n"
 	       "\tif [ \"$1\" = attached ] && [ -r /sys/fs/bpf/sluice ]; then\n"
 	       "\t\tls /sys/fs/bpf/sluice 2>/dev/null | grep -v ':'\n"
+	       "\telif [ \"$1\" = attached ] && [ -x /sys/fs/bpf ] && [ ! -e /sys/fs/bpf/sluice ]; then\n"
+	       "\t\t: # no pin root (the last detach removes it): nothing is attached\n"
 	       "\telse\n"
 	       "\t\tls /sys/class/net 2>/dev/null\n"
 	       "\tfi\n}\n\n"
