@@ -349,6 +349,26 @@ private_bpffs() {
 	umount /sys/fs/bpf
 }
 
+# An attach refused after it made the pin root (here: another program holds
+# the interface) takes the root away again, and leaves the other's state.
+refused_attach_leaves_no_root() {
+	local pin=/sys/fs/bpf/sluice-test-foreign
+	bpftool prog load build/flood.bpf.o "$pin" type xdp &&
+		bpftool net attach xdpgeneric pinned "$pin" dev "$SECOND_IF" && rm "$pin" ||
+		check "a foreign XDP program on $SECOND_IF" false
+	try attach "$SECOND_IF" --rate 5/s
+	CHECK_DETAIL="exit $RC: $OUT; in /sys/fs/bpf: $(ls -A /sys/fs/bpf | tr "\n" " ")"
+	check "attach refused (another program): exit 2, and no /sys/fs/bpf/sluice left" \
+		test "$RC" = 2 -a ! -e /sys/fs/bpf/sluice
+	"$SLUICE" attach "$LAB_HOST" --rate 5/s >/dev/null
+	try attach "$SECOND_IF" --rate 5/s
+	CHECK_DETAIL="exit $RC: $OUT; $(ls -A /sys/fs/bpf/sluice 2>&1)"
+	check "the same beside an attached interface: exit 2, its state stays" \
+		test "$RC" = 2 -a "$(lab_state)" = ok
+	bpftool net detach xdpgeneric dev "$SECOND_IF"
+	"$SLUICE" detach "$LAB_HOST" >/dev/null
+}
+
 # The pin root goes with the last interface's state, and attach makes it
 # again; while another interface is attached it stays. On a private bpffs,
 # so that no state of another run's is in it.
@@ -366,6 +386,7 @@ last_detach() {
 	CHECK_DETAIL="exit $RC: $OUT"
 	check "detach again with no pin root: exit 0, nothing to detach" \
 		test "$RC" = 0 -a -n "$(grep -F 'nothing to detach' <<<"$OUT")"
+	refused_attach_leaves_no_root
 
 	"$SLUICE" attach "$LAB_HOST" --rate 5/s >/dev/null
 	try attach "$SECOND_IF" --rate 5/s

@@ -363,7 +363,7 @@ static int share_root(void)
 	return -1;
 }
 
-static int attach_run(struct cli_args *a, struct state *unused)
+static int attach_locked(struct cli_args *a)
 {
 	struct attach_opts o = { .ifname = a->ifname,
 				 .doc = *a->doc,
@@ -377,7 +377,6 @@ static int attach_run(struct cli_args *a, struct state *unused)
 	bool remove_old = false;
 	int ret, err;
 
-	(void)unused;
 	o.ifindex = (int)if_nametoindex(o.ifname);
 	if (!o.ifindex)
 		return fail_input("attach", "unknown interface '%s'", o.ifname);
@@ -415,6 +414,17 @@ static int attach_run(struct cli_args *a, struct state *unused)
 	else
 		attach_report(&o);
 	sluice__destroy(skel);
+	return ret;
+}
+
+/* A refused or failed attach leaves no pin root it made (the lock is held). */
+static int attach_run(struct cli_args *a, struct state *unused)
+{
+	int ret = attach_locked(a);
+
+	(void)unused;
+	if (ret != EXIT_OK)
+		state_remove_root();
 	return ret;
 }
 

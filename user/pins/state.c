@@ -319,40 +319,18 @@ int state_share_root(void)
 	return mirror_ensure();
 }
 
-/* 1 when the directory name in parent holds nothing, 0 when it holds anything. */
-static int dir_empty_at(int parent, const char *name, const char *path)
-{
-	int fd = dir_open_checked(parent, name, path, false), empty = 1;
-	struct dirent *de;
-	DIR *dir;
-
-	if (fd < 0)
-		return fd;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -errno;
-	}
-	errno = 0;
-	while (empty && (de = readdir(dir)))
-		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
-	if (empty && errno)
-		empty = -errno;
-	closedir(dir);
-	return empty;
-}
-
 /*
  * With the last interface's state gone, the pin root attach made goes too,
  * so the machine is as before the first attach. Not a root shared with a
  * group (attach --group): a reader's bind mount of it, the mirror or the
  * exporter's (docs/operations.md), would go on showing the removed
- * directory, and the next attach's root would not reach that reader.
+ * directory, and the next attach's root would not reach that reader. Nor
+ * what sluice would not have made: not a directory, or not root's.
  */
 int state_remove_root(void)
 {
 	const char *name = strrchr(SLUICE_PIN_ROOT, '/') + 1;
-	int parent, empty, err = 0;
+	int parent, err = 0;
 	struct stat sb;
 
 	parent = pin_root_walk(false);
@@ -362,14 +340,11 @@ int state_remove_root(void)
 		err = errno == ENOENT ? 0 : -errno;
 		goto out;
 	}
-	if ((sb.st_mode & (S_IRWXG | S_IRWXO)) || mirror_mounted())
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0 || (sb.st_mode & (S_IRWXG | S_IRWXO)) ||
+	    mirror_mounted())
 		goto out;
-	empty = dir_empty_at(parent, name, SLUICE_PIN_ROOT);
-	/* ENOTEMPTY: something came in after all, not through sluice (it holds the lock). */
-	if (empty < 0)
-		err = empty;
-	else if (empty && unlinkat(parent, name, AT_REMOVEDIR) && errno != ENOTEMPTY &&
-		 errno != ENOENT)
+	/* ENOTEMPTY: something is pinned there, not through sluice (it holds the lock). */
+	if (unlinkat(parent, name, AT_REMOVEDIR) && errno != ENOTEMPTY && errno != ENOENT)
 		err = -errno;
 out:
 	close(parent);
@@ -927,7 +902,6 @@ int state_dir_fd(const char *ifname)
 	return state_dir_open(ifname, NULL);
 }
 
-/* Which directory holds ifname's state: its own, else an interrupted attach's. */
 /* Which directory holds ifname's state: its own, else an interrupted attach's. */
 static int state_dir_name(const char *ifname, struct state *st, char *name, size_t len)
 {
