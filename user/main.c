@@ -120,8 +120,11 @@ static bool audited(enum state_use use, const struct cli_args *a)
 	return a->ifname && (use == USE_CHANGE || use == USE_LOCK);
 }
 
-/* One syslog line when the command changed anything, whatever its exit status. */
-static void audit_after(const struct cli_args *a, struct audit_snapshot *before, int ret)
+/*
+ * One syslog line when the command changed anything, whatever its exit
+ * status; returns whether it did.
+ */
+static bool audit_after(const struct cli_args *a, struct audit_snapshot *before, int ret)
 {
 	struct audit_snapshot after;
 	struct audit_event e = {
@@ -136,15 +139,51 @@ static void audit_after(const struct cli_args *a, struct audit_snapshot *before,
 		.timeout_ns = a->timeout_ns,
 	};
 	char line[AUDIT_LINE_MAX];
+	bool changed;
 
 	audit_snapshot_take(a->ifname, &after);
-	if (audit_changed(before, &after)) {
+	changed = audit_changed(before, &after);
+	if (changed) {
 		audit_who_read(&e.who);
 		audit_format(line, sizeof(line), &e);
 		audit_log(line);
 	}
 	audit_snapshot_free(&after);
 	audit_snapshot_free(before);
+	return changed;
+}
+
+/*
+ * With --json, what a command that changes an interface did, as one
+ * document: whether anything changed, the interface as it now is (its
+ * status entry, null once detached) and the lines it would have printed.
+ */
+static int result_json(const struct cli_args *a, bool changed)
+{
+	char *said = strdup(output_said()), *line, *next;
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j, NULL);
+	json_string(&j, "command", a->name);
+	if (a->verb)
+		json_string(&j, "verb", a->verb);
+	else
+		json_null(&j, "verb");
+	json_ifname(&j, a->ifname);
+	json_bool(&j, "changed", changed);
+	status_json_named(&j, "status", a->ifname);
+	json_array_begin(&j, "messages");
+	for (line = said; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		json_string(&j, NULL, line);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	free(said);
+	return fail_json(a->name, json_finish(&j));
 }
 
 /* Takes what the command needs, runs it, releases. */
@@ -154,6 +193,7 @@ static int run(const struct command *c, struct cli_args *a)
 	struct state st, *stp = NULL;
 	struct audit_snapshot before;
 	int ret, lock_fd = -1;
+	bool changed;
 
 	ret = require_caps(c->name, command_caps(c, use));
 	if (ret)
@@ -174,8 +214,11 @@ static int run(const struct command *c, struct cli_args *a)
 	if (audited(use, a))
 		audit_snapshot_take(a->ifname, &before);
 	ret = c->run(a, stp);
-	if (audited(use, a))
-		audit_after(a, &before, ret);
+	if (audited(use, a)) {
+		changed = audit_after(a, &before, ret);
+		if (a->json && ret == EXIT_OK)
+			ret = result_json(a, changed);
+	}
 	if (stp)
 		state_close(stp);
 	state_unlock(lock_fd);

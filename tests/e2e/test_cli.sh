@@ -346,6 +346,64 @@ test_help() {
 	done
 }
 
+# jsonly CMD...: runs sluice -j CMD; its stdout must be exactly one JSON
+# document (one line) and its exit 0; the document goes to $DOC.
+jsonly() {
+	local err
+	DOC=$("$SLUICE" -j "$@" 2>"$LAB_TMP/json.err")
+	RC=$?
+	err=$(cat "$LAB_TMP/json.err")
+	CHECK_DETAIL="exit $RC: stdout $DOC; stderr $err"
+	[ "$RC" = 0 ] && [ "$(printf '%s\n' "$DOC" | grep -c '')" = 1 ] && jq -e . <<<"$DOC" >/dev/null
+}
+
+# -j anywhere on the line, for every command: what a change did is one
+# document (changed, the interface's status entry, the lines it would have
+# printed), never a line of text on stdout; an error is one JSON line.
+test_json_everywhere() {
+	local inv before
+	printf 'default rate 7/s\nrule 10.4.0.0/16 rate 3/s\n' >"$LAB_TMP/j.conf"
+	for inv in "set HOST --rate 9/s" "rule add HOST 10.5.0.0/16 --rate 2/s" \
+		"rule del HOST 10.5.0.0/16" "allow add HOST 10.6.0.0/16" "allow del HOST 10.6.0.0/16" \
+		"deny add HOST 10.7.0.0/16 --timeout 1h" "deny del HOST 10.7.0.0/16" \
+		"apply HOST -f JCONF" "upgrade HOST"; do
+		read -r -a args <<<"$(sed "s|HOST|$LAB_HOST|; s|JCONF|$LAB_TMP/j.conf|" <<<"$inv")"
+		check "sluice -j $inv: one document, exit 0" jsonly "${args[@]}"
+		check "... it names ${args[0]} and the interface, changed, with its status" \
+			jq -e --arg c "${args[0]}" --arg i "$LAB_HOST" \
+			'.command == $c and .interface == $i and .changed == true and .status.interface == $i and .status.state == "ok"' <<<"$DOC"
+	done
+	check "sluice -j apply, the same file again: changed false, and the line it would print" \
+		jsonly apply "$LAB_HOST" -f "$LAB_TMP/j.conf"
+	check "... in messages" jq -e '.changed == false and (.messages[0] | test("nothing changed"))' <<<"$DOC"
+	check "the generation in a change's status is the one status reads" \
+		test "$(jq .status.generation <<<"$DOC")" = "$("$SLUICE" status "$LAB_HOST" -j | jq '.[0].generation')"
+	check "sluice -j attach --replace, the same file: one document" \
+		jsonly attach "$LAB_HOST" -f "$LAB_TMP/j.conf" --replace
+	check "... unchanged, program and buckets kept" \
+		jq -e '.changed == false and .status.state == "ok" and (.messages | any(test("kept its program")))' <<<"$DOC"
+	check "sluice show -j: the policy file as a string" jsonly show "$LAB_HOST"
+	check "... the same text as show" test "$(jq -r .policy <<<"$DOC")" = "$("$SLUICE" show "$LAB_HOST")"
+	check "sluice apply -f FILE --check -j: one document" jsonly apply -f "$LAB_TMP/j.conf" --check
+	check "... with the rules counted" jq -e '.ok == true and .rules == 1' <<<"$DOC"
+	before=$(snapshot)
+	DOC=$("$SLUICE" set "$LAB_HOST" --rate 0/s -j 2>/dev/null)
+	RC=$?
+	CHECK_DETAIL="exit $RC: $DOC"
+	check "sluice set --rate 0/s -j: exit 2, one JSON error, nothing changed" \
+		test "$RC" = 2 -a "$(jq -r .command <<<"$DOC")" = set -a "$(snapshot)" = "$before"
+	check "sluice -j detach: one document, status null" jsonly detach "$LAB_HOST"
+	check "... changed, and the line it would print" \
+		jq -e '.changed == true and .status == null and (.messages[0] | test("detached from"))' <<<"$DOC"
+	check "sluice -j detach again: changed false" jsonly detach "$LAB_HOST"
+	check "... nothing to detach" jq -e '.changed == false and (.messages[0] | test("nothing to detach"))' <<<"$DOC"
+	check "sluice -p attach: one document, indented" \
+		bash -c "'$SLUICE' -p attach '$LAB_HOST' --rate 100/s | jq -e '.status.rate == \"100/s\"' && \
+			'$SLUICE' status '$LAB_HOST' | grep -q '^$LAB_HOST '"
+	check "a short option of another command names it" \
+		says "-n (--limit) is not an option of set" "$SLUICE" set "$LAB_HOST" -n 5
+}
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
 "$SLUICE" rule add "$LAB_HOST" 10.1.0.0/16 --rate 5/s >/dev/null
@@ -365,5 +423,6 @@ test_bad_invocations
 test_messages
 test_not_root
 test_help
+test_json_everywhere
 test_max_sources
 lab_finish

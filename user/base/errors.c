@@ -2,6 +2,7 @@
 /* One-line errors, as text on stderr or as JSON on stdout. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
 #include "base/errors.h"
@@ -15,6 +16,27 @@ static bool json_errors;
 void output_json_errors(bool on)
 {
 	json_errors = on;
+}
+
+/* What commands said, kept with JSON asked for; a longer account is cut. */
+static char said[2048];
+
+void output_say(const char *fmt, ...)
+{
+	size_t used = strlen(said);
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (!json_errors)
+		vprintf(fmt, ap);
+	else
+		vsnprintf(said + used, sizeof(said) - used, fmt, ap);
+	va_end(ap);
+}
+
+const char *output_said(void)
+{
+	return said;
 }
 
 static void error_emit(const char *cmd, const char *msg)

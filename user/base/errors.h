@@ -35,4 +35,13 @@ int fail_runtime(const char *cmd, int err, const char *fmt, ...)
  */
 int fail_json(const char *cmd, int err);
 
+/*
+ * A command's line saying what it did ("sluice: detached from eth1"), on
+ * stdout; with JSON asked for, kept for the command's document instead
+ * (output_said), so that stdout holds JSON alone.
+ */
+void output_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What output_say kept, lines ending in '\n' ("" if nothing). */
+const char *output_said(void);
+
 #endif /* SLUICE_BASE_ERRORS_H */

@@ -5,11 +5,35 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/errors.h"
+#include "base/json.h"
 #include "commands/commands.h"
 #include "commands/policy_file.h"
 #include "text/conf.h"
 
 /* The file is read and checked whole before privilege, lock or maps. */
+/* What --check found: a line, or with --json a document. */
+static int checked_say(const struct cli_args *a)
+{
+	const char *file = strcmp(a->file, "-") ? a->file : "standard input";
+	struct json j;
+
+	if (!a->json) {
+		printf("%s: ok (default, %d rules, %zu allow, %zu deny)\n", file, a->doc->n_rules,
+		       a->doc->allow.count, a->doc->deny.count);
+		return EXIT_OK;
+	}
+	json_init(&j, stdout);
+	json_object_begin(&j, NULL);
+	json_string(&j, "command", "apply");
+	json_name(&j, "file", file);
+	json_bool(&j, "ok", true);
+	json_u64(&j, "rules", (uint64_t)a->doc->n_rules);
+	json_u64(&j, "allow", a->doc->allow.count);
+	json_u64(&j, "deny", a->doc->deny.count);
+	json_object_end(&j);
+	return fail_json("apply", json_finish(&j));
+}
+
 static int apply_check(struct cli_args *a)
 {
 	char err_line[512];
@@ -31,10 +55,7 @@ static int apply_check(struct cli_args *a)
 	if (!a->given[OPT_CHECK])
 		return -1;
 	/* Checked: done here, before the privilege check and any state. */
-	printf("%s: ok (default, %d rules, %zu allow, %zu deny)\n",
-	       strcmp(a->file, "-") ? a->file : "standard input", a->doc->n_rules,
-	       a->doc->allow.count, a->doc->deny.count);
-	return EXIT_OK;
+	return checked_say(a);
 }
 
 /* Under the lock: IFACE's state, or why not; not attached points to attach -f. */

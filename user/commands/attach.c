@@ -240,14 +240,15 @@ static void attach_report(const struct attach_opts *o)
 
 	format_settings(opts, sizeof(opts), &o->doc.dflt);
 	if (o->multiprog)
-		printf("sluice: attached to %s through libxdp's dispatcher (%s mode, run priority "
-		       "%d): %s per source, up to %llu sources\n",
-		       o->ifname, xdp_mode_name(o->ifindex), MP_RUN_PRIO, opts,
-		       (unsigned long long)o->max_sources);
+		output_say(
+			"sluice: attached to %s through libxdp's dispatcher (%s mode, run priority "
+			"%d): %s per source, up to %llu sources\n",
+			o->ifname, xdp_mode_name(o->ifindex), MP_RUN_PRIO, opts,
+			(unsigned long long)o->max_sources);
 	else
-		printf("sluice: attached to %s in %s mode: %s per source, up to %llu sources\n",
-		       o->ifname, xdp_mode_name(o->ifindex), opts,
-		       (unsigned long long)o->max_sources);
+		output_say("sluice: attached to %s in %s mode: %s per source, up to %llu sources\n",
+			   o->ifname, xdp_mode_name(o->ifindex), opts,
+			   (unsigned long long)o->max_sources);
 }
 
 static int prog_pin(struct sluice *skel, const char *staging)

@@ -75,6 +75,9 @@ int command_unknown(const char *cmd, const char *word);
 void command_help(FILE *out, const struct command *c);
 /* 'sluice --help'. */
 void commands_usage(FILE *out);
+struct json;
+/* IFACE's entry of 'sluice status --json' as key's value; null when it is not attached. */
+void status_json_named(struct json *j, const char *key, const char *ifname);
 /*
  * Measured (docs/operations.md): writing maps and creating the idle
  * configuration's map takes CAP_BPF; loading the program also CAP_PERFMON

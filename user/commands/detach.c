@@ -24,7 +24,7 @@ static int detach_run(struct cli_args *a, struct state *unused)
 		return fail_input("detach", "%s is not attached, and no interface has that name",
 				  ifname);
 	if (!err) {
-		printf("sluice: %s is not attached; nothing to detach\n", ifname);
+		output_say("sluice: %s is not attached; nothing to detach\n", ifname);
 		return EXIT_OK;
 	}
 	/* Whatever state_health() calls it: whole, stale, or an interrupted attach. */
@@ -33,7 +33,7 @@ static int detach_run(struct cli_args *a, struct state *unused)
 		err = state_remove(ifname);
 	if (err)
 		return fail_runtime("detach", err, "cannot detach from %s", ifname);
-	printf("sluice: detached from %s\n", ifname);
+	output_say("sluice: detached from %s\n", ifname);
 	/* The interface is detached all the same: a leftover root is worth a warning only. */
 	err = state_remove_root();
 	if (err)

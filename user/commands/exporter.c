@@ -25,6 +25,7 @@
 #include <microhttpd.h>
 #include <bpf/bpf.h>
 #include "base/errors.h"
+#include "base/json.h"
 #include "commands/commands.h"
 #include "fleet/report.h"
 #include "outputs/prom.h"
@@ -363,6 +364,26 @@ static struct MHD_Daemon *daemon_start(int fd)
 				on_connection, NULL, MHD_OPTION_END);
 }
 
+/* Once it listens, where: a line, or with --json a document. */
+static void serving_say(const struct cli_args *a, const char *where)
+{
+	char url[INET6_ADDRSTRLEN + 32];
+	struct json j;
+
+	snprintf(url, sizeof(url), "http://%s/metrics", where);
+	if (!a->json) {
+		printf("sluice exporter: serving %s\n", url);
+		fflush(stdout);
+		return;
+	}
+	json_init(&j, stdout);
+	json_object_begin(&j, NULL);
+	json_string(&j, "command", "exporter");
+	json_string(&j, "serving", url);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
 static int exporter_run(struct cli_args *a, struct state *unused)
 {
 	struct sockaddr_storage ss = a->listen;
@@ -388,8 +409,7 @@ static int exporter_run(struct cli_args *a, struct state *unused)
 		return fail_runtime("exporter", -EIO, "cannot start the HTTP server");
 	}
 	format_addr(&ss, where, sizeof(where));
-	printf("sluice exporter: serving http://%s/metrics\n", where);
-	fflush(stdout);
+	serving_say(a, where);
 	/* Until a stop signal, a second at a time, close connections past their deadline. */
 	while (sigtimedwait(&stop_signals, NULL, &(struct timespec){ .tv_sec = 1 }) < 0)
 		close_late_connections();

@@ -50,8 +50,6 @@ int list_check(struct cli_args *a)
 		return fail_input(a->name, "unexpected argument '%s'", a->args[0]);
 	if (!change && a->file)
 		return fail_input(a->name, "-f goes with add or del");
-	if (strcmp(a->verb, "list") && a->json)
-		return fail_input(a->name, "--json goes with list");
 	return change ? list_items(a) : -1;
 }
 

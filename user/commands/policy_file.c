@@ -152,7 +152,7 @@ static int policy_unchanged(struct state *st, const struct policy_doc *doc, bool
  */
 static int nothing_to_change(const char *cmd, const struct state *st)
 {
-	printf("sluice: %s: %s already runs this policy; nothing changed\n", cmd, st->ifname);
+	output_say("sluice: %s: %s already runs this policy; nothing changed\n", cmd, st->ifname);
 	return EXIT_OK;
 }
 
@@ -189,7 +189,7 @@ static int regroup(const struct state *st, const struct attach_settings *want,
 	err = state_share(st->ifname, want->group_given ? (gid_t)want->group : STATE_NO_GROUP);
 	if (err)
 		return fail_runtime("attach", err, "cannot change the group of %s", st->ifname);
-	printf("sluice: attach: %s: %s\n", st->ifname, what);
+	output_say("sluice: attach: %s: %s\n", st->ifname, what);
 	return -1;
 }
 
@@ -206,15 +206,16 @@ static int replace_attached(const char *ifname, struct policy_doc *doc, bool *re
 		return state_fail_cmd("attach", err, ifname);
 	err = attach_settings_live(&st, &live);
 	if (err == -EPROTO) {
-		printf("sluice: attach: %s has state of another layout: attached afresh, buckets "
-		       "start empty\n",
-		       ifname);
+		output_say(
+			"sluice: attach: %s has state of another layout: attached afresh, buckets "
+			"start empty\n",
+			ifname);
 		ret = -1;
 	} else if (err) {
 		ret = fail_state("attach", err, ifname, "read the attach settings");
 	} else if (attach_settings_differ(&doc->attach, &live, true, what, sizeof(what))) {
-		printf("sluice: attach: %s: %s: attached afresh, buckets start empty\n", ifname,
-		       what);
+		output_say("sluice: attach: %s: %s: attached afresh, buckets start empty\n", ifname,
+			   what);
 		ret = -1;
 	} else {
 		/* Same layout and table: the program and every map stay. */
@@ -223,7 +224,7 @@ static int replace_attached(const char *ifname, struct policy_doc *doc, bool *re
 		if (ret < 0)
 			ret = policy_replace_cmd("attach", &st, doc);
 		if (!ret)
-			printf("sluice: attach: %s kept its program and buckets\n", ifname);
+			output_say("sluice: attach: %s kept its program and buckets\n", ifname);
 	}
 	state_close(&st);
 	return ret;
@@ -244,7 +245,8 @@ int attach_replace(const char *ifname, struct policy_doc *doc, bool *remove_old)
 	if (err == 1) {
 		if (!strncmp(health, STATE_STALE, strlen(STATE_STALE)))
 			health += strlen(STATE_STALE);
-		printf("sluice: attach: replacing the stale state of %s (%s)\n", ifname, health);
+		output_say("sluice: attach: replacing the stale state of %s (%s)\n", ifname,
+			   health);
 		return -1;
 	}
 	return replace_attached(ifname, doc, remove_old);

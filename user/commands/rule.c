@@ -23,8 +23,6 @@ static int rule_check(struct cli_args *a)
 				  option_table[match].name);
 	if (add && !a->given[OPT_RATE])
 		return fail_input("rule", "add needs --rate (for example --rate 100/s)");
-	if (a->json && strcmp(a->verb, "list"))
-		return fail_input("rule", "--json goes with list");
 	if (!add && !del) {
 		if (a->nargs)
 			return fail_input("rule", "unexpected argument '%s'", a->args[0]);

@@ -167,12 +167,12 @@ static void status_json_fleet(struct json *j, const char *ifname)
 	json_object_end(j);
 }
 
-static void status_json_one(struct json *j, const struct iface_status *is)
+static void status_json_one(struct json *j, const char *key, const struct iface_status *is)
 {
 	char opts[640], changed[32];
 	struct settings s;
 
-	json_object_begin(j, NULL);
+	json_object_begin(j, key);
 	json_ifname(j, is->ifname);
 	json_string(j, "state", is->health);
 	json_string(j, "mode", is->mode);
@@ -215,6 +215,16 @@ static void status_json_one(struct json *j, const struct iface_status *is)
 	json_string(j, "options", opts);
 	status_json_fleet(j, is->ifname);
 	json_object_end(j);
+}
+
+void status_json_named(struct json *j, const char *key, const char *ifname)
+{
+	struct iface_status is;
+
+	if (status_collect(ifname, &is))
+		json_null(j, key);
+	else
+		status_json_one(j, key, &is);
 }
 
 static void status_json_error(struct json *j, const char *ifname, int err)
@@ -321,7 +331,7 @@ static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 		if (warning[0]) /* stderr, also with --json: the entry has it too */
 			fprintf(stderr, "sluice status: warning: %s\n", warning);
 		if (json)
-			status_json_one(&j, &is);
+			status_json_one(&j, NULL, &is);
 		else
 			status_human_one(&is);
 	}

@@ -60,8 +60,8 @@ static int upgrade_swap(struct state *st)
 			"upgrade", err,
 			"%s runs program %u now, but its generation could not be raised",
 			st->ifname, new_id);
-	printf("sluice: upgraded %s: program %u replaced by %u, buckets and policy kept\n",
-	       st->ifname, old_id, new_id);
+	output_say("sluice: upgraded %s: program %u replaced by %u, buckets and policy kept\n",
+		   st->ifname, old_id, new_id);
 	return EXIT_OK;
 }
 

@@ -45,10 +45,12 @@ static int apply_one(const char *name, struct cli_args *a, int id, const char *v
 			  option_table[id].name, why);
 }
 
-/* An optional value is the next word when that looks like one: --watch 2. */
+/* An optional value is the next word when that looks like a number: --watch 2, -1, .5. */
 static bool optional_value(const char *next)
 {
-	return next && next[0] >= '0' && next[0] <= '9';
+	if (next && next[0] == '-')
+		next++;
+	return next && ((next[0] >= '0' && next[0] <= '9') || next[0] == '.');
 }
 
 /* "--name", "--name=value" or "--name value"; *i advances past what it used. */
@@ -87,7 +89,11 @@ static int parse_short(const char *name, enum command_id cmd, int argc, char **a
 
 	for (p = argv[*i] + 1; *p; p++) {
 		id = option_find_short(*p);
-		if (id < 0 || !option_takes(cmd, 0, id))
+		if (id >= 0 && !option_takes(cmd, 0, id))
+			return fail_input(
+				name, "-%c (--%s) is not an option of %s (see 'sluice %s --help')",
+				*p, option_table[id].name, name, name);
+		if (id < 0)
 			return fail_input(name, "unknown option '-%c' (see 'sluice %s --help')", *p,
 					  name);
 		if (!option_table[id].metavar) {

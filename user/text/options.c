@@ -734,15 +734,13 @@ const struct option_def option_table[OPT_MAX] = {
 	[OPT_JSON] = { .name = "json",
 		       .short_name = 'j',
 		       .scope = SCOPE_GLOBAL,
-		       .commands =
-			       ON(STATUS) | ON(STATS) | ON(RULE) | ON(ALLOW) | ON(DENY) | ON(TOP),
+		       .commands = ON_EVERY,
 		       .apply = apply_json,
 		       .help = "JSON output (errors too), also before the command" },
 	[OPT_PRETTY] = { .name = "pretty",
 			 .short_name = 'p',
 			 .scope = SCOPE_GLOBAL,
-			 .commands =
-				 ON(STATUS) | ON(STATS) | ON(RULE) | ON(ALLOW) | ON(DENY) | ON(TOP),
+			 .commands = ON_EVERY,
 			 .apply = apply_pretty,
 			 .help = "JSON output, indented (implies --json)" },
 	[OPT_WAIT] = { .name = "wait",
