@@ -252,6 +252,8 @@ static const struct {
 	{ "2000M/s", "rate is too high (sluice meters at most 16M/s)" },
 	{ "2000gbit/s", "a limit meters at most 7680mbit/s, 960MB/s" },
 	{ "5/d", "use s, m or h" },
+	{ "-5/s", "must not be negative" },
+	{ "5/s ", "use s, m or h" },
 };
 
 static void test_rate_refusals(void)

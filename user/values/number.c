@@ -9,8 +9,9 @@ int parse_digits(const char **s, uint64_t *out, const char **why)
 	uint64_t v = 0;
 
 	if (*p < '0' || *p > '9') {
-		*why = *p == '.' ? "expected a digit before the point (0.5, not .5)"
-				 : "expected a number";
+		*why = *p == '.'   ? "expected a digit before the point (0.5, not .5)"
+		       : *p == '-' ? "must not be negative"
+				   : "expected a number";
 		return -EINVAL;
 	}
 	for (; *p >= '0' && *p <= '9'; p++) {
