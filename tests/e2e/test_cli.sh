@@ -400,6 +400,8 @@ test_json_everywhere() {
 	check "sluice -p attach: one document, indented" \
 		bash -c "'$SLUICE' -p attach '$LAB_HOST' --rate 100/s | jq -e '.status.rate == \"100/s\"' && \
 			'$SLUICE' status '$LAB_HOST' | grep -q '^$LAB_HOST '"
+	check "stats --watch -1 is a bad value, not an unknown option" \
+		says "bad value '-1' for --watch: must not be negative" "$SLUICE" stats "$LAB_HOST" --watch -1
 	check "a short option of another command names it" \
 		says "-n (--limit) is not an option of set" "$SLUICE" set "$LAB_HOST" -n 5
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* One-line errors, as text on stderr or as JSON on stdout. */
+/* One-line errors, as text on stderr or as JSON on stdout, and what commands say. */
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include "base/errors.h"
 #include "base/json.h"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Exit statuses and the one-line error messages every command uses. The
- * lowest layer of user/: it includes nothing of sluice's.
+ * Exit statuses, the one-line error messages every command uses, and the
+ * lines a command says when it succeeds. The lowest layer of user/: it
+ * includes nothing of sluice's.
  */
 #ifndef SLUICE_BASE_ERRORS_H
 #define SLUICE_BASE_ERRORS_H

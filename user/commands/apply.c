@@ -10,7 +10,6 @@
 #include "commands/policy_file.h"
 #include "text/conf.h"
 
-/* The file is read and checked whole before privilege, lock or maps. */
 /* What --check found: a line, or with --json a document. */
 static int checked_say(const struct cli_args *a)
 {
@@ -34,6 +33,7 @@ static int checked_say(const struct cli_args *a)
 	return fail_json("apply", json_finish(&j));
 }
 
+/* The file is read and checked whole before privilege, lock or maps. */
 static int apply_check(struct cli_args *a)
 {
 	char err_line[512];
