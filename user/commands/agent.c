@@ -44,7 +44,7 @@
 #define AGENT_IDLE_ROUNDS    20 /* a candidate with no usage and no debt this long is dropped */
 #define AGENT_HEARTBEAT_NS   NSEC_PER_SEC
 #define AGENT_HEARTBEAT_KEY  "sluice:{hb}:agents" /* a sorted set: member, last beat */
-#define AGENT_HOST_WINDOW_MS 3000 /* an agent silent this long no longer counts */
+#define AGENT_HOST_WINDOW_MS 3000		  /* an agent silent this long no longer counts */
 #define AGENT_KEY_MAX	     96
 /* A reply later than two periods, or this, is a timeout: Redis is then down. */
 #define AGENT_TIMEOUT_MIN_NS (250 * 1000000ULL)
@@ -302,7 +302,6 @@ static uint64_t arg_advance(const struct agent *ag, const struct candidate *c)
 
 	return c->delta > back ? c->delta - back : 0;
 }
-
 
 /* Split: each packet here costs as much as N hosts' would, so this host takes r/N. */
 static uint64_t arg_split(const struct agent *ag, const struct candidate *c)
@@ -700,8 +699,8 @@ static int round_run(struct agent *ag)
 	if (ag->up) {
 		ag->last_sync_ns = monotonic_ns();
 		if (ag->n) /* else no call went out, and sent_ns is an older round's */
-			ag->slack_ns = fleet_slack_note(&ag->slack, now,
-							ag->last_sync_ns - ag->sent_ns);
+			ag->slack_ns =
+				fleet_slack_note(&ag->slack, now, ag->last_sync_ns - ag->sent_ns);
 		if (!ag->opt.shadow)
 			ag->since_sent = (monotonic_ns() - ag->sent_ns) << SLUICE_TIME_SHIFT;
 		err = sync_all(ag, SLUICE_FLEET_ADVANCE, arg_advance);

@@ -44,7 +44,7 @@ struct fleet_call {
 	int sent; /* the node it was sent to this round, else -1 */
 	bool asking;
 	bool later; /* failed with TRYAGAIN: not a Redis down, its keys go again alone */
-	int tries; /* -1: failed */
+	int tries;  /* -1: failed */
 };
 
 struct fleet_redis {

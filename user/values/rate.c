@@ -313,9 +313,10 @@ int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *ou
 	struct decimal d;
 	int err;
 
-	err = decimal_with_unit(s, s + strlen(s), durations,
-				"expected a duration with its unit: us, ms, s, m, h or d (such as 10s)",
-				&d, &unit, why);
+	err = decimal_with_unit(
+		s, s + strlen(s), durations,
+		"expected a duration with its unit: us, ms, s, m, h or d (such as 10s)", &d, &unit,
+		why);
 	if (err)
 		return err;
 	err = decimal_scale(&d, unit->value, out);
