@@ -29,6 +29,8 @@ for tool in xdp-filter xdp-loader; do
 	fi
 done
 
+RENAMED=slr${LAB_HOST#slh} # what step 7 renames the host side to, and back
+
 # Everything this test loads, whatever happened: sluice, xdp-filter, the lab.
 mp_down() {
 	"$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1
@@ -36,6 +38,7 @@ mp_down() {
 	rm -f "$DECOY_PIN"
 	xdp-filter unload "$LAB_HOST" >/dev/null 2>&1
 	xdp-loader unload "$LAB_HOST" --all >/dev/null 2>&1
+	ip link del "$RENAMED" 2>/dev/null
 	lab_down
 }
 
@@ -172,6 +175,24 @@ shared_checks() {
 	read -r sent lost got < <(port_flood "$LAB_PORT" "$LAB_TMP/free")
 	CHECK_DETAIL="sent $sent, lost $lost, received $got"
 	check "... and port $LAB_PORT is no longer limited" test "$got" = "$((sent - lost))"
+
+	# 7. Renamed, the dispatcher (and sluice in it) stays with the interface:
+	# status under the old name says where; detach there takes sluice out.
+	"$SLUICE" attach "$LAB_HOST" --rate "$RATE/s" --multiprog >/dev/null
+	ip link set "$LAB_HOST" down && ip link set "$LAB_HOST" name "$RENAMED" &&
+		ip link set "$RENAMED" up || check "rename $LAB_HOST" false
+	status=$("$SLUICE" status "$LAB_HOST" --json | jq -r '.[0].state')
+	CHECK_DETAIL="$status"
+	check "renamed: status says sluice still runs on $RENAMED" \
+		test "$status" = "stale: interface was renamed to $RENAMED, where it still runs"
+	out=$("$SLUICE" detach "$LAB_HOST" 2>&1)
+	CHECK_DETAIL="$out"
+	check "... detach under the old name" test "$out" = "sluice: detached from $LAB_HOST"
+	CHECK_DETAIL=$(xdp-loader status "$RENAMED" 2>&1 | tr '\n' ';')
+	check "... takes sluice out of $RENAMED's dispatcher, xdp-filter stays" \
+		test -z "$(grep sluice_xdp <<<"$CHECK_DETAIL")" -a -n "$(grep -F "$filter_prog" <<<"$CHECK_DETAIL")"
+	ip link set "$RENAMED" down && ip link set "$RENAMED" name "$LAB_HOST" &&
+		ip link set "$LAB_HOST" up || check "rename back to $LAB_HOST" false
 }
 
 lab_up || {
@@ -211,7 +232,7 @@ else
 	shared_checks
 fi
 
-# 7. A program not loaded through libxdp (here the generator's, by bpftool):
+# 8. A program not loaded through libxdp (here the generator's, by bpftool):
 # refused without the flag, and with it, each time naming it.
 check "xdp-filter unloads" xdp-filter unload "$LAB_HOST"
 # bpftool, not ip link: iproute2 would leave its directories in bpffs.

@@ -263,6 +263,26 @@ test_deleted_interface() {
 	"$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1
 }
 
+# The link follows the interface's index: renamed, it is still limited, and
+# every command on the old name says where; detach under the old name stops it.
+test_renamed_interface() {
+	local renamed=slr${LAB_HOST#slh}
+	attach_lab
+	ip link set "$LAB_HOST" down && ip link set "$LAB_HOST" name "$renamed" &&
+		ip link set "$renamed" up || check "rename $LAB_HOST" false
+	expect_all "$LAB_HOST" "interface was renamed to $renamed, where it still runs"
+	check "renamed: the program still runs on $renamed" test -n "$(xdp_prog "$renamed")"
+	# The old name given to another interface: still the renamed one's state.
+	ip link add "$LAB_HOST" type veth peer name "slq${LAB_HOST#slh}" || check "a new $LAB_HOST" false
+	expect_all "$LAB_HOST" "interface was renamed to $renamed, where it still runs" attach
+	expect_detach_clears "renamed interface"
+	check "renamed: nothing runs on $renamed after detach" test -z "$(xdp_prog "$renamed")"
+	ip link del "$LAB_HOST"
+	ip link set "$renamed" down && ip link set "$renamed" name "$LAB_HOST" &&
+		ip link set "$LAB_HOST" up ||
+		check "rename back to $LAB_HOST" false
+}
+
 # --- On a private bpffs, mounted 1777 as the kernel does by default ---
 
 as_nobody() {
@@ -442,6 +462,7 @@ test_bad_names
 "$SLUICE" detach "$LAB_HOST" >/dev/null
 test_interrupted_states
 test_kill_9
+test_renamed_interface
 test_deleted_interface
 test_private_bpffs
 lab_finish

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -208,6 +209,20 @@ int mp_runs(int ifindex, unsigned int prog_id)
 		if (!prog_id || progs[i].id == prog_id)
 			return 1;
 	return !prog_id;
+}
+
+int mp_ifindex_of(unsigned int prog_id)
+{
+	struct if_nameindex *all = if_nameindex(), *i;
+	int found = 0;
+
+	if (!all)
+		return 0;
+	for (i = all; i->if_index && !found; i++)
+		if (mp_runs((int)i->if_index, prog_id) == 1)
+			found = (int)i->if_index;
+	if_freenameindex(all);
+	return found;
 }
 
 int mp_remove_named(int ifindex, const char *name)

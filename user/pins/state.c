@@ -995,6 +995,16 @@ static int unpin_link(const char *ifname, int dir_fd)
 	return err;
 }
 
+static unsigned int prog_id_of(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (prog_fd < 0 || bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return 0;
+	return info.id;
+}
+
 /* The ifindex of an interface or staging name ("IFACE:attaching"); 0 when gone. */
 static int state_ifindex(const char *name)
 {
@@ -1025,6 +1035,9 @@ static int unpin_prog(const char *ifname, int dir_fd)
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
 	ifindex = state_ifindex(ifname);
+	/* Renamed, the interface still runs it: found by the program. */
+	if (!ifindex || mp_runs(ifindex, prog_id_of(fd)) != 1)
+		ifindex = mp_ifindex_of(prog_id_of(fd));
 	err = ifindex ? mp_detach(fd, ifindex) : 0;
 	close(fd);
 	if (!err && unlinkat(dir_fd, SLUICE_PIN_PROG, 0) && errno != ENOENT)
@@ -1189,30 +1202,40 @@ int state_open_locked(const char *cmd, const char *ifname, struct state *st, int
 	return ret;
 }
 
-static unsigned int prog_id_of(int prog_fd)
+/*
+ * The link (or libxdp's dispatcher) follows its interface by index, so a
+ * renamed interface goes on being limited: say where, as the old name no
+ * longer reaches it.
+ */
+static const char *renamed_health(unsigned int link_ifindex)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	static __thread char health[IF_NAMESIZE + 64];
+	char name[IF_NAMESIZE];
 
-	if (prog_fd < 0 || bpf_obj_get_info_by_fd(prog_fd, &info, &len))
-		return 0;
-	return info.id;
+	if (!if_indextoname(link_ifindex, name))
+		return STATE_STALE "interface was renamed";
+	snprintf(health, sizeof(health),
+		 STATE_STALE "interface was renamed to %s, where it still runs", name);
+	return health;
 }
 
 /* Through libxdp: the pinned program must be one of the dispatcher's. */
 static const char *multiprog_health(const struct state *st, unsigned int *prog_id)
 {
-	int ifindex;
+	int ifindex, runs_on;
 
 	*prog_id = prog_id_of(st->prog_fd);
 	if (st->staged)
 		return STATE_STALE "attach interrupted";
 	ifindex = (int)if_nametoindex(st->ifname);
+	if (ifindex && mp_runs(ifindex, *prog_id) == 1)
+		return STATE_OK;
+	runs_on = *prog_id ? mp_ifindex_of(*prog_id) : 0;
+	if (runs_on)
+		return renamed_health((unsigned int)runs_on);
 	if (!ifindex)
 		return STATE_STALE "interface is gone";
-	if (mp_runs(ifindex, *prog_id) != 1)
-		return STATE_STALE "program is not in the interface's XDP dispatcher";
-	return STATE_OK;
+	return STATE_STALE "program is not in the interface's XDP dispatcher";
 }
 
 bool state_multiprog(const struct state *st)
@@ -1261,11 +1284,12 @@ const char *state_health(const struct state *st, unsigned int *prog_id)
 		return ifindex ? STATE_STALE "interface was deleted and created again"
 			       : STATE_STALE "interface is gone";
 	if (!ifindex)
-		return STATE_STALE "interface is gone";
+		return link_ifindex ? renamed_health(link_ifindex)
+				    : STATE_STALE "interface is gone";
 	if (!*prog_id)
 		return STATE_STALE "program is not attached";
 	if (link_ifindex != ifindex)
-		return STATE_STALE "interface was renamed";
+		return renamed_health(link_ifindex);
 	return STATE_OK;
 }
 
