@@ -211,11 +211,14 @@ int mp_runs(int ifindex, unsigned int prog_id)
 	return !prog_id;
 }
 
-int mp_ifindex_of(unsigned int prog_id)
+int mp_ifindex_of(unsigned int prog_id, int first)
 {
-	struct if_nameindex *all = if_nameindex(), *i;
+	struct if_nameindex *all, *i;
 	int found = 0;
 
+	if (first > 0 && mp_runs(first, prog_id) == 1)
+		return first;
+	all = prog_id ? if_nameindex() : NULL;
 	if (!all)
 		return 0;
 	for (i = all; i->if_index && !found; i++)

@@ -50,8 +50,12 @@ int mp_detach(int prog_fd, int ifindex);
 int mp_programs(int ifindex, bool *dispatcher, struct mp_prog *progs, int max);
 /* 1 when program prog_id runs in ifindex's dispatcher, 0 when not. */
 int mp_runs(int ifindex, unsigned int prog_id);
-/* The interface whose dispatcher runs prog_id (not 0): its ifindex, 0 when none. */
-int mp_ifindex_of(unsigned int prog_id);
+/*
+ * The interface whose dispatcher runs prog_id: first when it does (as
+ * mp_runs says), else another that does (a renamed interface; prog_id 0
+ * matches none); 0 when none.
+ */
+int mp_ifindex_of(unsigned int prog_id, int first);
 /*
  * Takes the programs called name out of ifindex's dispatcher: what an
  * attach --multiprog killed before it pinned its program left. Returns

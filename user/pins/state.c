@@ -1026,7 +1026,7 @@ static int state_ifindex(const char *name)
 static int unpin_prog(const char *ifname, int dir_fd)
 {
 	char path[PATH_MAX];
-	int fd, ifindex, err;
+	int fd, ifindex, runs_on, err;
 
 	err = state_path(ifname, SLUICE_PIN_PROG, path, sizeof(path));
 	if (err)
@@ -1036,8 +1036,9 @@ static int unpin_prog(const char *ifname, int dir_fd)
 		return errno == ENOENT ? 0 : -errno;
 	ifindex = state_ifindex(ifname);
 	/* Renamed, the interface still runs it: found by the program. */
-	if (!ifindex || mp_runs(ifindex, prog_id_of(fd)) != 1)
-		ifindex = mp_ifindex_of(prog_id_of(fd));
+	runs_on = mp_ifindex_of(prog_id_of(fd), ifindex);
+	if (runs_on)
+		ifindex = runs_on;
 	err = ifindex ? mp_detach(fd, ifindex) : 0;
 	close(fd);
 	if (!err && unlinkat(dir_fd, SLUICE_PIN_PROG, 0) && errno != ENOENT)
@@ -1228,9 +1229,9 @@ static const char *multiprog_health(const struct state *st, unsigned int *prog_i
 	if (st->staged)
 		return STATE_STALE "attach interrupted";
 	ifindex = (int)if_nametoindex(st->ifname);
-	if (ifindex && mp_runs(ifindex, *prog_id) == 1)
+	runs_on = mp_ifindex_of(*prog_id, ifindex);
+	if (runs_on && runs_on == ifindex)
 		return STATE_OK;
-	runs_on = *prog_id ? mp_ifindex_of(*prog_id) : 0;
 	if (runs_on)
 		return renamed_health((unsigned int)runs_on);
 	if (!ifindex)
