@@ -1091,7 +1091,8 @@ __attribute__((noinline)) int table_refund(struct table_op *op)
  * The fleet's sync step (bpf/fleet.h) on the key's bucket, with the same
  * compare-and-swap metering uses: READ fills op->fresh (passed, and the
  * TAT ahead of now in tat); ADVANCE moves the TAT to at least now + arg,
- * never back; CHARGE adds arg to it, from now at the earliest. Fleet debt
+ * never back; CHARGE adds arg to it, from now at the earliest; CAP lowers
+ * it to now + arg if later (a change's debt cap, policy_maps.c). Fleet debt
  * may run past the burst (gcra_conforms_owing keeps it). Returns 1 when
  * the key has a bucket, else 0.
  */
@@ -1114,6 +1115,8 @@ __attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_
 			next = tat > op->now + arg ? tat : op->now + arg;
 		else if (fleet_op == SLUICE_FLEET_CHARGE)
 			next = (tat > op->now ? tat : op->now) + arg;
+		else if (fleet_op == SLUICE_FLEET_CAP)
+			next = tat > op->now + arg ? op->now + arg : tat;
 		else
 			next = tat;
 		if (next == tat || __sync_val_compare_and_swap(tatp, tat, next) == tat)

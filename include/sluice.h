@@ -605,6 +605,7 @@ enum sluice_fleet_op {
 	SLUICE_FLEET_READ = 0,	  /* out: passed, tat_delta (TAT - now, 0 if past) */
 	SLUICE_FLEET_ADVANCE = 1, /* TAT <- max(TAT, now + arg): the global TAT */
 	SLUICE_FLEET_CHARGE = 2,  /* TAT <- max(TAT, now) + arg: fallback split */
+	SLUICE_FLEET_CAP = 3,	  /* TAT <- min(TAT, now + arg): a change's debt cap */
 };
 
 #define SLUICE_FLEET_BATCH 64

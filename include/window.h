@@ -120,8 +120,9 @@ static inline __u64 sliding_next(__u64 slot, __u64 now, __u64 cost, __u64 limit,
 }
 
 /*
- * No later than the first moment a refused packet of `cost` may conform:
- * the estimate only falls as prev's weight does, until the window ends.
+ * No later than the first moment a packet of `cost` may conform, 0 if it
+ * fits now: the estimate only falls as prev's weight does, until the
+ * window ends.
  */
 static inline __u64 sliding_admissible_at(__u64 slot, __u64 now, __u64 cost, __u64 limit,
 					  __u64 window, __u32 bits)
@@ -130,8 +131,11 @@ static inline __u64 sliding_admissible_at(__u64 slot, __u64 now, __u64 cost, __u
 	__u64 room, left_max;
 
 	sliding_read(slot, now, window, bits, &c);
-	if (c.cur + cost > limit || !c.prev)
+	if (c.cur + cost > limit)
 		return c.start + window;
+	/* Nothing to weigh: it fits now (a pass asks too, meter_refreshes). */
+	if (!c.prev)
+		return 0;
 	room = limit - c.cur - cost;
 	/* It fits once the rounded-up weight is at most room * w / prev. */
 	left_max = (room * (window >> WINDOW_SHIFT) / c.prev) << WINDOW_SHIFT;

@@ -559,7 +559,7 @@ static struct {
 	bool no_wrap;
 	bool stored_limits;
 	bool no_spoof;
-} variant = { false, MODEL_DEBT_CAP_AT_TOUCH, false, false };
+} variant = { false, MODEL_DEBT_CAP_AT_CHANGE, false, false };
 
 struct live_rule {
 	char text[TEXT_LEN]; /* the line that made it: same line, same buckets */

@@ -92,6 +92,15 @@ int fixture_store(struct fixture *fx, struct policy_doc *doc)
 	return policy_store(&fx->st.maps, doc, true);
 }
 
+/* The test-clock fixture opened last, whose clock the library's steps on buckets read. */
+static const struct fixture *clock_owner;
+
+static uint64_t fixture_now_ns(void)
+{
+	return clock_owner && clock_owner->test ? clock_owner->test->bss->test_now_ns
+						: monotonic_ns();
+}
+
 /* Both builds share their map and program names, so the rest is common. */
 static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, uint32_t max_sources,
 			       struct policy_doc *doc)
@@ -100,6 +109,13 @@ static int fixture_finish_open(struct fixture *fx, struct bpf_object *obj, uint3
 
 	fx->prog_fd = bpf_program__fd(bpf_object__find_program_by_name(obj, "sluice_xdp"));
 	state_from_object(obj, &fx->st);
+	if (fx->test) {
+		clock_owner = fx;
+		fx->st.maps.now_ns = fixture_now_ns;
+		fx->sync.prog_fd = bpf_program__fd(fx->test->progs.sluice_fleet_sync);
+		fx->sync.batch_fd = bpf_map__fd(fx->test->maps.fleet_batch);
+		fx->st.maps.sync = &fx->sync;
+	}
 	if (doc_validate(doc, &why))
 		return -EINVAL;
 	return policy_create(&fx->st.maps, max_sources, doc);
@@ -155,6 +171,8 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 
 void fixture_close(struct fixture *fx)
 {
+	if (clock_owner == fx)
+		clock_owner = NULL;
 	if (fx->hot_map)
 		munmap(fx->hot_map, fx->hot_bytes);
 	sluice_test__destroy(fx->test);

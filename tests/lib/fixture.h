@@ -10,6 +10,7 @@
 #include "sluice.h"
 #include "policy/policy.h"
 #include "pins/state.h"
+#include "pins/sync.h"
 #include "maps/policy_maps.h"
 
 struct sluice;
@@ -20,6 +21,7 @@ struct fixture {
 	struct sluice_test *test;
 	int prog_fd;
 	struct state st; /* the maps, as a pinned interface would have them */
+	struct sync_prog sync; /* the test build's own sync program: a change's debt cap */
 	void *hot_map;	 /* every CPU's over-limit cache, mapped (fixture_hot_forget) */
 	size_t hot_bytes;
 };

@@ -207,14 +207,15 @@ static void candidate_name(struct candidate *c, const struct sluice_policy *p, b
 	} match = { .family = p->family,
 		    .len = p->cidr_len,
 		    .proto = p->proto,
-		    .dflt = !p->id,
+		    .dflt = p->family == SLUICE_FAMILY_ANY,
 		    .lo = p->dport_lo,
 		    .hi = p->dport_hi };
 	const struct sluice_key *k = &c->key;
 	uint32_t rule, where;
 
 	memcpy(match.cidr, p->cidr, sizeof(match.cidr));
-	rule = p->id ? hash_bytes(&match, sizeof(match)) : 0;
+	/* The default's id changes with its algorithm; its name does not. */
+	rule = match.dflt ? 0 : hash_bytes(&match, sizeof(match));
 	where = key_hash(
 		&(struct sluice_key){ .family = k->family,
 				      .prefix_len = k->prefix_len,
@@ -547,7 +548,7 @@ static int hint_write(struct agent *ag, bool on)
 
 	fleet_hint_plan(ag->opt.period_ns, ag->hosts, &ag->hint);
 	ag->hint.live_until = on ? fleet_live_until(monotonic_ns(), ag->opt.period_ns) : 0;
-	return bpf_map_update_elem(ag->st.fleet_fd, &zero, &ag->hint, 0) ? -errno : 0;
+	return bpf_map_update_elem(ag->st.maps.fleet, &zero, &ag->hint, 0) ? -errno : 0;
 }
 
 /* Counts the agents heartbeating, this one included: N for the share and for split. */

@@ -19,6 +19,7 @@
 #include "maps/percpu.h"
 #include "maps/policy_maps.h"
 #include "maps/table.h"
+#include "pins/sync.h"
 
 /* Either trie key, seen as bytes: prefixlen and set lead both. */
 union lpm_key {
@@ -205,6 +206,7 @@ static int policy_load_rules(const struct policy_maps *m, const struct sluice_co
 	if (err)
 		return err;
 	policy_settings(&p, &doc->dflt, NULL);
+	doc->dflt_id = p.id;
 	for (slot = 1; slot < SLUICE_MAX_POLICIES; slot++) {
 		err = slot_read(m, cfg->policy_set, slot, &p);
 		if (err)
@@ -344,8 +346,8 @@ int policy_load(const struct policy_maps *m, struct policy_doc *doc, bool lists)
 }
 
 /*
- * Rule ids a new rule may not get: 0 (the default's) and every rule's in
- * both sets of slots (the set being replaced may still be in use). Once
+ * Rule ids a new rule may not get: 0 (the default's first) and every
+ * policy's in both sets of slots (the set being replaced may still be in use). Once
  * the ids have wrapped, also those whose buckets a retired rule left in
  * the source or aggregate table: a bucket that still holds state would
  * hand its debt to the new rule, and even a refilled one would skip the
@@ -370,11 +372,12 @@ static int slots_in_use(const struct policy_maps *m, struct ids_used *u)
 
 	u->state[0] = ID_HELD;
 	for (set = 0; set < 2; set++) {
-		for (slot = 1; slot < SLUICE_MAX_POLICIES; slot++) {
+		for (slot = 0; slot < SLUICE_MAX_POLICIES; slot++) {
 			err = slot_read(m, set, slot, &p);
 			if (err)
 				return err;
-			if (p.family != SLUICE_FAMILY_ANY)
+			/* Slot 0, the default, is never empty. */
+			if (!slot || p.family != SLUICE_FAMILY_ANY)
 				u->state[p.id] = ID_HELD;
 		}
 	}
@@ -446,8 +449,27 @@ static int id_reset(const struct policy_maps *m, uint16_t id)
 }
 
 /*
+ * Does the default keep its id, and so its buckets? Only while the new
+ * meter reads a slot as the old one wrote it (policy_meter_same).
+ */
+static bool default_keeps_id(const struct policy_doc *doc, const struct policy_doc *live)
+{
+	struct sluice_policy was, now;
+	const char *why;
+
+	/* Fresh maps have no default yet: it starts as 0. */
+	if (!live->dflt.rate.amount)
+		return true;
+	if (policy_build(&was, &live->dflt, NULL, live->dflt_id, &why) ||
+	    policy_build(&now, &doc->dflt, NULL, live->dflt_id, &why))
+		return false;
+	return policy_meter_same(&was, &now);
+}
+
+/*
  * A rule keeps its id, and so its buckets, when the live policy has the same
- * rule unchanged; anything else gets a free id (0 stays the default's).
+ * rule unchanged; anything else gets a free id. The default keeps its id
+ * unless its meter changes shape (default_keeps_id).
  */
 static int assign_ids(const struct policy_maps *m, struct policy_doc *doc,
 		      const struct policy_doc *live)
@@ -460,7 +482,10 @@ static int assign_ids(const struct policy_maps *m, struct policy_doc *doc,
 	memset(u, 0, sizeof(*u));
 	doc->next_id = live->next_id;
 	doc->ids_wrapped = live->ids_wrapped;
+	doc->dflt_id = live->dflt_id;
 	err = slots_in_use(m, u);
+	if (!err && !default_keeps_id(doc, live))
+		err = id_next(m, doc, u, &doc->dflt_id) ?: id_reset(m, doc->dflt_id);
 	for (i = 0; !err && i < doc->n_rules; i++) {
 		struct rule *r = &doc->rules[i];
 
@@ -486,7 +511,7 @@ static int write_slots(const struct policy_maps *m, const struct policy_doc *doc
 	for (slot = 0; slot < SLUICE_MAX_POLICIES; slot++) {
 		memset(&p, 0, sizeof(p));
 		if (slot == 0)
-			err = policy_build(&p, &doc->dflt, NULL, 0, &why);
+			err = policy_build(&p, &doc->dflt, NULL, doc->dflt_id, &why);
 		else if ((int)slot <= doc->n_rules)
 			err = policy_build(&p, &doc->rules[slot - 1].settings,
 					   &doc->rules[slot - 1].match, doc->rules[slot - 1].id,
@@ -717,6 +742,92 @@ int lists_fit(const struct policy_maps *m, const struct policy_doc *doc, char *w
 	return 0;
 }
 
+/*
+ * A change's debt cap (docs/design.md): the default's buckets more than a
+ * new burst (and what a live fleet may owe) ahead, found in a read of the
+ * table and capped by the sync program, with the datapath's own clock and
+ * compare-and-swap: a TAT written since the change is never lowered.
+ */
+struct debt_walk {
+	const struct policy_maps *m;
+	__u16 policy;
+	__u64 debt_max; /* meter time past now */
+	__u64 now;	/* meter time when the walk began: a TAT at or before now + debt_max is fine */
+	struct sluice_fleet_batch b;
+};
+
+static int debt_flush(struct debt_walk *dw)
+{
+	int err = dw->b.count ? sync_run(dw->m->sync, &dw->b) : 0;
+
+	dw->b.count = 0;
+	return err;
+}
+
+static int debt_visit(const struct sluice_key *key, const struct sluice_bucket *b,
+		      uint64_t read_ns, void *ctx)
+{
+	struct debt_walk *dw = ctx;
+	struct sluice_fleet_entry *e;
+
+	(void)read_ns;
+	if (key->policy != dw->policy || b->tat <= dw->now + dw->debt_max)
+		return 0;
+	e = &dw->b.e[dw->b.count++];
+	memset(e, 0, sizeof(*e));
+	e->key = *key;
+	e->op = SLUICE_FLEET_CAP;
+	e->arg = dw->debt_max;
+	return dw->b.count == SLUICE_FLEET_BATCH ? debt_flush(dw) : 0;
+}
+
+static __u64 datapath_now(const struct policy_maps *m)
+{
+	return (m->now_ns ? m->now_ns() : monotonic_ns()) << SLUICE_TIME_SHIFT;
+}
+
+/* What a live fleet agent lets a source owe past its burst, as the datapath reads it. */
+static __u64 fleet_owed_now(const struct policy_maps *m, __u64 now)
+{
+	struct sluice_fleet_hint hint;
+	__u32 zero = 0;
+
+	if (m->fleet < 0 || bpf_map_lookup_elem(m->fleet, &zero, &hint))
+		return 0;
+	return now < hint.live_until ? hint.debt_max : 0;
+}
+
+/*
+ * After a change of the default's GCRA limits that kept its buckets: debt
+ * past the new burst is capped now, not at each source's next packet, so
+ * the time that passes after the change refills them.
+ */
+static int default_debt_cap(const struct policy_maps *m, const struct policy_doc *doc,
+			    const struct policy_doc *live, const struct sluice_config *cfg)
+{
+	struct debt_walk *dw;
+	struct sluice_policy p;
+	const char *why;
+	int err;
+
+	if (!m->sync || !live->dflt.rate.amount || doc->dflt_id != live->dflt_id ||
+	    settings_equal(&doc->dflt, &live->dflt))
+		return 0;
+	err = policy_build(&p, &doc->dflt, NULL, doc->dflt_id, &why);
+	if (err || p.meter != SLUICE_METER_GCRA)
+		return err;
+	dw = calloc(1, sizeof(*dw));
+	if (!dw)
+		return -ENOMEM;
+	dw->m = m;
+	dw->policy = p.id;
+	dw->now = datapath_now(m);
+	dw->debt_max = p.limit + fleet_owed_now(m, dw->now);
+	err = table_walk(m->buckets, cfg->table_seed, debt_visit, dw) ?: debt_flush(dw);
+	free(dw);
+	return err;
+}
+
 int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists)
 {
 	struct policy_doc live = { 0 };
@@ -759,8 +870,10 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 	if (err)
 		return err;
 
-	/* No packet holds the old configuration now: free the old sets. */
-	err = rules_clear(m, old_rules);
+	/* No packet holds the old configuration now: cap its debt, free the old sets. */
+	err = default_debt_cap(m, doc, &live, &cfg);
+	if (!err)
+		err = rules_clear(m, old_rules);
 	if (!err && lists)
 		err = lists_clear(m, old_lists);
 	return err;
@@ -1102,7 +1215,16 @@ int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, b
 
 int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
 {
-	int err = policy_store(&st->maps, doc, lists);
+	struct sync_prog sp;
+	int err;
+
+	/* Without it, debt is capped at each source's next packet instead. */
+	if (!sync_open(st, &sp))
+		st->maps.sync = &sp;
+	err = policy_store(&st->maps, doc, lists);
+	if (st->maps.sync)
+		sync_close(&sp);
+	st->maps.sync = NULL;
 
 	if (err)
 		return fail_runtime(cmd, err, "cannot write the policy of %s", st->ifname);

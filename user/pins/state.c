@@ -75,7 +75,7 @@ static const struct {
 	{ SLUICE_MAP_ALLOW_V6, "allow_v6", offsetof(struct state, maps.allow_v6) },
 	{ SLUICE_MAP_DENY_V4, "deny_v4", offsetof(struct state, maps.deny_v4) },
 	{ SLUICE_MAP_DENY_V6, "deny_v6", offsetof(struct state, maps.deny_v6) },
-	{ SLUICE_MAP_FLEET, ".data.fleet", offsetof(struct state, fleet_fd) },
+	{ SLUICE_MAP_FLEET, ".data.fleet", offsetof(struct state, maps.fleet) },
 	{ SLUICE_MAP_FLEET_RING, "fleet_ring", offsetof(struct state, fleet_ring_fd) },
 	{ SLUICE_MAP_FLEET_USAGE, "fleet_usage", offsetof(struct state, fleet_usage_fd) },
 	{ SLUICE_MAP_FILTER, "buckets_filter", offsetof(struct state, filter_fd) },

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 #include "sluice.h"
 
+struct sync_prog;
+
 /* Every pinned map a policy lives in. */
 struct policy_maps {
 	int config, generation, policies;
@@ -24,8 +26,20 @@ struct policy_maps {
 	int buckets, aggregates;
 	/* The per-CPU over-limit caches; their seeds come with the first configuration. */
 	int hot;
+	/* The fleet hint (.data.fleet), which the agent writes: a change's debt cap keeps what it owes. */
+	int fleet;
 	/* The state's directory, where config_write pins each configuration; -1: not pinned yet. */
 	int dir;
+	/*
+	 * The sync program (pins/sync.h), through which a change caps its
+	 * buckets' debt; NULL: the datapath caps it at each source's next packet.
+	 */
+	const struct sync_prog *sync;
+	/*
+	 * The datapath's clock, to find the buckets in debt; NULL:
+	 * CLOCK_MONOTONIC, which bpf_ktime_get_ns reads. Tests give theirs.
+	 */
+	uint64_t (*now_ns)(void);
 };
 
 struct state {
@@ -34,7 +48,6 @@ struct state {
 	int link_fd;
 	int prog_fd; /* attached through libxdp's dispatcher: the program, and no link */
 	int stats_fd;
-	int fleet_fd;	    /* the fleet hint (.data.fleet), which the agent writes */
 	int fleet_ring_fd;  /* the fleet's candidates, which the agent reads */
 	int fleet_usage_fd; /* each source way's usage this period, the datapath's own */
 	int filter_fd;	    /* the source table's filter, the datapath's own */

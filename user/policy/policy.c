@@ -872,6 +872,21 @@ int doc_find_rule(const struct policy_doc *doc, const struct match *m)
 	return -1;
 }
 
+bool policy_meter_same(const struct sluice_policy *old, const struct sluice_policy *new)
+{
+	if (old->meter != new->meter)
+		return false;
+	switch (new->meter) {
+	case SLUICE_METER_GCRA:
+		return true;
+	case SLUICE_METER_WARMUP:
+		return old->interval == new->interval && old->warm_max == new->warm_max &&
+		       old->state_bits == new->state_bits;
+	}
+	return old->window_ms == new->window_ms && old->state_bits == new->state_bits &&
+	       (old->flags & SLUICE_POL_BYTES) == (new->flags & SLUICE_POL_BYTES);
+}
+
 void doc_init(struct policy_doc *doc)
 {
 	memset(doc, 0, sizeof(*doc));
@@ -1089,7 +1104,7 @@ int doc_rule_index(const struct policy_doc *doc, uint16_t policy)
 {
 	int i;
 
-	if (!policy)
+	if (policy == doc->dflt_id)
 		return -1;
 	for (i = 0; i < doc->n_rules; i++)
 		if (doc->rules[i].id == policy)
@@ -1104,6 +1119,6 @@ int rule_policy(const struct policy_doc *doc, uint16_t policy, struct sluice_pol
 
 	if (i == -2)
 		return -ENOENT;
-	return i < 0 ? policy_build(p, &doc->dflt, NULL, 0, &why)
+	return i < 0 ? policy_build(p, &doc->dflt, NULL, doc->dflt_id, &why)
 		     : policy_build(p, &doc->rules[i].settings, &doc->rules[i].match, policy, &why);
 }

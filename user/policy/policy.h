@@ -97,6 +97,8 @@ struct policy_doc {
 	struct rule rules[SLUICE_MAX_POLICIES - 1];
 	int n_rules;
 	struct cidr_list allow, deny;
+	/* The default's bucket id: 0 at attach, a new one when its meter changes shape. */
+	uint16_t dflt_id;
 	uint16_t next_id;
 	bool ids_wrapped; /* next_id has wrapped: old ids may still have buckets */
 };
@@ -110,6 +112,12 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 void policy_settings(const struct sluice_policy *p, struct settings *s, struct match *m);
 
 bool match_equal(const struct match *a, const struct match *b);
+/*
+ * Does new read a slot exactly as old wrote it (docs/design.md, "What a
+ * change does to a source's state")? GCRA for GCRA; a window for the same
+ * kind, length and unit; a warm-up for the same rate and warm-up.
+ */
+bool policy_meter_same(const struct sluice_policy *old, const struct sluice_policy *new);
 bool settings_equal(const struct settings *a, const struct settings *b);
 /* The rule with exactly this match, or -1. */
 int doc_find_rule(const struct policy_doc *doc, const struct match *m);
