@@ -26,6 +26,8 @@ struct policy_maps {
 	int hot;
 	/* The state's directory, where config_write pins each configuration; -1: not pinned yet. */
 	int dir;
+	/* The datapath's clock, in ns; NULL: CLOCK_MONOTONIC (tests set their test clock). */
+	uint64_t (*now_ns)(void);
 };
 
 struct state {
