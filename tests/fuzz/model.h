@@ -96,11 +96,11 @@ const char *model_verdict_name(enum model_verdict v);
 
 /* How a policy change treats the debt of a bucket it keeps. */
 enum model_debt {
-	/* Capped at the new burst when the change is made (then refills). */
+	/* Capped at the new burst when the change is made, then refills (docs/design.md). */
 	MODEL_DEBT_CAP_AT_CHANGE,
-	/* Capped at the new burst when a packet next meets the bucket (then refills). */
+	/* Capped at the new burst when a packet next meets the bucket (gcra.h's cap alone). */
 	MODEL_DEBT_CAP_AT_TOUCH,
-	/* Kept whole: the TAT as it was, whatever the new burst (today's code). */
+	/* Kept whole: the TAT as it was, whatever the new burst (the code before issue 10). */
 	MODEL_DEBT_KEPT,
 };
 

@@ -42,6 +42,7 @@
 #include "sluice.h"
 #include "sluice_test.skel.h"
 #include "text/conf.h"
+#include "values/cidr.h"
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
@@ -106,6 +107,7 @@ enum event_kind {
 	EV_RULE_DEL, /* sluice rule del */
 	EV_CPU,	     /* later packets run on another CPU */
 	EV_SPOOF,    /* one packet from each of `count` new sources, each in its own /24 */
+	EV_LIST,     /* sluice allow|deny add|del CIDR (text) */
 };
 
 struct event {
@@ -122,6 +124,8 @@ struct event {
 	int cpu;
 	/* EV_SPOOF */
 	int count;
+	/* EV_LIST */
+	bool deny, add;
 	/* Policy events: config-file text */
 	char *text;
 };
@@ -510,6 +514,8 @@ static void defaults_free(struct defaults *d)
 
 /* A whole policy: the default, some rules, sometimes allow and deny entries. */
 static const int shared_matches[];
+static const char *const allow_entries[] = { "10.1.2.3/32", "10.2.0.0/24", "2001:db8:1:3::/64" };
+static const char *const deny_entries[] = { "10.1.7.0/24", "192.0.2.5/32", "2001:db8:9::/48" };
 
 static char *gen_policy(struct rng *r, bool focus, struct defaults *d)
 {
@@ -530,13 +536,9 @@ static char *gen_policy(struct rng *r, bool focus, struct defaults *d)
 		free(line);
 	}
 	if (chance(r, 20))
-		append(text, 8 * TEXT_LEN, "allow %s\n",
-		       PICK(r, ((const char *[]){ "10.1.2.3/32", "10.2.0.0/24",
-						  "2001:db8:1:3::/64" })));
+		append(text, 8 * TEXT_LEN, "allow %s\n", PICK(r, allow_entries));
 	if (chance(r, 20))
-		append(text, 8 * TEXT_LEN, "deny %s\n",
-		       PICK(r, ((const char *[]){ "10.1.7.0/24", "192.0.2.5/32",
-						  "2001:db8:9::/48" })));
+		append(text, 8 * TEXT_LEN, "deny %s\n", PICK(r, deny_entries));
 	if (!text_valid(text)) {
 		free(text);
 		return strdup("default rate 10/s\n");
@@ -657,7 +659,7 @@ static const int shared_matches[] = { 2, 3, 4, 5, 7 };
 static void gen_policy_event(struct rng *r, struct event *e, bool focus, struct defaults *d)
 {
 	static const int focused_kinds[] = { 3, 3, 3, 3, 3, 3, 2, 2, 1, 1 };
-	static const int kinds[] = { 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3 };
+	static const int kinds[] = { 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 4, 4 };
 	char buf[TEXT_LEN];
 	int m = focus ? PICK(r, shared_matches) : (int)below(r, N_MATCHES);
 
@@ -669,6 +671,12 @@ static void gen_policy_event(struct rng *r, struct event *e, bool focus, struct 
 	case 1:
 		e->kind = EV_SET;
 		e->text = gen_default(r, d);
+		break;
+	case 4:
+		e->kind = EV_LIST;
+		e->deny = chance(r, 50);
+		e->add = chance(r, 60);
+		e->text = strdup(e->deny ? PICK(r, deny_entries) : PICK(r, allow_entries));
 		break;
 	case 2:
 		e->kind = EV_RULE_DEL;
@@ -1015,6 +1023,47 @@ static int do_rule_add(struct runner *rn, const char *line)
 	return err;
 }
 
+/* The model's copy of a list after adding or removing c. */
+static void list_model(struct model_cidr *l, size_t *n, const struct model_cidr *c, bool add)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!memcmp(&l[i], c, sizeof(*c)))
+			break;
+	if (add && i == *n && *n < 8)
+		l[(*n)++] = *c;
+	else if (!add && i < *n)
+		l[i] = l[--*n];
+}
+
+/* sluice allow|deny add|del CIDR: the list alone, rules untouched. */
+static int do_list(struct runner *rn, const struct event *e)
+{
+	struct cidr_list items = { 0 };
+	struct list_change c = { .deny = e->deny, .add = e->add, .items = &items };
+	struct model_cidr mc;
+	struct cidr cidr;
+	const char *why;
+	bool host;
+	int err;
+
+	err = parse_cidr(e->text, &cidr, &host, &why);
+	if (!err)
+		err = cidr_list_add(&items, &cidr);
+	if (!err)
+		err = list_update(&rn->fx.st.maps, &c);
+	free(items.items);
+	if (!err && !cidr_parse(e->text, &mc)) {
+		if (e->deny)
+			list_model(rn->deny, &rn->n_deny, &mc, e->add);
+		else
+			list_model(rn->allow, &rn->n_allow, &mc, e->add);
+	}
+	/* Removing what the list does not hold changes nothing. */
+	return err == -ENOENT ? 0 : err;
+}
+
 /* Rule ids as a long-lived interface has them, after ~65k rule changes. */
 static int ids_near_wrap(struct runner *rn)
 {
@@ -1331,6 +1380,9 @@ static int run_event(struct runner *rn, const struct sequence *s, const struct e
 	case EV_RULE_DEL:
 		err = do_rule_del(rn, e->text);
 		break;
+	case EV_LIST:
+		err = do_list(rn, e);
+		break;
 	}
 	/* A change the library refuses (too many rules on one source) changes nothing. */
 	if (err == -EINVAL || err == -E2BIG || err == -ERANGE)
@@ -1381,7 +1433,7 @@ static void run_sequence(const struct sequence *s, const bool *keep, int n, stru
 static const char *const event_names[] = {
 	[EV_PACKET] = "packet",	    [EV_APPLY] = "apply",	[EV_SET] = "set",
 	[EV_RULE_ADD] = "rule add", [EV_RULE_DEL] = "rule del", [EV_CPU] = "cpu",
-	[EV_SPOOF] = "forged",
+	[EV_SPOOF] = "forged",	    [EV_LIST] = "list",
 };
 
 static void print_event(const struct sequence *s, int i, uint64_t at_ns)
@@ -1412,6 +1464,9 @@ static void print_event(const struct sequence *s, int i, uint64_t at_ns)
 		printf("forged: one %s packet (len %u) every 10 us from each of %d sources "
 		       "10.64.0.1, 10.64.1.1, ...\n",
 		       e->proto == IPPROTO_TCP ? "tcp" : "udp", e->len, e->count);
+		break;
+	case EV_LIST:
+		printf("%s %s %s\n", e->deny ? "deny" : "allow", e->add ? "add" : "del", e->text);
 		break;
 	default:
 		snprintf(text, sizeof(text), "%s", e->text);
