@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The reference model (model.h): token buckets as levels, from the definitions. */
+/*
+ * The reference model (model.h): token buckets as levels, and a source's
+ * windows and warm-up as counts and permits, from the definitions.
+ */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -14,16 +17,33 @@ enum bucket_kind {
 };
 
 /*
+ * The previous window's count weighs (1 - f) of itself, f the elapsed
+ * fraction of the current window, with the weight counted in whole steps of
+ * 2^8 meter units (16 ns) and rounded up, so that it never weighs less than
+ * exact (docs/algorithms.md, window.h's comment). Windows are whole
+ * milliseconds, a whole number of steps.
+ */
+#define WEIGHT_STEP 256
+
+/*
  * A token bucket: level tokens (meter time units) at time `last`, with
  * capacity `limit`. The level may be below zero only when a policy change
- * kept a debt larger than the new burst (MODEL_DEBT_KEPT).
+ * kept a debt larger than the new burst (MODEL_DEBT_KEPT). A source whose
+ * rule meters by window or warm-up (meter) keeps its counts or permits
+ * instead.
  */
 struct model_bucket {
 	uint8_t kind, family, prefix_len;
+	uint8_t meter; /* enum sluice_meter: SLUICE_METER_GCRA for all but sources */
 	unsigned int instance;
 	uint32_t addr[4];
 	__int128 level;
 	uint64_t last, limit;
+	/* Windows: what was counted in window `window_index` and the one before it. */
+	bool counted;
+	uint64_t window_index, prev_count, cur_count;
+	/* Warm-up: the next-free moment and the permits stored by then. */
+	uint64_t free_at, stored;
 };
 
 static const char *const verdict_names[] = {
@@ -40,6 +60,14 @@ void model_init(struct model *m, enum model_debt debt)
 {
 	memset(m, 0, sizeof(*m));
 	m->debt = debt;
+	/* Far from the caller's rule instances. */
+	m->default_instance = 1U << 30;
+	m->last_meter = -1;
+}
+
+void model_forget(struct model *m)
+{
+	m->n_buckets = 0;
 }
 
 void model_free(struct model *m)
@@ -102,6 +130,8 @@ static void bucket_refresh(struct model *m, struct model_bucket *b, uint64_t lim
 {
 	__int128 ahead;
 
+	if (b->meter != SLUICE_METER_GCRA)
+		return;
 	if (now > b->last) {
 		b->level += now - b->last;
 		if (b->level > (__int128)b->limit)
@@ -220,6 +250,20 @@ static int cidrs_copy(struct model_cidr **out, size_t *n_out, const struct model
 	return 0;
 }
 
+bool model_meter_same(const struct model_rule *a, const struct model_rule *b)
+{
+	if (a->meter != b->meter)
+		return false;
+	switch (a->meter) {
+	case SLUICE_METER_FIXED_WINDOW:
+	case SLUICE_METER_SLIDING_WINDOW:
+		return a->window == b->window && a->own.bytes == b->own.bytes;
+	case SLUICE_METER_WARMUP:
+		return a->own.interval == b->own.interval && a->warm_max == b->warm_max;
+	}
+	return true;
+}
+
 int model_set_policy(struct model *m, const struct model_rule *rules, int n,
 		     const struct model_cidr *allow, size_t n_allow, const struct model_cidr *deny,
 		     size_t n_deny, uint64_t now)
@@ -227,10 +271,17 @@ int model_set_policy(struct model *m, const struct model_rule *rules, int n,
 	const struct model_rule *r;
 	size_t i, kept = 0;
 	uint64_t limit;
+	int fresh = 0;
 
 	if (n < 1 || n > SLUICE_MAX_POLICIES)
 		return -1;
+	/* A default of another shape would read its sources' state otherwise: it starts afresh. */
+	if (m->n_rules && !model_meter_same(&m->rules[0], &rules[0])) {
+		m->default_instance++;
+		fresh = 1;
+	}
 	memcpy(m->rules, rules, (size_t)n * sizeof(*rules));
+	m->rules[0].instance = m->default_instance;
 	m->n_rules = n;
 	/* A kept bucket keeps its TAT under its instance's new parameters. */
 	for (i = 0; i < m->n_buckets; i++) {
@@ -247,7 +298,7 @@ int model_set_policy(struct model *m, const struct model_rule *rules, int n,
 	if (cidrs_copy(&m->allow, &m->n_allow, allow, n_allow) ||
 	    cidrs_copy(&m->deny, &m->n_deny, deny, n_deny))
 		return -1;
-	return 0;
+	return fresh;
 }
 
 static bool list_holds(const struct model_cidr *l, size_t n, const struct model_packet *pkt)
@@ -302,6 +353,131 @@ static bool bucket_has(const struct model_bucket *b, uint64_t cost)
 	return b->level >= (__int128)cost;
 }
 
+/* A window source's counts in now's window and the window before it. */
+static void window_counts(const struct model_bucket *b, const struct model_rule *r, uint64_t now,
+			  uint64_t *prev, uint64_t *cur)
+{
+	uint64_t k = now / r->window;
+
+	*prev = 0;
+	*cur = 0;
+	if (!b->counted)
+		return;
+	if (b->window_index == k) {
+		*prev = b->prev_count;
+		*cur = b->cur_count;
+	} else if (b->window_index + 1 == k) {
+		*prev = b->cur_count;
+	}
+}
+
+/*
+ * Sliding window: prev * (1 - f) + cur + cost <= limit, f the elapsed
+ * fraction of now's window. Times W / WEIGHT_STEP, in integers:
+ * prev * ceil(left / WEIGHT_STEP) <= (limit - cur - cost) * W / WEIGHT_STEP,
+ * left the time to the window's end.
+ */
+static bool sliding_fits(uint64_t prev, uint64_t cur, uint64_t cost, uint64_t limit, uint64_t now,
+			 uint64_t window)
+{
+	uint64_t left = (now / window + 1) * window - now;
+	unsigned __int128 weight = (left + WEIGHT_STEP - 1) / WEIGHT_STEP;
+
+	if (cur + cost > limit)
+		return false;
+	return (unsigned __int128)prev * weight <=
+	       (unsigned __int128)(limit - cur - cost) * (window / WEIGHT_STEP);
+}
+
+/* A fixed window or sliding-window counter: does cost fit, and if so it is counted. */
+static bool window_step(struct model_bucket *b, const struct model_rule *r, uint64_t now,
+			uint64_t cost)
+{
+	uint64_t prev, cur;
+
+	window_counts(b, r, now, &prev, &cur);
+	if (r->meter == SLUICE_METER_FIXED_WINDOW
+		    ? cur + cost > r->own.limit
+		    : !sliding_fits(prev, cur, cost, r->own.limit, now, r->window))
+		return false;
+	b->counted = true;
+	b->window_index = now / r->window;
+	b->prev_count = prev;
+	b->cur_count = cur + cost;
+	return true;
+}
+
+/* Bits that hold every count up to v. */
+static unsigned int bits_holding(uint64_t v)
+{
+	unsigned int bits = 0;
+
+	while (bits < 64 && (v >> bits))
+		bits++;
+	return bits;
+}
+
+/*
+ * Guava's SmoothWarmingUp, cold factor 3 (docs/algorithms.md, the
+ * comment of warmup.h): a permit stored per whole stable interval I idle,
+ * up to M; a packet passes once the next-free moment has come, takes a
+ * permit, and moves the moment on by what that permit costs: the line from
+ * I at M / 2 stored to 3 I at M, taken at the permit's middle (stored - 1/2,
+ * which for a permit wholly above M / 2 is its integral), rounded down;
+ * then the moment is rounded up to a whole multiple of 2^bits meter units,
+ * bits the fewest that hold M.
+ */
+static bool warmup_step(struct model_bucket *b, const struct model_rule *r, uint64_t now)
+{
+	uint64_t I = r->own.interval, M = r->warm_max, free_at = b->free_at, stored = b->stored;
+	uint64_t idle, grain = 1ULL << bits_holding(M);
+	unsigned __int128 cost = I;
+
+	if (free_at > now)
+		return false;
+	idle = (now - free_at) / I;
+	if (idle >= M || stored + idle >= M) {
+		stored = M;
+		free_at = now;
+	} else {
+		stored += idle;
+		free_at += idle * I;
+	}
+	/* Middle of the permit above M / 2: 2 stored - 1 > M. */
+	if (2 * stored > M + 1)
+		cost = I + (unsigned __int128)2 * I * (2 * stored - 1 - M) / M;
+	free_at += (uint64_t)cost;
+	if (stored)
+		stored--;
+	b->free_at = (free_at + grain - 1) / grain * grain;
+	b->stored = stored;
+	return true;
+}
+
+/* A source's own meter: does the packet fit, and if so it is taken. */
+static bool source_step(struct model_bucket *b, const struct model_rule *r, uint64_t now,
+			uint64_t cost)
+{
+	switch (b->meter) {
+	case SLUICE_METER_FIXED_WINDOW:
+	case SLUICE_METER_SLIDING_WINDOW:
+		return window_step(b, r, now, cost);
+	case SLUICE_METER_WARMUP:
+		return warmup_step(b, r, now);
+	}
+	if (b->level < (__int128)cost)
+		return false;
+	b->level -= cost;
+	return true;
+}
+
+/* A new source's own meter: an empty window, or a cold warm-up (every permit stored). */
+static void source_start(struct model_bucket *b, const struct model_rule *r)
+{
+	b->meter = r->meter;
+	b->stored = r->warm_max;
+}
+
 /* Does the packet fit all of its buckets? If so, it is taken from all of them. */
 static bool meter(struct model *m, const struct model_rule *r, const struct model_packet *pkt,
 		  uint64_t now)
@@ -343,15 +519,15 @@ static bool meter(struct model *m, const struct model_rule *r, const struct mode
 			adm->level -= r->admit.interval;
 			b = bucket_get(m, BUCKET_SOURCE, r->instance, pkt->family, prefix, key,
 				       r->own.limit, r->initial, now);
+			source_start(b, r);
 		} else {
 			b = bucket_get(m, BUCKET_OVERFLOW, r->instance, 0, 0, zero,
 				       r->overflow.limit, r->overflow.limit, now);
 			cost = model_cost(&r->overflow, pkt->len);
 		}
 	}
-	if (!bucket_has(b, cost))
+	if (!source_step(b, r, now, cost))
 		return false;
-	b->level -= cost;
 	for (i = 0; i < n; i++)
 		agg[i]->level -= agg_cost[i];
 	return true;
@@ -385,11 +561,13 @@ enum model_verdict model_packet(struct model *m, const struct model_packet *pkt,
 	const struct model_rule *r;
 
 	*tos_out = pkt->tos;
+	m->last_meter = -1;
 	if (list_holds(m->deny, m->n_deny, pkt))
 		return MV_DENY;
 	if (list_holds(m->allow, m->n_allow, pkt))
 		return MV_ALLOW;
 	r = classify(m, pkt);
+	m->last_meter = r->meter;
 	if (meter(m, r, pkt, now))
 		return MV_PASS;
 	return over(r, pkt, tos_out);
@@ -443,6 +621,9 @@ void model_rule_from_policy(struct model_rule *r, const struct sluice_policy *p,
 							a->rate_unit != SLUICE_UNIT_PACKETS };
 		r->agg[i].lim.limit = stored_limits ? a->limit : capacity(&r->agg[i].lim, a->burst);
 	}
+	r->meter = p->meter;
+	r->window = (uint64_t)p->window_ms * (1000000ULL << SLUICE_TIME_SHIFT);
+	r->warm_max = p->meter == SLUICE_METER_WARMUP ? p->warm_max : 0;
 	r->action = p->action;
 	r->dscp = p->dscp;
 	r->mark_dscp = p->flags & SLUICE_POL_MARK_DSCP;

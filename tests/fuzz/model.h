@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A reference model of the datapath's verdicts, written from the
- * definitions rather than from bpf/: plain token buckets holding a level in
- * meter time units, refilled one unit per unit of time up to their
- * capacity, from which a packet takes its cost only when all of its
- * buckets have that much. No per-CPU cache, no table, no compare-and-swap:
- * whatever the datapath does to go fast must not change what it decides.
+ * definitions rather than from bpf/ or include/: plain token buckets
+ * holding a level in meter time units, refilled one unit per unit of time
+ * up to their capacity, from which a packet takes its cost only when all of
+ * its buckets have that much. A source's own meter may instead be a fixed
+ * window, a sliding-window counter or a warm-up (docs/algorithms.md), each
+ * kept as the counts or permits its definition speaks of. No per-CPU
+ * cache, no table, no compare-and-swap: whatever the datapath does to go
+ * fast must not change what it decides.
  *
- * The model takes each limiter's quantised parameters (interval, limit) as
- * the user library computed them; which buckets a policy change keeps is
- * the model's own bookkeeping (instances), never the datapath's rule ids.
+ * The model takes each limiter's quantised parameters (interval, limit,
+ * window, permits) as the user library computed them; which buckets a
+ * policy change keeps is the model's own bookkeeping (instances), never the
+ * datapath's rule ids: a changed rule is a new instance (the caller's), and
+ * the default a new one whenever its meter changes shape (docs/design.md,
+ * "What a change does to a source's state"; model_meter_same).
  */
 #ifndef SLUICE_TEST_MODEL_H
 #define SLUICE_TEST_MODEL_H
@@ -45,6 +51,15 @@ struct model_rule {
 	uint8_t ipv4_prefix, ipv6_prefix;
 	struct model_limiter own, admit, overflow;
 	uint64_t initial; /* a new source's level, in meter time units */
+	/*
+	 * The source's own meter (enum sluice_meter). Windows: own.limit is
+	 * the cost per window, own.interval what one packet (or byte) costs,
+	 * window its length in meter time. Warm-up: own.interval is the
+	 * stable interval, warm_max the permits stored at most.
+	 */
+	uint8_t meter;
+	uint64_t window;
+	uint32_t warm_max;
 	int n_aggregates;
 	struct model_aggregate agg[SLUICE_MAX_AGGREGATES];
 	/* Over the limit */
@@ -81,11 +96,11 @@ const char *model_verdict_name(enum model_verdict v);
 
 /* How a policy change treats the debt of a bucket it keeps. */
 enum model_debt {
-	/* Capped at the new burst when the change is made (then refills). */
+	/* Capped at the new burst when the change is made, then refills (docs/design.md). */
 	MODEL_DEBT_CAP_AT_CHANGE,
-	/* Capped at the new burst when a packet next meets the bucket (then refills). */
+	/* Capped at the new burst when a packet next meets the bucket (gcra.h's cap alone). */
 	MODEL_DEBT_CAP_AT_TOUCH,
-	/* Kept whole: the TAT as it was, whatever the new burst (today's code). */
+	/* Kept whole: the TAT as it was, whatever the new burst (the code before issue 10). */
 	MODEL_DEBT_KEPT,
 };
 
@@ -99,6 +114,8 @@ struct model {
 	struct model_bucket *buckets;
 	size_t n_buckets, cap_buckets;
 	enum model_debt debt;
+	unsigned int default_instance; /* the default's buckets; a new one when it changes shape */
+	int last_meter;		       /* the meter of the rule that took the last packet, or -1 */
 };
 
 void model_init(struct model *m, enum model_debt debt);
@@ -106,11 +123,21 @@ void model_free(struct model *m);
 /*
  * Makes rules (rules[0] the default) and lists the live policy at meter
  * time now. Buckets of instances still present are kept, under the new
- * parameters; the others are forgotten.
+ * parameters; the others are forgotten. The default's instance is the
+ * model's: rules[0].instance is ignored. Returns 1 when the default
+ * started afresh (its meter changed shape), 0, or -1 on error.
  */
 int model_set_policy(struct model *m, const struct model_rule *rules, int n,
 		     const struct model_cidr *allow, size_t n_allow, const struct model_cidr *deny,
 		     size_t n_deny, uint64_t now);
+/*
+ * Whether a default of meter b keeps the sources of meter a: GCRA to GCRA;
+ * a window to the same window of the same algorithm and unit; a warm-up to
+ * the same rate and warm-up.
+ */
+bool model_meter_same(const struct model_rule *a, const struct model_rule *b);
+/* Forgets every bucket, as a fresh attach would (instances stay). */
+void model_forget(struct model *m);
 /* The verdict for one packet at meter time now; *tos_out is the marked class (MV_MARK). */
 enum model_verdict model_packet(struct model *m, const struct model_packet *pkt, uint64_t now,
 				uint8_t *tos_out);

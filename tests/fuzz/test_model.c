@@ -1,19 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Model-based differential test of the datapath. Random sequences of
- * packets, idle gaps, CPU switches and policy changes (apply, set, rule
- * add and del, through the user library those commands use) go through the
- * XDP program (BPF_PROG_TEST_RUN, test clock) and through the reference
- * model (model.c); every packet's verdict must agree: pass, drop,
- * would-drop, mark (with the rewritten class), allow or deny.
+ * packets of random sizes, idle gaps (some ending at or near a window's
+ * edge), CPU switches (sources come back to a CPU whose over-limit cache
+ * holds them) and policy changes (apply, set, rule add and del, through the
+ * user library those commands use) go through the XDP program
+ * (BPF_PROG_TEST_RUN, test clock) and through the reference model
+ * (model.c); every packet's verdict must agree: pass, drop, would-drop,
+ * mark (with the rewritten class), allow or deny. Policies use every
+ * algorithm (GCRA, warm-up, fixed and sliding window), packet and byte
+ * rates, aggregates and lists; the default goes back and forth between
+ * algorithms, windows and rates, and keeps or restarts its sources' state
+ * as docs/design.md says ("What a change does to a source's state").
  *
- *   test-model [--seed N] [--seconds S] [--sequences N] [--only K] [--verbose]
- *              [--classify] [--shrink-seconds S] [--debt touch|change|kept]
- *              [--no-wrap] [--no-forged]
+ *   test-model [--seed N|random] [--seconds S] [--sequences N] [--only K]
+ *              [--verbose] [--classify] [--shrink-seconds S]
+ *              [--debt touch|change|kept] [--no-wrap] [--no-forged]
  *
- * A disagreement prints the seed, the sequence, the packet, the verdicts
- * and the events that led there, shrunk to a shorter sequence that still
- * disagrees; `--seed N --only K` replays sequence K of seed N.
+ * By default it runs DEFAULT_SEQUENCES sequences of seed DEFAULT_SEED, the
+ * same every time (make test); --seconds S runs for S seconds instead, and
+ * --seed random draws a seed (make fuzz). A disagreement prints the seed,
+ * the sequence, the packet, the verdicts and the events that led there,
+ * shrunk to a shorter sequence that still disagrees, and which known
+ * cause explains it; `--seed N --only K` replays sequence K of seed N.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -33,6 +42,7 @@
 #include "sluice.h"
 #include "sluice_test.skel.h"
 #include "text/conf.h"
+#include "values/cidr.h"
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
@@ -44,17 +54,19 @@
  * table (a sixteenth: 4096 buckets in 5120 ways) has room for every forged
  * /24 at once, which the model, knowing no capacity, assumes.
  */
-#define MAX_SOURCES	65536
-#define MAX_EVENTS	1500
-#define MAX_POOL	12
-#define MAX_LIVE	16
-#define TEXT_LEN	1024
-#define FRAME_BYTES_MAX 9000
-#define OUT_BYTES	(FRAME_BYTES_MAX + 256)
-#define SPOOF_SOURCES	2500  /* /24s: more than an LRU of 1024 (the old table) kept */
-#define SPOOF_GAP_NS	10000 /* between forged packets: 25 ms for a flood */
-#define MAX_DETAILED	3     /* failures shrunk and explained; later ones get one line */
-#define WRAP_NEXT_ID	65533 /* rule ids this close to the top of their range */
+#define MAX_SOURCES	  65536
+#define MAX_EVENTS	  1500
+#define MAX_POOL	  12
+#define MAX_LIVE	  16
+#define TEXT_LEN	  1024
+#define FRAME_BYTES_MAX	  9000
+#define OUT_BYTES	  (FRAME_BYTES_MAX + 256)
+#define SPOOF_SOURCES	  2500	/* /24s: more than an LRU of 1024 (the old table) kept */
+#define SPOOF_GAP_NS	  10000 /* between forged packets: 25 ms for a flood */
+#define MAX_DETAILED	  3	/* failures shrunk and explained; later ones get one line */
+#define WRAP_NEXT_ID	  65533 /* rule ids this close to the top of their range */
+#define DEFAULT_SEED	  1
+#define DEFAULT_SEQUENCES 20
 
 /* splitmix64: one stream per sequence, the same on every machine. */
 struct rng {
@@ -95,11 +107,14 @@ enum event_kind {
 	EV_RULE_DEL, /* sluice rule del */
 	EV_CPU,	     /* later packets run on another CPU */
 	EV_SPOOF,    /* one packet from each of `count` new sources, each in its own /24 */
+	EV_LIST,     /* sluice allow|deny add|del CIDR (text) */
 };
 
 struct event {
 	enum event_kind kind;
-	uint64_t gap_ns; /* the clock moves this far first */
+	/* The clock moves this far first; with align_ns, gap_ns past (or before) its next edge. */
+	uint64_t gap_ns, align_ns;
+	bool before;
 	/* EV_PACKET */
 	int src; /* index into the sequence's source pool */
 	uint32_t len;
@@ -109,6 +124,8 @@ struct event {
 	int cpu;
 	/* EV_SPOOF */
 	int count;
+	/* EV_LIST */
+	bool deny, add;
 	/* Policy events: config-file text */
 	char *text;
 };
@@ -169,6 +186,93 @@ static const char *const new_source_rates[] = { "1/s", "2/s", "1/m", "5/s" };
 static const char *const agg_packet_rates[] = { "5/s", "20/s", "100/s", "1k/s" };
 static const char *const agg_byte_rates[] = { "1mbit/s", "50kB/s", "200kB/s" };
 
+/*
+ * The meters of docs/algorithms.md. A window's rate and length (none: the
+ * rate's period) make limits from one packet to a few thousand bytes, at
+ * least a full frame (1514 bytes) and within what each algorithm counts;
+ * one spelling for each window, so that equal lines mean equal settings.
+ */
+enum algorithm { ALG_GCRA, ALG_WARMUP, ALG_FIXED, ALG_SLIDING };
+
+struct window_combo {
+	const char *rate, *window;
+	unsigned int ms;
+	bool bytes;
+};
+
+static const struct window_combo window_combos[] = {
+	{ "1/s", "", 1000, false },	     { "1/s", "2s", 2000, false },
+	{ "1/s", "10s", 10000, false },	     { "3/s", "", 1000, false },
+	{ "3/s", "2s", 2000, false },	     { "10/s", "", 1000, false },
+	{ "10/s", "100ms", 100, false },     { "10/s", "500ms", 500, false },
+	{ "10/s", "2s", 2000, false },	     { "100/s", "10ms", 10, false },
+	{ "100/s", "50ms", 50, false },	     { "100/s", "100ms", 100, false },
+	{ "250/s", "4ms", 4, false },	     { "250/s", "20ms", 20, false },
+	{ "30/m", "", 60000, false },	     { "30/m", "2s", 2000, false },
+	{ "30/m", "10s", 10000, false },     { "1k/s", "1ms", 1, false },
+	{ "1k/s", "5ms", 5, false },	     { "1k/s", "10ms", 10, false },
+	{ "7k/s", "1ms", 1, false },	     { "2/h", "", 3600000, false },
+	{ "12kB/s", "", 1000, true },	     { "12kB/s", "500ms", 500, true },
+	{ "64kbit/s", "", 1000, true },	     { "64kbit/s", "2s", 2000, true },
+	{ "100kbit/s", "", 1000, true },     { "200kbit/s", "100ms", 100, true },
+	{ "200kbit/s", "500ms", 500, true }, { "1mbit/s", "100ms", 100, true },
+	{ "1mbit/s", "20ms", 20, true },     { "100kB/s", "100ms", 100, true },
+	{ "100kB/s", "20ms", 20, true },     { "1MB/s", "5ms", 5, true },
+	{ "10mbit/s", "2ms", 2, true },
+};
+
+#define N_WINDOW_COMBOS (int)(sizeof(window_combos) / sizeof(window_combos[0]))
+
+/*
+ * Warm-ups of 3 to 3000 permits (odd counts too, whose middle permit
+ * straddles the knee of the cost line), all shorter than the test clock's
+ * start, so a new source is cold from its first packet.
+ */
+static const char *const warmup_combos[][2] = {
+	{ "1/s", "3s" },    { "1/s", "10s" },	  { "3/s", "2s" },  { "7/s", "1s" },
+	{ "10/s", "1s" },   { "10/s", "5s" },	  { "30/m", "1m" }, { "100/s", "1s" },
+	{ "100/s", "30s" }, { "250/s", "500ms" }, { "1k/s", "2s" }, { "7k/s", "100ms" },
+};
+
+#define N_WARMUP_COMBOS (int)(sizeof(warmup_combos) / sizeof(warmup_combos[0]))
+
+/* How a limiter meters its sources; combo indexes window_combos or warmup_combos. */
+struct shape {
+	enum algorithm alg;
+	int combo;
+};
+
+static struct shape gen_shape(struct rng *r)
+{
+	uint64_t p = below(r, 20);
+	struct shape m = { ALG_GCRA, 0 };
+
+	m.alg = p < 8 ? ALG_GCRA : p < 11 ? ALG_WARMUP : p < 15 ? ALG_FIXED : ALG_SLIDING;
+	if (m.alg == ALG_WARMUP)
+		m.combo = (int)below(r, N_WARMUP_COMBOS);
+	else if (m.alg != ALG_GCRA)
+		m.combo = (int)below(r, N_WINDOW_COMBOS);
+	return m;
+}
+
+/*
+ * A shape a default keeps its sources through (docs/design.md): GCRA at
+ * any rate, the same window and unit at another rate, the same warm-up.
+ */
+static struct shape sibling_shape(struct rng *r, struct shape m)
+{
+	const struct window_combo *w = &window_combos[m.combo];
+	int same[N_WINDOW_COMBOS], n = 0, i;
+
+	if (m.alg != ALG_FIXED && m.alg != ALG_SLIDING)
+		return m;
+	for (i = 0; i < N_WINDOW_COMBOS; i++)
+		if (window_combos[i].ms == w->ms && window_combos[i].bytes == w->bytes)
+			same[n++] = i;
+	m.combo = same[below(r, (uint64_t)n)];
+	return m;
+}
+
 static void append(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -203,23 +307,52 @@ static void gen_aggregate(struct rng *r, char *buf, size_t len, int family, bool
 	}
 }
 
-/* A limiter's options, canonical: one spelling per setting, in one order. */
-static void gen_limiter(struct rng *r, char *buf, size_t len, int family)
+/* The rate and meter of a limiter of shape m; whether it counts bytes and has a burst. */
+static void gen_meter(struct rng *r, char *buf, size_t len, const struct shape *m, bool *bytes,
+		      int *burst)
 {
-	bool bytes = chance(r, 40), burst = chance(r, 55), prefix24 = false;
-	int n_agg, i, b = 0;
+	static const char *const names[] = {
+		[ALG_FIXED] = "fixed-window", [ALG_SLIDING] = "sliding-window"
+	};
+	const struct window_combo *w = &window_combos[m->combo];
 
-	if (bytes) {
+	*bytes = false;
+	*burst = 0;
+	if (m->alg == ALG_WARMUP) {
+		append(buf, len, " rate %s warmup %s", warmup_combos[m->combo][0],
+		       warmup_combos[m->combo][1]);
+		return;
+	}
+	if (m->alg != ALG_GCRA) {
+		*bytes = w->bytes;
+		append(buf, len, " rate %s algorithm %s", w->rate, names[m->alg]);
+		if (*w->window)
+			append(buf, len, " window %s", w->window);
+		return;
+	}
+	*bytes = chance(r, 40);
+	if (*bytes) {
 		append(buf, len, " rate %s", PICK(r, byte_rates));
-		if (burst)
+		if (chance(r, 55)) {
+			*burst = 1;
 			append(buf, len, " burst %s", PICK(r, byte_bursts));
+		}
 	} else {
 		append(buf, len, " rate %s", PICK(r, packet_rates));
-		if (burst) {
-			b = (int)between(r, 1, 40);
-			append(buf, len, " burst %d", b);
+		if (chance(r, 55)) {
+			*burst = (int)between(r, 1, 40);
+			append(buf, len, " burst %d", *burst);
 		}
 	}
+}
+
+/* A limiter's options, canonical: one spelling per setting, in one order. */
+static void gen_limiter(struct rng *r, char *buf, size_t len, int family, const struct shape *m)
+{
+	bool bytes, prefix24 = false;
+	int n_agg, i, b;
+
+	gen_meter(r, buf, len, m, &bytes, &b);
 	switch (below(r, 10)) {
 	case 0:
 	case 1:
@@ -243,7 +376,7 @@ static void gen_limiter(struct rng *r, char *buf, size_t len, int family)
 		append(buf, len, " new-sources %s", PICK(r, new_source_rates));
 	if (chance(r, 15))
 		append(buf, len, " overflow-rate %s", bytes ? "100kbit/s" : "5/s");
-	if (burst && chance(r, 20)) {
+	if (b && chance(r, 20)) {
 		if (bytes)
 			append(buf, len, " initial-burst 1500B");
 		else
@@ -264,14 +397,16 @@ static int match_family(const char *match)
 
 static void gen_rule_line(struct rng *r, char *buf, size_t len, int match)
 {
+	struct shape m = gen_shape(r);
+
 	snprintf(buf, len, "rule %s", rule_matches[match]);
-	gen_limiter(r, buf, len, match_family(rule_matches[match]));
+	gen_limiter(r, buf, len, match_family(rule_matches[match]), &m);
 }
 
-static void gen_default_line(struct rng *r, char *buf, size_t len)
+static void gen_default_line(struct rng *r, char *buf, size_t len, const struct shape *m)
 {
 	snprintf(buf, len, "default");
-	gen_limiter(r, buf, len, 0);
+	gen_limiter(r, buf, len, 0, m);
 }
 
 /* Parses policy text as `sluice apply` does; 0 when it is a valid policy. */
@@ -310,34 +445,85 @@ static bool text_valid(const char *text)
 	return ok;
 }
 
-/* A limiter line that the user library accepts (a few draws are out of range). */
-static char *gen_valid_line(struct rng *r, int match)
+/*
+ * A limiter line that the user library accepts (a few draws are out of
+ * range); a default of shape *m (GCRA when none of its draws is valid).
+ */
+static char *gen_valid_line(struct rng *r, int match, struct shape *m)
 {
 	char line[TEXT_LEN], doc[2 * TEXT_LEN];
 	int tries;
 
 	for (tries = 0; tries < 50; tries++) {
 		if (match < 0)
-			gen_default_line(r, line, sizeof(line));
+			gen_default_line(r, line, sizeof(line), m);
 		else
 			gen_rule_line(r, line, sizeof(line), match);
 		snprintf(doc, sizeof(doc), "%s%s\n", match < 0 ? "" : "default rate 10/s\n", line);
 		if (text_valid(doc))
 			return strdup(line);
 	}
+	if (match < 0)
+		*m = (struct shape){ ALG_GCRA, 0 };
 	return strdup(match < 0 ? "default rate 10/s" : "rule 10.1.0.0/16 rate 10/s");
+}
+
+/*
+ * The defaults a sequence has had: a change of the default goes back to
+ * one of them, keeps the shape of the last (a default keeps its sources'
+ * state), or takes a new one, so the default's algorithm, window and rate
+ * go back and forth.
+ */
+#define MAX_DEFAULTS 6
+
+struct defaults {
+	char *line[MAX_DEFAULTS];
+	struct shape shape[MAX_DEFAULTS];
+	int n, last;
+};
+
+static char *gen_default(struct rng *r, struct defaults *d)
+{
+	uint64_t p = below(r, 100);
+	struct shape m;
+	char *line;
+	int i;
+
+	if (d->n && p < 30) {
+		d->last = (int)below(r, (uint64_t)d->n);
+		return strdup(d->line[d->last]);
+	}
+	m = d->n && p < 65 ? sibling_shape(r, d->shape[d->last]) : gen_shape(r);
+	line = gen_valid_line(r, -1, &m);
+	i = d->n < MAX_DEFAULTS ? d->n++ : (int)below(r, MAX_DEFAULTS);
+	free(d->line[i]);
+	d->line[i] = strdup(line);
+	d->shape[i] = m;
+	d->last = i;
+	return line;
+}
+
+static void defaults_free(struct defaults *d)
+{
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->line[i]);
+	memset(d, 0, sizeof(*d));
 }
 
 /* A whole policy: the default, some rules, sometimes allow and deny entries. */
 static const int shared_matches[];
+static const char *const allow_entries[] = { "10.1.2.3/32", "10.2.0.0/24", "2001:db8:1:3::/64" };
+static const char *const deny_entries[] = { "10.1.7.0/24", "192.0.2.5/32", "2001:db8:9::/48" };
 
-static char *gen_policy(struct rng *r, bool focus)
+static char *gen_policy(struct rng *r, bool focus, struct defaults *d)
 {
 	char *text = calloc(1, 8 * TEXT_LEN), *line;
 	bool used[N_MATCHES] = { false };
 	int n = focus ? (int)between(r, 2, 4) : (int)below(r, 4), i, m;
 
-	line = gen_valid_line(r, -1);
+	line = gen_default(r, d);
 	append(text, 8 * TEXT_LEN, "%s\n", line);
 	free(line);
 	for (i = 0; i < n; i++) {
@@ -345,18 +531,14 @@ static char *gen_policy(struct rng *r, bool focus)
 		if (used[m])
 			continue;
 		used[m] = true;
-		line = gen_valid_line(r, m);
+		line = gen_valid_line(r, m, NULL);
 		append(text, 8 * TEXT_LEN, "%s\n", line);
 		free(line);
 	}
 	if (chance(r, 20))
-		append(text, 8 * TEXT_LEN, "allow %s\n",
-		       PICK(r, ((const char *[]){ "10.1.2.3/32", "10.2.0.0/24",
-						  "2001:db8:1:3::/64" })));
+		append(text, 8 * TEXT_LEN, "allow %s\n", PICK(r, allow_entries));
 	if (chance(r, 20))
-		append(text, 8 * TEXT_LEN, "deny %s\n",
-		       PICK(r, ((const char *[]){ "10.1.7.0/24", "192.0.2.5/32",
-						  "2001:db8:9::/48" })));
+		append(text, 8 * TEXT_LEN, "deny %s\n", PICK(r, deny_entries));
 	if (!text_valid(text)) {
 		free(text);
 		return strdup("default rate 10/s\n");
@@ -366,10 +548,9 @@ static char *gen_policy(struct rng *r, bool focus)
 
 /* ---- Sequences ---- */
 
-static uint64_t gen_gap(struct rng *r)
+/* A random gap: mostly short, sometimes across minutes or hours of idle. */
+static uint64_t gen_gap_ns(struct rng *r, uint64_t p)
 {
-	uint64_t p = below(r, 100);
-
 	if (p < 30)
 		return 0;
 	if (p < 55)
@@ -383,6 +564,42 @@ static uint64_t gen_gap(struct rng *r)
 	if (p < 99)
 		return between(r, 60 * NSEC_PER_SEC, 600 * NSEC_PER_SEC);
 	return between(r, 3600 * NSEC_PER_SEC, 5 * 3600 * NSEC_PER_SEC);
+}
+
+/* The windows' lengths (window_combos), for gaps that end at or near their edges. */
+static const uint64_t edges_ms[] = { 1, 2, 4, 5, 10, 20, 50, 100, 500, 1000, 2000, 10000, 60000 };
+
+/* The moment an event comes at, the clock at now before it. */
+static uint64_t event_time(uint64_t now, const struct event *e)
+{
+	uint64_t edge;
+
+	if (!e->align_ns)
+		return now + e->gap_ns;
+	edge = (now / e->align_ns + 1) * e->align_ns;
+	if (!e->before)
+		return edge + e->gap_ns;
+	return edge - e->gap_ns > now ? edge - e->gap_ns : edge;
+}
+
+/*
+ * Most gaps are random; some end at the next edge of a window length, or
+ * just before or after it, so traffic crosses window boundaries.
+ */
+static void gen_gap(struct rng *r, struct event *e)
+{
+	uint64_t p = below(r, 100);
+
+	if (chance(r, 8)) {
+		e->align_ns = PICK(r, edges_ms) * 1000000;
+		e->before = chance(r, 50);
+		e->gap_ns = p < 25   ? 0
+			    : p < 50 ? between(r, 1, 1000)
+			    : p < 75 ? between(r, 1000, 1000000)
+				     : between(r, 1, e->align_ns / 2);
+		return;
+	}
+	e->gap_ns = gen_gap_ns(r, p);
 }
 
 static uint32_t gen_len(struct rng *r)
@@ -439,20 +656,27 @@ static const int shared_matches[] = { 2, 3, 4, 5, 7 };
  * A change of policy. Focused (ids about to wrap): mostly rules added and
  * deleted one at a time, so that rules from attach live on beside new ones.
  */
-static void gen_policy_event(struct rng *r, struct event *e, bool focus)
+static void gen_policy_event(struct rng *r, struct event *e, bool focus, struct defaults *d)
 {
 	static const int focused_kinds[] = { 3, 3, 3, 3, 3, 3, 2, 2, 1, 1 };
+	static const int kinds[] = { 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 4, 4 };
 	char buf[TEXT_LEN];
 	int m = focus ? PICK(r, shared_matches) : (int)below(r, N_MATCHES);
 
-	switch (focus ? (uint64_t)PICK(r, focused_kinds) : below(r, 4)) {
+	switch (focus ? PICK(r, focused_kinds) : PICK(r, kinds)) {
 	case 0:
 		e->kind = EV_APPLY;
-		e->text = gen_policy(r, false);
+		e->text = gen_policy(r, false, d);
 		break;
 	case 1:
 		e->kind = EV_SET;
-		e->text = gen_valid_line(r, -1);
+		e->text = gen_default(r, d);
+		break;
+	case 4:
+		e->kind = EV_LIST;
+		e->deny = chance(r, 50);
+		e->add = chance(r, 60);
+		e->text = strdup(e->deny ? PICK(r, deny_entries) : PICK(r, allow_entries));
 		break;
 	case 2:
 		e->kind = EV_RULE_DEL;
@@ -461,7 +685,7 @@ static void gen_policy_event(struct rng *r, struct event *e, bool focus)
 		break;
 	default:
 		e->kind = EV_RULE_ADD;
-		e->text = gen_valid_line(r, m);
+		e->text = gen_valid_line(r, m, NULL);
 	}
 }
 
@@ -493,6 +717,7 @@ static void spoof_policy(struct rng *r, struct sequence *s)
 static void sequence_generate(struct sequence *s, uint64_t seed, int index)
 {
 	struct rng r = { seed * 1000003 + (uint64_t)index };
+	struct defaults d = { 0 };
 	int i, prev = -1, policy_pct;
 
 	memset(s, 0, sizeof(*s));
@@ -507,20 +732,20 @@ static void sequence_generate(struct sequence *s, uint64_t seed, int index)
 			 : s->spoof  ? PICK(&r, limited_24s)
 				     : PICK(&r, source_patterns),
 			 (int)between(&r, 1, 6));
-	s->initial = gen_policy(&r, s->wrap_ids);
+	s->initial = gen_policy(&r, s->wrap_ids, &d);
 	if (s->spoof)
 		spoof_policy(&r, s);
 	s->n = (int)between(&r, 100, MAX_EVENTS);
 	s->ev = calloc((size_t)s->n, sizeof(*s->ev));
 	/* Forged floods keep their policy: under another, they would fill the table. */
-	policy_pct = s->wrap_ids ? 4 : s->spoof ? 0 : 1;
+	policy_pct = s->wrap_ids ? 4 : s->spoof ? 0 : 2;
 	for (i = 0; i < s->n; i++) {
 		struct event *e = &s->ev[i];
 
-		e->gap_ns = gen_gap(&r);
+		gen_gap(&r, e);
 		if (chance(&r, policy_pct)) {
-			gen_policy_event(&r, e, s->wrap_ids);
-		} else if (chance(&r, 2)) {
+			gen_policy_event(&r, e, s->wrap_ids, &d);
+		} else if (chance(&r, 3)) {
 			e->kind = EV_CPU;
 			e->cpu = (int)below(&r, 2);
 		} else if (s->spoof && chance(&r, 1)) {
@@ -532,6 +757,7 @@ static void sequence_generate(struct sequence *s, uint64_t seed, int index)
 			prev = e->src;
 		}
 	}
+	defaults_free(&d);
 }
 
 static void sequence_free(struct sequence *s)
@@ -550,8 +776,11 @@ static void sequence_free(struct sequence *s)
 /*
  * Variants that tell disagreements apart: the over-limit cache emptied
  * before every packet, debt kept whole across policy changes (as the code
- * before issue 10 did), rule ids left where a fresh attach puts them,
- * byte buckets holding the limit as rounded down rather than a whole burst.
+ * before issue 10 did) or capped only when a packet meets it, rule ids left
+ * where a fresh attach puts them, byte buckets holding the limit as rounded
+ * down rather than a whole burst, and every bucket of both sides forgotten
+ * when the default changes shape (so a datapath that kept the default's
+ * slots across such a change agrees).
  */
 static struct {
 	bool flush_hot;
@@ -559,7 +788,8 @@ static struct {
 	bool no_wrap;
 	bool stored_limits;
 	bool no_spoof;
-} variant = { false, MODEL_DEBT_CAP_AT_CHANGE, false, false };
+	bool forget_on_reshape;
+} variant = { .debt = MODEL_DEBT_CAP_AT_CHANGE };
 
 struct live_rule {
 	char text[TEXT_LEN]; /* the line that made it: same line, same buckets */
@@ -576,8 +806,17 @@ struct runner {
 	size_t n_allow, n_deny;
 	uint64_t now_ns;
 	int ncpus;
+	int reshaped;		   /* changes that started the default afresh */
 	struct sluice_stats stats; /* the counters after the last packet */
 };
+
+/* The test clock, for the user library's reads (struct policy_maps.now_ns). */
+static const struct runner *clock_runner;
+
+static uint64_t runner_now_ns(void)
+{
+	return clock_runner ? clock_runner->now_ns : START_NS;
+}
 
 static int cidr_parse(const char *text, struct model_cidr *c)
 {
@@ -623,14 +862,19 @@ static void lists_from_text(struct runner *rn, const char *text)
 	}
 }
 
-/* The model's rules: the live slots' parameters, the runner's instances. */
+static int state_forget(struct fixture *fx);
+
+/*
+ * The model's rules: the live slots' parameters, the runner's instances
+ * (the model's own for the default).
+ */
 static int model_sync(struct runner *rn)
 {
 	struct model_rule rules[SLUICE_MAX_POLICIES];
 	struct sluice_config cfg;
 	struct sluice_policy p;
 	__u32 index;
-	int i;
+	int i, fresh;
 
 	if (config_read(&rn->fx.st.maps, &cfg))
 		return -1;
@@ -641,8 +885,16 @@ static int model_sync(struct runner *rn)
 		model_rule_from_policy(&rules[i], &p, i == 0, i ? rn->live[i - 1].instance : 0,
 				       variant.stored_limits);
 	}
-	return model_set_policy(&rn->m, rules, rn->n_live + 1, rn->allow, rn->n_allow, rn->deny,
-				rn->n_deny, rn->now_ns << SLUICE_TIME_SHIFT);
+	fresh = model_set_policy(&rn->m, rules, rn->n_live + 1, rn->allow, rn->n_allow, rn->deny,
+				 rn->n_deny, rn->now_ns << SLUICE_TIME_SHIFT);
+	if (fresh < 0)
+		return -1;
+	rn->reshaped += fresh;
+	if (fresh && variant.forget_on_reshape) {
+		model_forget(&rn->m);
+		return state_forget(&rn->fx);
+	}
+	return 0;
 }
 
 static unsigned int instance_for(struct runner *rn, const char *line)
@@ -771,6 +1023,47 @@ static int do_rule_add(struct runner *rn, const char *line)
 	return err;
 }
 
+/* The model's copy of a list after adding or removing c. */
+static void list_model(struct model_cidr *l, size_t *n, const struct model_cidr *c, bool add)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!memcmp(&l[i], c, sizeof(*c)))
+			break;
+	if (add && i == *n && *n < 8)
+		l[(*n)++] = *c;
+	else if (!add && i < *n)
+		l[i] = l[--*n];
+}
+
+/* sluice allow|deny add|del CIDR: the list alone, rules untouched. */
+static int do_list(struct runner *rn, const struct event *e)
+{
+	struct cidr_list items = { 0 };
+	struct list_change c = { .deny = e->deny, .add = e->add, .items = &items };
+	struct model_cidr mc;
+	struct cidr cidr;
+	const char *why;
+	bool host;
+	int err;
+
+	err = parse_cidr(e->text, &cidr, &host, &why);
+	if (!err)
+		err = cidr_list_add(&items, &cidr);
+	if (!err)
+		err = list_update(&rn->fx.st.maps, &c);
+	free(items.items);
+	if (!err && !cidr_parse(e->text, &mc)) {
+		if (e->deny)
+			list_model(rn->deny, &rn->n_deny, &mc, e->add);
+		else
+			list_model(rn->allow, &rn->n_allow, &mc, e->add);
+	}
+	/* Removing what the list does not hold changes nothing. */
+	return err == -ENOENT ? 0 : err;
+}
+
 /* Rule ids as a long-lived interface has them, after ~65k rule changes. */
 static int ids_near_wrap(struct runner *rn)
 {
@@ -853,6 +1146,8 @@ static int runner_open(struct runner *rn, struct fixture *fx, const struct seque
 
 	memset(rn, 0, sizeof(*rn));
 	rn->fx = *fx;
+	rn->fx.st.maps.now_ns = runner_now_ns;
+	clock_runner = rn;
 	rn->next_instance = 1;
 	rn->now_ns = START_NS;
 	rn->ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -895,6 +1190,7 @@ static int runner_open(struct runner *rn, struct fixture *fx, const struct seque
 
 static void runner_close(struct runner *rn)
 {
+	clock_runner = NULL;
 	model_free(&rn->m);
 }
 
@@ -978,6 +1274,8 @@ static enum model_verdict datapath_verdict(int ret, const struct sluice_stats *a
 
 struct outcome {
 	int failed_at; /* event index of the first disagreement, -1: none */
+	int meter;     /* the meter of the packet's rule there (enum sluice_meter), or -1 */
+	int reshaped;  /* changes that started the default afresh, up to there */
 	uint64_t packets;
 	char what[256];
 };
@@ -1059,7 +1357,7 @@ static int run_event(struct runner *rn, const struct sequence *s, const struct e
 {
 	int err = 0;
 
-	rn->now_ns += e->gap_ns;
+	rn->now_ns = event_time(rn->now_ns, e);
 	fixture_set_clock(&rn->fx, rn->now_ns);
 	switch (e->kind) {
 	case EV_PACKET:
@@ -1082,6 +1380,9 @@ static int run_event(struct runner *rn, const struct sequence *s, const struct e
 	case EV_RULE_DEL:
 		err = do_rule_del(rn, e->text);
 		break;
+	case EV_LIST:
+		err = do_list(rn, e);
+		break;
 	}
 	/* A change the library refuses (too many rules on one source) changes nothing. */
 	if (err == -EINVAL || err == -E2BIG || err == -ERANGE)
@@ -1103,6 +1404,7 @@ static void run_sequence(const struct sequence *s, const bool *keep, int n, stru
 
 	memset(o, 0, sizeof(*o));
 	o->failed_at = -1;
+	o->meter = -1;
 	if (runner_open(&rn, &the_fixture, s)) {
 		o->failed_at = 0;
 		snprintf(o->what, sizeof(o->what), "cannot load the datapath");
@@ -1114,6 +1416,8 @@ static void run_sequence(const struct sequence *s, const bool *keep, int n, stru
 			continue;
 		if (run_event(&rn, s, &s->ev[i], o->what, sizeof(o->what))) {
 			o->failed_at = i;
+			o->meter = rn.m.last_meter;
+			o->reshaped = rn.reshaped;
 			break;
 		}
 		o->packets += s->ev[i].kind == EV_PACKET ? 1
@@ -1129,7 +1433,7 @@ static void run_sequence(const struct sequence *s, const bool *keep, int n, stru
 static const char *const event_names[] = {
 	[EV_PACKET] = "packet",	    [EV_APPLY] = "apply",	[EV_SET] = "set",
 	[EV_RULE_ADD] = "rule add", [EV_RULE_DEL] = "rule del", [EV_CPU] = "cpu",
-	[EV_SPOOF] = "forged",
+	[EV_SPOOF] = "forged",	    [EV_LIST] = "list",
 };
 
 static void print_event(const struct sequence *s, int i, uint64_t at_ns)
@@ -1137,8 +1441,13 @@ static void print_event(const struct sequence *s, int i, uint64_t at_ns)
 	const struct event *e = &s->ev[i];
 	char text[TEXT_LEN * 8], *nl;
 
-	printf("       #%-4d t=%.6f s (+%.6f)  ", i, (double)(at_ns - START_NS) / 1e9,
-	       (double)e->gap_ns / 1e9);
+	if (e->align_ns)
+		printf("       #%-4d t=%.6f s (%.9f %s the next %.3f s edge)  ", i,
+		       (double)(at_ns - START_NS) / 1e9, (double)e->gap_ns / 1e9,
+		       e->before ? "before" : "after", (double)e->align_ns / 1e9);
+	else
+		printf("       #%-4d t=%.6f s (+%.6f)  ", i, (double)(at_ns - START_NS) / 1e9,
+		       (double)e->gap_ns / 1e9);
 	switch (e->kind) {
 	case EV_PACKET:
 		printf("packet %s %s dport %u%s tos 0x%02x len %u\n", s->pool[e->src],
@@ -1155,6 +1464,9 @@ static void print_event(const struct sequence *s, int i, uint64_t at_ns)
 		printf("forged: one %s packet (len %u) every 10 us from each of %d sources "
 		       "10.64.0.1, 10.64.1.1, ...\n",
 		       e->proto == IPPROTO_TCP ? "tcp" : "udp", e->len, e->count);
+		break;
+	case EV_LIST:
+		printf("%s %s %s\n", e->deny ? "deny" : "allow", e->add ? "add" : "del", e->text);
 		break;
 	default:
 		snprintf(text, sizeof(text), "%s", e->text);
@@ -1178,7 +1490,7 @@ static void print_sequence(const struct sequence *s, const bool *keep, int upto)
 	for (i = 0; i <= upto && i < s->n; i++) {
 		if (keep && !keep[i])
 			continue;
-		at += s->ev[i].gap_ns;
+		at = event_time(at, &s->ev[i]);
 		print_event(s, i, at);
 		if (s->ev[i].kind == EV_SPOOF)
 			at += (uint64_t)(s->ev[i].count - 1) * SPOOF_GAP_NS;
@@ -1405,8 +1717,137 @@ static void unit_mark(void)
 	model_free(&m);
 }
 
+/* A default of `limit` packets per window of window_ns under a window algorithm. */
+static struct model_rule unit_window(uint8_t meter, uint64_t window_ns, uint64_t limit)
+{
+	struct model_rule r = unit_rule(T(NSEC_PER_SEC), 1, false);
+
+	r.meter = meter;
+	r.window = T(window_ns);
+	r.own = (struct model_limiter){ 1, limit, false };
+	return r;
+}
+
+/* Packets of 10.0.5.1 sent at ns that pass. */
+static int unit_passes(struct model *m, uint64_t ns, int n)
+{
+	int i, passed = 0;
+
+	for (i = 0; i < n; i++)
+		passed += unit_send(m, "10.0.5.1", 100, ns) == MV_PASS;
+	return passed;
+}
+
+/* 3 per 1 s window: 3 pass, the rest of the window none, 3 again from its edge. */
+static void unit_fixed_window(void)
+{
+	struct model_rule r = unit_window(SLUICE_METER_FIXED_WINDOW, NSEC_PER_SEC, 3);
+	struct model m;
+	int a, b, c;
+
+	model_init(&m, MODEL_DEBT_CAP_AT_CHANGE);
+	model_set_policy(&m, &r, 1, NULL, 0, NULL, 0, T(START_NS));
+	a = unit_passes(&m, START_NS + 500000000, 5);
+	b = unit_passes(&m, START_NS + NSEC_PER_SEC - 1, 1);
+	c = unit_passes(&m, START_NS + NSEC_PER_SEC, 5);
+	check(a == 3 && b == 0 && c == 3,
+	      "model: fixed window of 3, then none, then 3 from the edge", "%d %d %d", a, b, c);
+	model_free(&m);
+}
+
+/*
+ * Sliding window of 3 per second, 3 counted in the window before: at
+ * elapsed f the estimate is 3 (1 - f) + cur. One passes once 1 - f <= 2/3,
+ * a second once 1 - f <= 1/3, with 1 - f rounded up to 16 ns: 666666660
+ * and 333333330 ns before the edge pass exactly but not rounded up;
+ * 666666656 and 333333328 ns before do.
+ */
+static void unit_sliding_window(void)
+{
+	struct model_rule r = unit_window(SLUICE_METER_SLIDING_WINDOW, NSEC_PER_SEC, 3);
+	uint64_t next = START_NS + NSEC_PER_SEC, end = START_NS + 2 * NSEC_PER_SEC;
+	struct model m;
+	int a, b, c, d, e, f;
+
+	model_init(&m, MODEL_DEBT_CAP_AT_CHANGE);
+	model_set_policy(&m, &r, 1, NULL, 0, NULL, 0, T(START_NS));
+	a = unit_passes(&m, START_NS, 4);
+	b = unit_passes(&m, next, 1);
+	c = unit_passes(&m, end - 666666660, 1);
+	d = unit_passes(&m, end - 666666656, 2);
+	e = unit_passes(&m, end - 333333330, 1);
+	f = unit_passes(&m, end - 333333328, 2);
+	check(a == 3 && b == 0 && c == 0 && d == 1 && e == 0 && f == 1,
+	      "model: sliding window weighs the previous count, its weight rounded up",
+	      "%d %d %d %d %d %d", a, b, c, d, e, f);
+	model_free(&m);
+}
+
+/*
+ * 10/s, warm-up 1 s: a cold source passes M / 2 = 5 in the ramp, which
+ * takes the warm-up (2.8 + 2.4 + 2 + 1.6 + 1.2 intervals), then one per
+ * interval; 5 s idle makes it cold again.
+ */
+static void unit_warmup(void)
+{
+	struct model_rule r = unit_rule(T(100000000), 1, false);
+	int first = 0, second = 0, cold;
+	uint64_t t;
+	struct model m;
+
+	r.meter = SLUICE_METER_WARMUP;
+	r.warm_max = 10;
+	model_init(&m, MODEL_DEBT_CAP_AT_CHANGE);
+	model_set_policy(&m, &r, 1, NULL, 0, NULL, 0, T(START_NS));
+	for (t = 0; t < 2 * NSEC_PER_SEC; t += 1000000) {
+		int p = unit_passes(&m, START_NS + t, 1);
+
+		first += t < NSEC_PER_SEC ? p : 0;
+		second += t >= NSEC_PER_SEC ? p : 0;
+	}
+	t = START_NS + 7 * NSEC_PER_SEC;
+	cold = unit_passes(&m, t, 3) == 1 && !unit_passes(&m, t + 279000000, 1) &&
+	       unit_passes(&m, t + 281000000, 1) == 1;
+	check(first == 5 && second == 10 && cold,
+	      "model: warm-up passes half its permits in the ramp, then the rate; idle makes it cold",
+	      "%d in the first second, %d in the next, cold again %d", first, second, cold);
+	model_free(&m);
+}
+
+/*
+ * The default's window changes limit (its count kept, met by the new
+ * limit), then algorithm (a new source again).
+ */
+static void unit_reshape(void)
+{
+	struct model_rule one = unit_window(SLUICE_METER_FIXED_WINDOW, NSEC_PER_SEC, 1);
+	struct model_rule two = unit_window(SLUICE_METER_FIXED_WINDOW, NSEC_PER_SEC, 2);
+	struct model_rule sliding = unit_window(SLUICE_METER_SLIDING_WINDOW, NSEC_PER_SEC, 2);
+	uint64_t t = START_NS + 100;
+	int a, b, c, d, same, fresh;
+	struct model m;
+
+	model_init(&m, MODEL_DEBT_CAP_AT_CHANGE);
+	model_set_policy(&m, &one, 1, NULL, 0, NULL, 0, T(START_NS));
+	a = unit_passes(&m, t, 2);
+	same = model_set_policy(&m, &two, 1, NULL, 0, NULL, 0, T(t));
+	b = unit_passes(&m, t, 2);
+	fresh = model_set_policy(&m, &sliding, 1, NULL, 0, NULL, 0, T(t));
+	c = unit_passes(&m, t, 3);
+	d = model_set_policy(&m, &sliding, 1, NULL, 0, NULL, 0, T(t)) == 0 &&
+	    !unit_passes(&m, t, 1);
+	check(a == 1 && same == 0 && b == 1 && fresh == 1 && c == 2 && d,
+	      "model: the default keeps a window's count at the same window, not at another algorithm",
+	      "%d, same %d: %d, new %d: %d, %d", a, same, b, fresh, c, d);
+	model_free(&m);
+}
+
 static void model_unit_checks(void)
 {
+	unit_fixed_window();
+	unit_sliding_window();
+	unit_warmup();
+	unit_reshape();
 	unit_burst_then_interval();
 	unit_bytes();
 	unit_raise(MODEL_DEBT_CAP_AT_CHANGE, true);
@@ -1468,10 +1909,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	int i;
 
+	bool timed = false, counted = false;
+
 	memset(o, 0, sizeof(*o));
-	o->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-	o->seconds = 3;
-	o->sequences = 0;
+	o->seed = DEFAULT_SEED;
+	o->sequences = DEFAULT_SEQUENCES;
 	o->only = -1;
 	o->shrink_s = 10;
 	for (i = 1; i < argc; i++) {
@@ -1493,7 +1935,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return -1;
 		}
 		i++;
-		if (!strcmp(a, "--seed"))
+		timed |= !strcmp(a, "--seconds");
+		counted |= !strcmp(a, "--sequences");
+		if (!strcmp(a, "--seed") && !strcmp(v, "random"))
+			o->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
+		else if (!strcmp(a, "--seed"))
 			o->seed = strtoull(v, NULL, 0);
 		else if (!strcmp(a, "--seconds"))
 			o->seconds = atof(v);
@@ -1510,6 +1956,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return -1;
 		}
 	}
+	if (timed && !counted)
+		o->sequences = 0;
 	return 0;
 }
 
@@ -1524,29 +1972,43 @@ static bool agrees_with(const struct sequence *s, const bool *keep, int last)
 
 enum {
 	CLASS_CACHE,
+	CLASS_CACHE_SLIDING,
 	CLASS_KEPT,
 	CLASS_TOUCH,
+	CLASS_RESHAPE,
 	CLASS_ROUNDING,
 	CLASS_WRAP,
 	CLASS_FORGED,
 	CLASS_NONE,
 	CLASSES
 };
-static const char *const class_names[CLASSES] = {
-	"cache",   "debt kept",	   "debt capped when met", "burst rounding",
-	"id wrap", "forged flood", "unexplained"
-};
+static const char *const class_names[CLASSES] = { "cache",
+						  "cache on a sliding window",
+						  "debt kept",
+						  "debt capped when met",
+						  "default reshaped",
+						  "burst rounding",
+						  "id wrap",
+						  "forged flood",
+						  "unexplained" };
 static unsigned long class_count[CLASSES];
 
-static void diagnose(const struct sequence *s, const bool *keep, int last)
+/* Which variants agree where o disagreed: what the disagreement is about. */
+static void diagnose(const struct sequence *s, const bool *keep, int last, const struct outcome *o)
 {
-	bool cache, debt, touch, wrap = false, rounding, forged = false;
+	bool cache, debt, touch, wrap = false, rounding, forged = false, reshape = false, sliding;
 
 	enum model_debt chosen = variant.debt;
 
 	variant.flush_hot = true;
 	cache = agrees_with(s, keep, last);
 	variant.flush_hot = false;
+	sliding = cache && o->meter == SLUICE_METER_SLIDING_WINDOW;
+	if (o->reshaped) {
+		variant.forget_on_reshape = true;
+		reshape = agrees_with(s, keep, last);
+		variant.forget_on_reshape = false;
+	}
 	variant.debt = MODEL_DEBT_KEPT;
 	debt = chosen != MODEL_DEBT_KEPT && agrees_with(s, keep, last);
 	variant.debt = MODEL_DEBT_CAP_AT_TOUCH;
@@ -1565,17 +2027,27 @@ static void diagnose(const struct sequence *s, const bool *keep, int last)
 		wrap = agrees_with(s, keep, last);
 		variant.no_wrap = false;
 	}
-	class_count[CLASS_CACHE] += cache;
+	class_count[CLASS_CACHE] += cache && !sliding;
+	class_count[CLASS_CACHE_SLIDING] += sliding;
 	class_count[CLASS_KEPT] += debt;
 	class_count[CLASS_TOUCH] += touch;
+	class_count[CLASS_RESHAPE] += reshape;
 	class_count[CLASS_ROUNDING] += rounding;
 	class_count[CLASS_WRAP] += wrap;
 	class_count[CLASS_FORGED] += forged;
-	class_count[CLASS_NONE] += !cache && !debt && !touch && !wrap && !rounding && !forged;
-	printf("     diagnosis:%s%s%s%s%s%s%s\n",
+	class_count[CLASS_NONE] +=
+		!cache && !debt && !touch && !wrap && !rounding && !forged && !reshape;
+	printf("     diagnosis:%s%s%s%s%s%s%s%s%s\n",
 	       cache ? " agrees with the over-limit cache emptied before every packet (the cache "
 		       "changed the verdict);"
 		     : "",
+	       sliding ? " the packet's rule counts a sliding window (the cache's moment for "
+			 "it was too late);"
+		       : "",
+	       reshape ? " agrees when both sides forget every source once the default changes "
+			 "algorithm, window, unit or warm-up (the default kept its sources' "
+			 "slots, read under another meter);"
+		       : "",
 	       debt ? " agrees when the model keeps debt beyond the new burst (a policy change "
 		      "kept the old debt);"
 		    : "",
@@ -1589,7 +2061,7 @@ static void diagnose(const struct sequence *s, const bool *keep, int last)
 			  "size of the burst is refused);"
 			: "",
 	       forged ? " agrees without the forged floods (they reset a limited aggregate);" : "",
-	       !cache && !debt && !touch && !wrap && !rounding && !forged
+	       !cache && !debt && !touch && !wrap && !rounding && !forged && !reshape
 		       ? " none of the known variants explains it"
 		       : "");
 }
@@ -1612,7 +2084,7 @@ static void report_failure(const struct options *opt, const struct sequence *s,
 	printf("     shrunk to %d events, disagreeing at #%d: %s\n", k, again.failed_at,
 	       again.failed_at >= 0 ? again.what : "(no longer fails)");
 	print_sequence(s, keep, last);
-	diagnose(s, keep, last);
+	diagnose(s, keep, last, again.failed_at >= 0 ? &again : o);
 	if (opt->verbose) {
 		printf("     the whole prefix:\n");
 		print_sequence(s, NULL, o->failed_at);
@@ -1664,7 +2136,7 @@ int main(int argc, char **argv)
 			      (unsigned long long)s.seed, s.index, o.failed_at, o.what,
 			      (unsigned long long)s.seed, s.index);
 			if (opt.classify)
-				diagnose(&s, NULL, o.failed_at);
+				diagnose(&s, NULL, o.failed_at, &o);
 		} else if (o.failed_at >= 0) {
 			report_failure(&opt, &s, &o);
 		} else if (opt.verbose) {
