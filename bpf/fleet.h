@@ -4,7 +4,8 @@
  * through BPF_PROG_TEST_RUN on a batch in map `fleet_batch`, because
  * userspace cannot compare-and-swap a map value. Each entry reads a
  * source's bucket, moves its TAT forward to the fleet's, or charges it
- * (fallback split), through table.h's own lookup and compare-and-swap.
+ * (fallback split), through table.h's own lookup and compare-and-swap. A
+ * change caps debt through it too (user/maps/policy_maps.c).
  *
  * An XDP program rather than a syscall one: Linux 6.1 keeps sleepable
  * programs, which syscall ones are, away from maps holding a spin lock,
@@ -18,16 +19,45 @@
 #include "clock.h"
 #include "table.h"
 
+/* A rule's admission or overflow TAT lowered to now + max if later: 1 if the rule has them. */
+static __always_inline int admission_cap(__u32 id, __u32 fleet_op, __u64 max, __u64 now)
+{
+	struct sluice_admission *adm = bpf_map_lookup_elem(&admission, &id);
+	__u64 *tatp, tat;
+	int i;
+
+	if (!adm)
+		return 0;
+	tatp = fleet_op == SLUICE_FLEET_CAP_ADMIT ? &adm->admit_tat : &adm->overflow_tat;
+	for (i = 0; i < METER_CAS_TRIES; i++) {
+		tat = *(volatile __u64 *)tatp;
+		if (tat <= now + max || __sync_val_compare_and_swap(tatp, tat, now + max) == tat)
+			break;
+	}
+	return 1;
+}
+
 /* One entry of the batch; its key copied to the stack (Linux 6.1: map keys live there). */
 static __always_inline void fleet_entry_run(struct sluice_fleet_entry *e,
 					    const struct sluice_config *cfg, __u64 now)
 {
 	struct sluice_key key = e->key;
+	__u32 fleet_op = e->op;
 	struct table_op op;
 
-	table_op_init(&op, cfg, &key);
+	if (fleet_op == SLUICE_FLEET_CAP_ADMIT || fleet_op == SLUICE_FLEET_CAP_OVERFLOW) {
+		e->found = admission_cap(key.policy, fleet_op, e->arg, now);
+		e->passed = e->tat_delta = 0;
+		return;
+	}
+	if (fleet_op == SLUICE_FLEET_CAP_AGGREGATE) {
+		table_op_place(&op, cfg, &key, TABLE_AGGREGATES, cfg->aggregate_sets);
+		fleet_op = SLUICE_FLEET_CAP;
+	} else {
+		table_op_init(&op, cfg, &key);
+	}
 	op.now = now;
-	e->found = table_fleet_step(&op, e->op, e->arg);
+	e->found = table_fleet_step(&op, fleet_op, e->arg);
 	e->passed = e->found ? op.fresh.passed : 0;
 	e->tat_delta = e->found ? op.fresh.tat : 0;
 }

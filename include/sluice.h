@@ -605,7 +605,11 @@ enum sluice_fleet_op {
 	SLUICE_FLEET_READ = 0,	  /* out: passed, tat_delta (TAT - now, 0 if past) */
 	SLUICE_FLEET_ADVANCE = 1, /* TAT <- max(TAT, now + arg): the global TAT */
 	SLUICE_FLEET_CHARGE = 2,  /* TAT <- max(TAT, now) + arg: fallback split */
-	SLUICE_FLEET_CAP = 3,	  /* TAT <- min(TAT, now + arg): a change's debt cap */
+	/* A change's debt cap (docs/design.md): TAT <- min(TAT, now + arg). */
+	SLUICE_FLEET_CAP = 3,		/* the key's source bucket */
+	SLUICE_FLEET_CAP_AGGREGATE = 4, /* the key's aggregate bucket */
+	SLUICE_FLEET_CAP_ADMIT = 5,	/* the admission bucket of the rule id key.policy */
+	SLUICE_FLEET_CAP_OVERFLOW = 6,	/* its overflow bucket */
 };
 
 #define SLUICE_FLEET_BATCH 64

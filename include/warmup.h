@@ -49,8 +49,8 @@ static inline __u64 warmup_next(__u64 slot, __u64 now, __u64 interval, __u64 max
 
 	if (free > now)
 		return 0;
-	/* Idle since free: a permit per whole interval, the remainder kept. */
-	gained = (now - free) / interval;
+	/* Idle since free: a permit per whole interval, the remainder kept. A new slot is cold. */
+	gained = slot ? (now - free) / interval : max;
 	if (stored + gained >= max) {
 		stored = max;
 		free = now;

@@ -371,10 +371,9 @@ struct debt_case {
 	bool new_sources; /* each packet from a new source: the overflow bucket's debt */
 	int fresh;	  /* 1: the change gives fresh buckets (a changed rule's new id) */
 	/*
-	 * 1: a source's own bucket, capped at the change (the sync program,
-	 * docs/design.md), so it refills from then: the first pass comes one
-	 * new interval after the change. 0: admission and overflow buckets,
-	 * capped at the next packet, one interval after it.
+	 * 1: capped at the change (the sync program, docs/design.md), so it
+	 * refills from then: the first pass comes one new interval after the
+	 * change. 0: capped at the next packet, one interval after it.
 	 */
 	int at_change;
 };
@@ -429,7 +428,10 @@ static void run_debt_case(const struct debt_case *c)
 	 * Capped at the change: passes at 10, 20, 30 and 40 ms after it; at
 	 * the first packet: 10, 20 and 30 ms after that. No more, no sooner.
 	 */
-	check(flood <= 2 && first == (c->fresh ? 0 : c->at_change ? 9 : 10) &&
+	check(flood <= 2 &&
+		      first == (c->fresh       ? 0
+				: c->at_change ? 9
+					       : 10) &&
 		      passed == 3 + (uint64_t)(c->fresh || c->at_change),
 	      c->name,
 	      "%d passed in the flood; after the change the first pass was packet %d, %llu passed",
@@ -439,20 +441,20 @@ static void run_debt_case(const struct debt_case *c)
 
 /* clang-format off: one case per entry */
 static const struct debt_case debt_cases[] = {
-	{ "set: debt under 1/h capped at the 100/s burst, at the change", "default rate 1/h burst 1\n",
-	  "default rate 100/s burst 1\n", true, false, 0, 1 },
-	{ "apply: debt under 1/h capped at the 100/s burst, at the change", "default rate 1/h burst 1\n",
-	  "default rate 100/s burst 1\n", false, false, 0, 1 },
+	{ "set: debt under 1/h capped at the 100/s burst, at the change",
+	  "default rate 1/h burst 1\n", "default rate 100/s burst 1\n", true, false, 0, 1 },
+	{ "apply: debt under 1/h capped at the 100/s burst, at the change",
+	  "default rate 1/h burst 1\n", "default rate 100/s burst 1\n", false, false, 0, 1 },
 	{ "apply, rule: a changed rule starts within its new burst",
 	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/h burst 1\n",
 	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 100/s burst 1\n", false, false,
 	  1 },
 	{ "set: overflow bucket debt under 1/h capped at the 100/s burst",
 	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 1/h\n",
-	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 100/s\n", true, true },
+	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 100/s\n", true, true, 0, 1 },
 	{ "set: admission debt under 1/h capped at the 100/s burst",
 	  "default rate 1/s burst 1 new-sources 1/h overflow-rate 1/h\n",
-	  "default rate 1/s burst 1 new-sources 100/s overflow-rate 1/h\n", true, true },
+	  "default rate 1/s burst 1 new-sources 100/s overflow-rate 1/h\n", true, true, 0, 1 },
 };
 /* clang-format on */
 

@@ -745,14 +745,15 @@ int lists_fit(const struct policy_maps *m, const struct policy_doc *doc, char *w
 /*
  * A change's debt cap (docs/design.md): the default's buckets more than a
  * new burst (and what a live fleet may owe) ahead, found in a read of the
- * table and capped by the sync program, with the datapath's own clock and
+ * tables and capped by the sync program, with the datapath's own clock and
  * compare-and-swap: a TAT written since the change is never lowered.
  */
 struct debt_walk {
 	const struct policy_maps *m;
-	__u16 policy;
-	__u64 debt_max; /* meter time past now */
-	__u64 now;	/* meter time when the walk began: a TAT at or before now + debt_max is fine */
+	const struct sluice_policy *p;
+	__u32 op;   /* SLUICE_FLEET_CAP or _CAP_AGGREGATE */
+	__u64 now;  /* meter time when the walk began */
+	__u64 owed; /* what a live fleet lets a source owe past its burst */
 	struct sluice_fleet_batch b;
 };
 
@@ -764,21 +765,42 @@ static int debt_flush(struct debt_walk *dw)
 	return err;
 }
 
-static int debt_visit(const struct sluice_key *key, const struct sluice_bucket *b,
-		      uint64_t read_ns, void *ctx)
+static int debt_add(struct debt_walk *dw, const struct sluice_key *key, __u32 op, __u64 max)
 {
-	struct debt_walk *dw = ctx;
-	struct sluice_fleet_entry *e;
+	struct sluice_fleet_entry *e = &dw->b.e[dw->b.count++];
 
-	(void)read_ns;
-	if (key->policy != dw->policy || b->tat <= dw->now + dw->debt_max)
-		return 0;
-	e = &dw->b.e[dw->b.count++];
 	memset(e, 0, sizeof(*e));
 	e->key = *key;
-	e->op = SLUICE_FLEET_CAP;
-	e->arg = dw->debt_max;
+	e->op = op;
+	e->arg = max;
 	return dw->b.count == SLUICE_FLEET_BATCH ? debt_flush(dw) : 0;
+}
+
+/* How far past now a bucket of the default may stay: its burst; 0 if not the default's. */
+static __u64 debt_max(const struct debt_walk *dw, const struct sluice_key *key)
+{
+	const struct sluice_aggregate *a;
+
+	if (key->policy != dw->p->id)
+		return 0;
+	if (dw->op == SLUICE_FLEET_CAP)
+		return dw->p->limit + dw->owed;
+	for (a = dw->p->aggregates; a < dw->p->aggregates + dw->p->n_aggregates; a++)
+		if (a->family == key->family && a->prefix_len == key->prefix_len)
+			return a->limit;
+	return 0;
+}
+
+static int debt_visit(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
+		      void *ctx)
+{
+	struct debt_walk *dw = ctx;
+	__u64 max = debt_max(dw, key);
+
+	(void)read_ns;
+	if (!max || b->tat <= dw->now + max)
+		return 0;
+	return debt_add(dw, key, dw->op, max);
 }
 
 static __u64 datapath_now(const struct policy_maps *m)
@@ -797,16 +819,37 @@ static __u64 fleet_owed_now(const struct policy_maps *m, __u64 now)
 	return now < hint.live_until ? hint.debt_max : 0;
 }
 
+/* Every bucket of the default: its own (GCRA only), its aggregates', admission and overflow. */
+static int debt_cap_all(struct debt_walk *dw, const struct sluice_config *cfg)
+{
+	const struct sluice_policy *p = dw->p;
+	struct sluice_key rule = { .policy = p->id };
+	int err = 0;
+
+	if (p->meter == SLUICE_METER_GCRA) {
+		dw->op = SLUICE_FLEET_CAP;
+		err = table_walk(dw->m->buckets, cfg->table_seed, debt_visit, dw);
+	}
+	if (!err && p->n_aggregates) {
+		dw->op = SLUICE_FLEET_CAP_AGGREGATE;
+		err = debt_flush(dw)
+			      ?: table_walk(dw->m->aggregates, cfg->table_seed, debt_visit, dw);
+	}
+	err = err ?: debt_add(dw, &rule, SLUICE_FLEET_CAP_ADMIT, p->admit_limit);
+	err = err ?: debt_add(dw, &rule, SLUICE_FLEET_CAP_OVERFLOW, p->overflow_limit);
+	return err ?: debt_flush(dw);
+}
+
 /*
- * After a change of the default's GCRA limits that kept its buckets: debt
- * past the new burst is capped now, not at each source's next packet, so
+ * After a change of the default's limits that kept its buckets: debt
+ * past the new bursts is capped now, not at each source's next packet, so
  * the time that passes after the change refills them.
  */
 static int default_debt_cap(const struct policy_maps *m, const struct policy_doc *doc,
 			    const struct policy_doc *live, const struct sluice_config *cfg)
 {
-	struct debt_walk *dw;
 	struct sluice_policy p;
+	struct debt_walk *dw;
 	const char *why;
 	int err;
 
@@ -814,16 +857,14 @@ static int default_debt_cap(const struct policy_maps *m, const struct policy_doc
 	    settings_equal(&doc->dflt, &live->dflt))
 		return 0;
 	err = policy_build(&p, &doc->dflt, NULL, doc->dflt_id, &why);
-	if (err || p.meter != SLUICE_METER_GCRA)
-		return err;
-	dw = calloc(1, sizeof(*dw));
+	dw = err ? NULL : calloc(1, sizeof(*dw));
 	if (!dw)
-		return -ENOMEM;
+		return err ?: -ENOMEM;
 	dw->m = m;
-	dw->policy = p.id;
+	dw->p = &p;
 	dw->now = datapath_now(m);
-	dw->debt_max = p.limit + fleet_owed_now(m, dw->now);
-	err = table_walk(m->buckets, cfg->table_seed, debt_visit, dw) ?: debt_flush(dw);
+	dw->owed = fleet_owed_now(m, dw->now);
+	err = debt_cap_all(dw, cfg);
 	free(dw);
 	return err;
 }

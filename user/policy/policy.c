@@ -20,6 +20,12 @@
 /* Default burst of a byte rate: one second of it, but room for 64 kB. */
 #define BYTE_BURST_MIN 65536
 /*
+ * A full-size Ethernet frame (1500-byte MTU): the least a byte window must
+ * hold. A GCRA burst has no such floor when typed: a rule for small packets
+ * (DNS) may want less; untyped, it is at least BYTE_BURST_MIN.
+ */
+#define FRAME_FULL_BYTES 1514U
+/*
  * Rounding: a packet's cost rounds up to whole meter units (1/16 ns), so
  * it costs at most this many thousandths more than exact, and the long-run
  * rate stays within 0.1% under the configured one, never above: a packet
@@ -322,6 +328,25 @@ static uint64_t window_count_max(uint8_t algorithm, uint64_t window)
 	return (1ULL << sliding_bits(window)) - 1;
 }
 
+/*
+ * A byte window smaller than a full-size frame would never pass one:
+ * refused, naming the least rate that fits one in the window.
+ */
+static int window_too_small(const struct settings *s, uint64_t window_ns, uint64_t limit,
+			    const char **why)
+{
+	unsigned __int128 per =
+		(unsigned __int128)s->rate.period_ns * (s->rate.unit == SLUICE_UNIT_BITS ? 8 : 1);
+	struct rate least = s->rate;
+
+	least.amount = (uint64_t)((FRAME_FULL_BYTES * per + window_ns - 1) / window_ns);
+	return refuse(-EINVAL, why,
+		      "--rate %s is %llu bytes per %s window, less than one full-size frame "
+		      "(%u bytes): at least --rate %s for that window",
+		      rate_text(&s->rate).text, (unsigned long long)limit,
+		      duration_text(window_ns).text, FRAME_FULL_BYTES, rate_text(&least).text);
+}
+
 static int meter_window(struct sluice_policy *p, const struct settings *s, const char **why)
 {
 	uint64_t window_ns = settings_window_ns(s), limit = 0, max;
@@ -337,6 +362,8 @@ static int meter_window(struct sluice_policy *p, const struct settings *s, const
 		err = window_limit(s, window_ns, &limit, why);
 	if (err)
 		return err;
+	if (bytes && limit < FRAME_FULL_BYTES)
+		return window_too_small(s, window_ns, limit, why);
 	max = window_count_max(s->algorithm, window);
 	if (limit > max)
 		return refuse(-ERANGE, why,
@@ -884,7 +911,7 @@ bool policy_meter_same(const struct sluice_policy *old, const struct sluice_poli
 		       old->state_bits == new->state_bits;
 	}
 	return old->window_ms == new->window_ms && old->state_bits == new->state_bits &&
-	       (old->flags & SLUICE_POL_BYTES) == (new->flags & SLUICE_POL_BYTES);
+	       (old->flags & SLUICE_POL_BYTES) == (new->flags &SLUICE_POL_BYTES);
 }
 
 void doc_init(struct policy_doc *doc)
