@@ -406,6 +406,32 @@ test_json_everywhere() {
 		says "-n (--limit) is not an option of set" "$SLUICE" set "$LAB_HOST" -n 5
 }
 
+# set --algorithm clears what does not apply to the new algorithm (issue 32).
+test_set_switches_algorithm() {
+	local dflt
+	"$SLUICE" set "$LAB_HOST" --rate 100/s --burst 1000 --initial-burst 50 >/dev/null
+	check "set --algorithm sliding-window after --burst 1000: accepted" \
+		"$SLUICE" set "$LAB_HOST" --algorithm sliding-window --rate 100/s
+	dflt=$("$SLUICE" show "$LAB_HOST" | grep '^default ')
+	CHECK_DETAIL=$dflt
+	check "... the burst and the initial burst are gone" \
+		test "$dflt" = "default rate 100/s algorithm sliding-window"
+	check "set --algorithm gcra --warmup 2s from a window: accepted" \
+		"$SLUICE" set "$LAB_HOST" --algorithm gcra --warmup 2s
+	dflt=$("$SLUICE" show "$LAB_HOST" | grep '^default ')
+	CHECK_DETAIL=$dflt
+	check "... the window is gone, the warm-up set" test "$dflt" = "default rate 100/s warmup 2s"
+	check "set --burst with a warm-up is still refused" not_ok \
+		"$SLUICE" set "$LAB_HOST" --burst 10
+	check "set --algorithm gcra --rate 100/s --burst 20: the warm-up is gone" \
+		"$SLUICE" set "$LAB_HOST" --algorithm gcra --rate 100/s --burst 20
+	dflt=$("$SLUICE" show "$LAB_HOST" | grep '^default ')
+	CHECK_DETAIL=$dflt
+	check "... back as it was" test "$dflt" = "default rate 100/s burst 20"
+}
+
+not_ok() { ! "$@" 2>/dev/null; }
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
 "$SLUICE" rule add "$LAB_HOST" 10.1.0.0/16 --rate 5/s >/dev/null
@@ -421,6 +447,7 @@ printf 'default rate 5/s\ndeny 10.9.0.0/16 until 2030-02-31T00:00:00Z\n' >"$LAB_
 # A timed and a permanent deny entry, so every refusal above leaves both as they were.
 "$SLUICE" deny add "$LAB_HOST" 10.2.0.0/16 --timeout 1d >/dev/null
 "$SLUICE" deny add "$LAB_HOST" 10.3.0.0/16 >/dev/null
+test_set_switches_algorithm
 test_bad_invocations
 test_messages
 test_not_root

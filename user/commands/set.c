@@ -15,14 +15,26 @@ static int set_check(struct cli_args *a)
 			  "--aggregate)");
 }
 
-/* A new algorithm drops what only the old one took, unless given again. */
+/*
+ * A new algorithm, or a warm-up, clears what does not apply to it, as
+ * --action drop clears --dscp; what the same command gives is applied after.
+ */
 static void set_algorithm(const struct cli_args *a, struct settings *s)
 {
-	s->algorithm = a->settings.algorithm;
-	if (s->algorithm == SLUICE_METER_GCRA)
+	if (a->given[OPT_ALGORITHM]) {
+		s->algorithm = a->settings.algorithm;
+		s->warmup_ns = 0; /* plain gcra, unless --warmup comes with it */
+	}
+	if (s->algorithm == SLUICE_METER_GCRA) {
 		s->window_ns = 0;
-	else
-		s->warmup_ns = 0;
+	} else {
+		s->burst.value = 0;
+		s->initial.value = 0;
+	}
+	if (a->given[OPT_WARMUP] && a->settings.warmup_ns) {
+		s->burst.value = 0;
+		s->initial.value = 0;
+	}
 }
 
 /* The options given replace what they name; the rest stays as it was. */
@@ -30,6 +42,8 @@ static void set_apply(const struct cli_args *a, struct settings *s)
 {
 	const struct settings *g = &a->settings;
 
+	if (a->given[OPT_ALGORITHM] || a->given[OPT_WARMUP])
+		set_algorithm(a, s);
 	if (a->given[OPT_RATE]) {
 		/* A derived burst follows the new rate; a typed one stays. */
 		if (s->burst.bytes != (g->rate.unit != SLUICE_UNIT_PACKETS))
@@ -38,8 +52,6 @@ static void set_apply(const struct cli_args *a, struct settings *s)
 	}
 	if (a->given[OPT_BURST])
 		s->burst = g->burst;
-	if (a->given[OPT_ALGORITHM])
-		set_algorithm(a, s);
 	if (a->given[OPT_WINDOW])
 		s->window_ns = g->window_ns;
 	if (a->given[OPT_WARMUP])
@@ -100,8 +112,12 @@ const struct command cmd_set = {
 		"their state; every packet sees either the old or the new settings as a whole.\n"
 		"A new --rate without --burst keeps a burst set before, and otherwise derives it\n"
 		"again (one second of rate). --action drop or dry-run clears --dscp and --ecn.\n"
+		"--algorithm clears what does not apply to it: a window algorithm --burst,\n"
+		"--initial-burst and --warmup, gcra --window and --warmup (unless given with\n"
+		"it); --warmup clears --burst and --initial-burst. A change of algorithm, window or warm-up starts every source\n"
+		"afresh (docs/design.md); a new rate or burst keeps their state.\n"
 		"The --aggregate options given replace all aggregates; --aggregate none clears\n"
-		"them. A source's debt never reaches past what the new burst allows.",
+		"them. A source's debt is capped at the new burst when the change is made.",
 	.iface = IFACE_REQUIRED,
 	.caps = CAPS_CHANGE,
 	.state = USE_CHANGE,
