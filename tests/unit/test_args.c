@@ -333,15 +333,18 @@ static const struct {
 static void test_durations(void)
 {
 	const char *why = "";
+	struct cli_args a;
 	char name[96], out[32];
 	uint64_t ns;
 	size_t i;
 	int err;
 
 	for (i = 0; i < sizeof(duration_cases) / sizeof(duration_cases[0]); i++) {
+		cli_args_init(&a);
 		ns = 0;
 		out[0] = '\0';
-		err = parse_duration(duration_cases[i].in, NSEC_PER_SEC, DURATION_MAX_NS, &ns, &why);
+		err = option_apply(&a, OPT_TIMEOUT, duration_cases[i].in, &why);
+		ns = a.timeout_ns;
 		if (!err)
 			format_duration(out, sizeof(out), ns);
 		snprintf(name, sizeof(name), "duration '%s'%s%s", duration_cases[i].in,
@@ -354,6 +357,10 @@ static void test_durations(void)
 	}
 	check(parse_rate("5/d", &(struct rate){ 0 }, &why) == -EINVAL,
 	      "a rate per day is still refused: days are for durations", "%s", why);
+	cli_args_init(&a);
+	err = option_apply(&a, OPT_TIMEOUT, "3651d", &why);
+	check(err == -ERANGE && !strcmp(why, "a deny entry lasts at most 3650d"),
+	      "--timeout 3651d: the one ban limit says the most", "%d '%s'", err, why);
 }
 
 /* until TIME: RFC 3339 UTC to the second, exactly as format_utc prints it. */
@@ -384,6 +391,12 @@ static void test_utc(void)
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		check(parse_utc(refused[i], &ns, &why) == -EINVAL, "until: a bad time is refused",
 		      "'%s' was taken", refused[i]);
+	check(!parse_utc("2554-07-21T23:34:33Z", &ns, &why) && ns == 18446744073ULL * NSEC_PER_SEC,
+	      "until 2554-07-21T23:34:33Z is the last second 64 bits of ns hold", "got %llu (%s)",
+	      (unsigned long long)ns, why);
+	check(parse_utc("2554-07-21T23:34:34Z", &ns, &why) == -ERANGE &&
+		      parse_utc("9999-12-31T23:59:59Z", &ns, &why) == -ERANGE,
+	      "until past 64 bits of ns is refused, not wrapped", "%s", why);
 }
 
 static void test_prefixes(void)

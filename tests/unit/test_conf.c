@@ -203,7 +203,7 @@ static const char complete[] =
 	"deny 203.0.113.0/24\n"
 	"deny 2001:db8:bad::/48\n"
 	"deny 192.0.2.64/26 until 2001-01-01T00:00:00Z # passed: no longer denies\n"
-	"deny 2001:db8:beef::/48 until 2099-01-01T00:00:00Z\n";
+	"deny 2001:db8:beef::/48 until %s\n";
 
 static const char canonical[] =
 	"default rate 500/s burst 1k ipv6-prefix 56 aggregate /48=20k/s aggregate ipv6/32=1M/s\n"
@@ -221,16 +221,25 @@ static const char canonical[] =
 	"allow 198.51.100.0/24\n"
 	"deny 203.0.113.0/24\n"
 	"deny 2001:db8:bad::/48\n"
-	"deny 2001:db8:beef::/48 until 2099-01-01T00:00:00Z\n";
+	"deny 2001:db8:beef::/48 until %s\n";
+
+/* The UTC moment from_now_ns ahead, as show prints it. */
+static void utc_ahead(char *buf, size_t len, uint64_t from_now_ns)
+{
+	format_utc(buf, len, realtime_ns() + from_now_ns);
+}
 
 static void test_round_trip(void)
 {
+	char err[512], *out = NULL, *out2 = NULL, until[32], text[2048], want[2048];
 	struct policy_doc doc, again;
-	char err[512], *out = NULL, *out2 = NULL;
 	size_t len = 0, len2 = 0;
 	FILE *mem;
 
-	if (parse_text(complete, &doc, err, sizeof(err))) {
+	utc_ahead(until, sizeof(until), 365 * 86400 * NSEC_PER_SEC);
+	snprintf(text, sizeof(text), complete, until);
+	snprintf(want, sizeof(want), canonical, until);
+	if (parse_text(text, &doc, err, sizeof(err))) {
 		check(false, "a complete file parses", "%s", err);
 		return;
 	}
@@ -239,7 +248,7 @@ static void test_round_trip(void)
 	mem = open_memstream(&out, &len);
 	conf_write(mem, &doc);
 	fclose(mem);
-	check(!strcmp(out, canonical), "show prints the canonical form", "got:\n%s", out);
+	check(!strcmp(out, want), "show prints the canonical form", "got:\n%s", out);
 	doc_free(&doc);
 
 	parse_text(out, &again, err, sizeof(err));
@@ -248,6 +257,90 @@ static void test_round_trip(void)
 	fclose(mem);
 	check(!strcmp(out, out2), "show -> apply -> show round-trips exactly", "got:\n%s", out2);
 	doc_free(&again);
+	free(out);
+	free(out2);
+}
+
+/* show's text of doc, in a buffer the caller frees. */
+static char *shown(const struct policy_doc *doc)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&out, &len);
+
+	conf_write(mem, doc);
+	fclose(mem);
+	return out;
+}
+
+/* "deny 192.0.2.0/24 until TIME" for a ban ending from_now_ns ahead: its parse status. */
+static int until_ahead(uint64_t from_now_ns, char *err, size_t errlen)
+{
+	char until[32], text[128];
+	struct policy_doc doc;
+	int ret;
+
+	utc_ahead(until, sizeof(until), from_now_ns);
+	snprintf(text, sizeof(text), "default rate 1/s\ndeny 192.0.2.0/24 until %s\n", until);
+	ret = parse_text(text, &doc, err, errlen);
+	if (!ret)
+		doc_free(&doc);
+	return ret;
+}
+
+/*
+ * until has the limit of --timeout (BAN_MAX_NS from now, one check), however
+ * far the time is, and show -> apply round-trips every ban it accepts: one
+ * made as long as allowed, shown rounded to the second, applies back.
+ */
+static void test_until_limit(void)
+{
+	static const char *const far[] = {
+		"2554-07-21T23:34:33Z", /* the last second 64 bits of ns hold */
+		"2554-07-21T23:34:34Z", /* the first past it */
+		"9999-12-31T23:59:59Z",
+	};
+	struct policy_doc doc = { 0 }, again;
+	char err[512], text[160], *out, *out2;
+	size_t i;
+	int ret;
+
+	ret = until_ahead(BAN_MAX_NS - 60 * NSEC_PER_SEC, err, sizeof(err));
+	check(!ret, "until a minute short of 3650d ahead is accepted", "%d: %s", ret, err);
+	ret = until_ahead(BAN_MAX_NS + 60 * NSEC_PER_SEC, err, sizeof(err));
+	check(ret == -EINVAL && strstr(err, ":2:25: bad time '") &&
+		      strstr(err, "': a deny entry lasts at most 3650d from now ("),
+	      "until a minute past 3650d ahead is refused, as a longer --timeout is", "%d: %s", ret,
+	      err);
+	for (i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+		snprintf(text, sizeof(text), "default rate 1/s\ndeny 192.0.2.0/24 until %s\n",
+			 far[i]);
+		ret = parse_text(text, &again, err, sizeof(err));
+		if (!ret)
+			doc_free(&again);
+		check(ret == -EINVAL && strstr(err, ":2:25: bad time '") && strstr(err, far[i]),
+		      "until far ahead is refused at its column, never wrapped into the past",
+		      "%s: %d: %s", far[i], ret, err);
+	}
+
+	/* deny add --timeout 3650d, shown: its end rounded up to the second still applies. */
+	doc_init(&doc);
+	for (i = 0; i < 2; i++) {
+		struct cidr c;
+
+		parse_cidr(i ? "2001:db8::/32" : "192.0.2.0/24", &c, &(bool){ false },
+			   &(const char *){ 0 });
+		cidr_list_add_until(&doc.deny, &c, monotonic_ns() + BAN_MAX_NS - i);
+	}
+	parse_rate("1/s", &doc.dflt.rate, &(const char *){ 0 });
+	out = shown(&doc);
+	ret = parse_text(out, &again, err, sizeof(err));
+	out2 = ret ? NULL : shown(&again);
+	check(!ret && !strcmp(out, out2), "a ban of 3650d, shown, applies back to the same text",
+	      "%d: %s\n%s\n%s", ret, err, out, out2 ? out2 : "");
+	if (!ret)
+		doc_free(&again);
+	doc_free(&doc);
 	free(out);
 	free(out2);
 }
@@ -634,6 +727,7 @@ int main(void)
 	close(fd);
 	test_errors();
 	test_round_trip();
+	test_until_limit();
 	test_attach_statement();
 	test_cidr_file();
 	test_line_length();

@@ -232,8 +232,9 @@ static uint64_t unix_of(uint64_t mono_ns)
 static int parse_until(struct parse_ctx *pc, const struct tokens *t, bool deny, uint64_t *expires,
 		       bool *expired)
 {
+	uint64_t unix_ns, now_ns;
+	char latest[32];
 	const char *why;
-	uint64_t unix_ns;
 
 	*expires = 0;
 	*expired = false;
@@ -252,8 +253,21 @@ static int parse_until(struct parse_ctx *pc, const struct tokens *t, bool deny, 
 		return fail_at(pc, t->col[3], "bad time '%s': %s", t->word[3], why);
 	if (t->n > 4)
 		return fail_at(pc, t->col[4], "expected the end of the line after the time");
-	*expired = unix_ns <= realtime_ns();
-	*expires = *expired ? 0 : monotonic_of(unix_ns);
+	now_ns = realtime_ns();
+	*expired = unix_ns <= now_ns;
+	if (*expired)
+		return 0;
+	/*
+	 * The file says when to the second and show rounds an end to the
+	 * nearest one: checked in whole seconds, a ban made as long as allowed
+	 * is shown and applied back, never refused for the half second.
+	 */
+	if (ban_length_check((unix_ns - now_ns) / NSEC_PER_SEC * NSEC_PER_SEC, &why)) {
+		format_utc(latest, sizeof(latest), now_ns + BAN_MAX_NS);
+		return fail_at(pc, t->col[3], "bad time '%s': %s from now (%s at the latest)",
+			       t->word[3], why, latest);
+	}
+	*expires = monotonic_of(unix_ns);
 	return 0;
 }
 

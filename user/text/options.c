@@ -194,7 +194,9 @@ static int apply_file(struct cli_args *a, const char *v, const char **why)
 
 static int apply_timeout(struct cli_args *a, const char *v, const char **why)
 {
-	return parse_duration(v, NSEC_PER_SEC, DURATION_MAX_NS, &a->timeout_ns, why);
+	int err = parse_duration(v, NSEC_PER_SEC, UINT64_MAX, &a->timeout_ns, why);
+
+	return err ?: ban_length_check(a->timeout_ns, why);
 }
 
 static int apply_check(struct cli_args *a, const char *v, const char **why)

@@ -349,13 +349,30 @@ void format_duration(char *buf, unsigned long len, uint64_t ns)
 		snprintf(buf, len, "%llu%s", (unsigned long long)(ns / u->value), u->name);
 }
 
-void format_utc(char *buf, unsigned long len, uint64_t unix_ns)
+static void format_utc_seconds(char *buf, unsigned long len, time_t t)
 {
-	time_t t = (time_t)(unix_ns / 1000000000ULL);
 	struct tm tm;
 
 	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		snprintf(buf, len, "-");
+}
+
+void format_utc(char *buf, unsigned long len, uint64_t unix_ns)
+{
+	format_utc_seconds(buf, len, (time_t)(unix_ns / NSEC_PER_SEC));
+}
+
+int ban_length_check(uint64_t ns, const char **why)
+{
+	static char msg[64];
+	char most[32];
+
+	if (ns <= BAN_MAX_NS)
+		return 0;
+	format_duration(most, sizeof(most), BAN_MAX_NS);
+	snprintf(msg, sizeof(msg), "a deny entry lasts at most %s", most);
+	*why = msg;
+	return -ERANGE;
 }
 
 int parse_utc(const char *s, uint64_t *unix_ns, const char **why)
@@ -374,10 +391,14 @@ int parse_utc(const char *s, uint64_t *unix_ns, const char **why)
 	}
 	/* timegm takes February 31 and sscanf single digits: only format_utc's spelling parses. */
 	if (t >= 0)
-		format_utc(again, sizeof(again), (uint64_t)t * NSEC_PER_SEC);
+		format_utc_seconds(again, sizeof(again), t);
 	if (t < 0 || strcmp(again, s)) {
 		*why = "expected a UTC time as YYYY-MM-DDTHH:MM:SSZ, e.g. 2026-12-01T10:45:07Z";
 		return -EINVAL;
+	}
+	if ((uint64_t)t > UINT64_MAX / NSEC_PER_SEC) {
+		*why = "too far in the future";
+		return -ERANGE;
 	}
 	*unix_ns = (uint64_t)t * NSEC_PER_SEC;
 	return 0;

@@ -58,9 +58,18 @@ int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *ou
 /* The largest unit that divides it exactly: 90s is 90s, 120s is 2m. */
 void format_duration(char *buf, unsigned long len, uint64_t ns);
 
-/* The longest --timeout: ten years, so an expiry stays far from overflowing. */
-#define DURATION_MAX_NS (3650 * 86400 * NSEC_PER_SEC)
-/* An RFC 3339 moment in UTC to the second, as format_utc prints it, to ns since 1970. */
+/*
+ * The longest a deny entry lasts from when it is made, by --timeout or by
+ * `until` in a file: ten years, so an expiry, on either clock and rounded
+ * to the second, stays far from overflowing.
+ */
+#define BAN_MAX_NS (3650 * 86400 * NSEC_PER_SEC)
+/* The one check of a ban's length: -ERANGE past BAN_MAX_NS, *why saying the most. */
+int ban_length_check(uint64_t ns, const char **why);
+/*
+ * An RFC 3339 moment in UTC to the second, as format_utc prints it, to ns
+ * since 1970; -ERANGE past what 64 bits of nanoseconds hold (2554).
+ */
 int parse_utc(const char *s, uint64_t *unix_ns, const char **why);
 
 /* Canonical spellings that parse back to the same value: lowercase k, kbit, kB; s, m, h. */
