@@ -104,6 +104,10 @@ test_del_early_and_longest() {
 	local counts gen
 	"$SLUICE" deny add "$LAB_HOST" "$SRC" --timeout 1h >/dev/null
 	check "deny add --timeout 1h: denied" test "$(sent_counts 5)" = "0 5"
+	sleep 1.1
+	CHECK_DETAIL=$("$SLUICE" deny list "$LAB_HOST")
+	check "deny list: the time left as show writes a duration (59m5Ns, not 35NNs)" \
+		grep -qxE "$SRC/32 expires in 59m5[0-9]s" <<<"$CHECK_DETAIL"
 	gen=$(generation)
 	"$SLUICE" deny add "$LAB_HOST" "$SRC" --timeout 10s >/dev/null
 	CHECK_DETAIL="expires_in_s $(seconds_left "$SRC/32"), generation $gen -> $(generation)"
