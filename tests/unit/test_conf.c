@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include "base/clock.h"
+#include "base/utf8.h"
 #include "text/conf.h"
 #include "harness.h"
 
@@ -509,6 +510,39 @@ static void test_nul_bytes(void)
 	      "a long run of NUL bytes is a NUL byte, not a long line", "%d: %s", ret, err);
 }
 
+/*
+ * A UTF-8 byte order mark before the first line is skipped, by both parsers,
+ * columns counting from after it; anywhere else it is a character like any
+ * other; a UTF-16 one is named as such.
+ */
+static void test_bom(void)
+{
+	static const char conf[] = UTF8_BOM "default rate 5/s\nrule 10.0.0.0/8 rate 1/s\n";
+	static const char bad[] = UTF8_BOM "default rate 1/x\n";
+	static const char list[] = UTF8_BOM "10.0.0.0/8\n192.0.2.0/24\n";
+	static const char later[] = "default rate 5/s\n" UTF8_BOM "rule 10.0.0.0/8 rate 1/s\n";
+	static const char utf16[] = "\xff\xfe"
+				    "d\0e\0f\0";
+	char err[512];
+	int ret;
+
+	ret = parse_both(conf, sizeof(conf) - 1, true, err, sizeof(err));
+	check(!ret, "a policy file that starts with a byte order mark is accepted", "%d: %s", ret,
+	      err);
+	ret = parse_both(bad, sizeof(bad) - 1, true, err, sizeof(err));
+	check(ret && strstr(err, ":1:14: bad rate '1/x'"),
+	      "after a byte order mark, columns count from the text", "%d: %s", ret, err);
+	ret = parse_both(list, sizeof(list) - 1, false, err, sizeof(err));
+	check(!ret, "a CIDR list that starts with a byte order mark is accepted", "%d: %s", ret,
+	      err);
+	ret = parse_both(later, sizeof(later) - 1, true, err, sizeof(err));
+	check(ret && strstr(err, ":2:1: unknown statement '" UTF8_BOM "rule'"),
+	      "a byte order mark on a later line is no statement", "%d: %s", ret, err);
+	ret = parse_both(utf16, sizeof(utf16) - 1, true, err, sizeof(err));
+	check(ret && strstr(err, ":1:1: a UTF-16 byte order mark (expected UTF-8 text)"),
+	      "UTF-16 is named as such, not as a NUL byte", "%d: %s", ret, err);
+}
+
 /* Input that cannot be read: one message naming it and why, for both parsers. */
 static void unreadable(const char *name, const char *file, const char *says)
 {
@@ -732,6 +766,7 @@ int main(void)
 	test_cidr_file();
 	test_line_length();
 	test_nul_bytes();
+	test_bom();
 	test_unreadable();
 	test_cidr_merge();
 	test_cidr_merge_expiry();

@@ -239,6 +239,58 @@ static void test_json(void)
 	      "got %s", out);
 }
 
+/* Messages quote input: what shows nothing there is written so it shows. */
+static const struct {
+	const char *in, *out;
+} visible_cases[] = {
+	{ "attach", "attach" },
+	{ "caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac" }, /* visible UTF-8 stays */
+	{ "\xef\xbb\xbf"
+	  "attach",
+	  "\\ufeffattach" },		       /* a byte order mark */
+	{ "rate\xe2\x80\x8b", "rate\\u200b" }, /* zero width space */
+	{ "a\xe2\x80\xae"
+	  "b",
+	  "a\\u202eb" },		   /* right-to-left override */
+	{ "5/s\xc2\xa0", "5/s\\u00a0" },   /* no-break space */
+	{ "x\xc2\x85", "x\\u0085" },	   /* a C1 control */
+	{ "1/s\x1b[31m", "1/s\\x1b[31m" }, /* an ASCII control */
+	{ "a\tb\nc\x7f", "a\\x09b\\x0ac\\x7f" },
+	{ "et\xffh", "et\\xffh" },	       /* not UTF-8 */
+	{ "\xf3\xa0\x80\x81", "\\U000e0001" }, /* a tag character */
+};
+
+static void write_invisible_error(void *arg)
+{
+	output_json_errors(true);
+	fail_input("apply", "unknown statement '%s'", (const char *)arg);
+	output_json_errors(false);
+}
+
+static void test_visible(void)
+{
+	char out[128], name[96];
+	size_t i;
+
+	for (i = 0; i < sizeof(visible_cases) / sizeof(visible_cases[0]); i++) {
+		utf8_visible(out, sizeof(out), visible_cases[i].in);
+		snprintf(name, sizeof(name), "utf8_visible: '%s'", visible_cases[i].out);
+		check(!strcmp(out, visible_cases[i].out), name, "got '%s'", out);
+	}
+	utf8_visible(out, 8,
+		     "abc\xe2\x80\x8b"
+		     "def");
+	check(!strcmp(out, "abc"), "utf8_visible cuts before an escape that does not fit",
+	      "got '%s'", out);
+	capture_stdout(write_invisible_error,
+		       "\xef\xbb\xbf"
+		       "attach",
+		       out, sizeof(out));
+	check(!strcmp(out, "{\"command\":\"apply\",\"error\":\"unknown statement "
+			   "'\\\\ufeffattach'\"}\n"),
+	      "an error shows the byte order mark it quotes", "got %s", out);
+}
+
 /* The strings of an object written with json_string and json_name, as text. */
 static int json_text(char **text, void (*fn)(struct json *, const void *), const void *arg)
 {
@@ -805,6 +857,7 @@ void suite_output(void)
 	test_counter_families();
 	test_json();
 	test_json_utf8();
+	test_visible();
 	test_json_name();
 	test_json_depth();
 	test_prometheus();
