@@ -26,6 +26,7 @@
 #include "base/version.h"
 #include "outputs/audit.h"
 #include "outputs/prom.h"
+#include "pins/state.h"
 #include "unit.h"
 
 /* The layout version as the exposition spells it. */
@@ -740,6 +741,7 @@ static void audit_snap(struct audit_snapshot *s, struct policy_doc *doc, uint64_
 	s->present = true;
 	s->read = doc != NULL;
 	s->prog_id = 7;
+	s->group = STATE_NO_GROUP;
 	s->doc = doc;
 	s->cfg.generation = generation;
 	s->cfg.layout_version = SLUICE_LAYOUT_VERSION;
@@ -833,6 +835,13 @@ static void test_audit(void)
 		      "audit: a megabyte argument is cut", "%zu bytes", strlen(line));
 		free(huge);
 	}
+
+	/* attach --replace changing only the group: no new generation, still a change. */
+	audit_snap(&b, &d100, 4);
+	b.group = 0;
+	audit_line(line, sizeof(line), set_argv, 5, &a, &b);
+	check(audit_changed(&a, &b) && strstr(line, ": group none -> root; generation 4 -> 4; "),
+	      "audit: a group changed in place is a change, said old -> new", "%s", line);
 
 	audit_snap(&b, &d100, 2);
 	audit_line(line, sizeof(line), set_argv, 5, &none, &b);
