@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sluice-docgen: what the build derives from the option and command tables.
- *   sluice-docgen man FILE        FILE with @OPTIONS@ and @CONF_OPTIONS@ filled in (scdoc)
+ *   sluice-docgen man FILE        FILE with @OPTIONS@, @CONF_OPTIONS@, @TIME_UNITS@ and
+ *                                 @RATE_PERIODS@ filled in (scdoc)
  *   sluice-docgen completion      the bash completion script
  * It sits beside main.c, above every layer: it reads both tables.
  */
@@ -10,6 +11,7 @@
 #include <string.h>
 #include "base/errors.h"
 #include "commands/commands.h"
+#include "values/rate.h"
 
 /* Help lines are written for a terminal: a sentence for the man page. */
 static void man_sentence(FILE *out, const char *help)
@@ -89,6 +91,41 @@ static void man_conf_options(FILE *out)
 	}
 }
 
+/*
+ * The time units as the parser knows them, smallest first, each with its
+ * other spellings: "*us*; *ms*; *s*, *sec* or *second*; ...". periods:
+ * only those a rate may be per.
+ */
+static void man_time_units(FILE *out, bool periods)
+{
+	struct {
+		const char *name;
+		bool alias, period;
+	} u[32];
+	const char *sep = "";
+	int n = 0, first, end, j;
+	uint64_t ns;
+
+	while (n < 32 && (u[n].name = time_unit_at((size_t)n, &ns, &u[n].alias, &u[n].period)))
+		n++;
+	/* From the smallest: each unit, then its other spellings. */
+	for (end = n; end > 0; end = first) {
+		for (first = end - 1; first > 0 && u[first].alias; first--)
+			;
+		if (periods && !u[first].period)
+			continue;
+		fprintf(out, "%s", sep);
+		sep = "; ";
+		for (j = first; j < end; j++)
+			fprintf(out, "%s*%s*",
+				j == first     ? ""
+				: j == end - 1 ? " or "
+					       : ", ",
+				u[j].name);
+	}
+	fprintf(out, ".\n");
+}
+
 static int man(const char *path)
 {
 	char line[4096];
@@ -101,6 +138,10 @@ static int man(const char *path)
 			man_options(stdout);
 		else if (!strcmp(line, "@CONF_OPTIONS@\n"))
 			man_conf_options(stdout);
+		else if (!strcmp(line, "@TIME_UNITS@\n"))
+			man_time_units(stdout, false);
+		else if (!strcmp(line, "@RATE_PERIODS@\n"))
+			man_time_units(stdout, true);
 		else
 			fputs(line, stdout);
 	}

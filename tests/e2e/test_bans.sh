@@ -4,7 +4,8 @@
 # banned source is dropped until the entry expires in the datapath, then
 # passed; deny list shows the time left and then no longer the entry; show
 # prints it with its UTC end and show -> apply -> show round-trips; deny del
-# removes one early; adding again never shortens one; a later change prunes
+# removes one early; adding again never shortens one; the longest ban
+# round-trips and until past it is refused; a later change prunes
 # expired entries from the trie; and the top | jq | deny add recipe of
 # docs/operations.md bans the heaviest sources.
 set -u
@@ -103,6 +104,10 @@ test_del_early_and_longest() {
 	local counts gen
 	"$SLUICE" deny add "$LAB_HOST" "$SRC" --timeout 1h >/dev/null
 	check "deny add --timeout 1h: denied" test "$(sent_counts 5)" = "0 5"
+	sleep 1.1
+	CHECK_DETAIL=$("$SLUICE" deny list "$LAB_HOST")
+	check "deny list: the time left as show writes a duration (59m5Ns, not 35NNs)" \
+		grep -qxE "$SRC/32 expires in 59m5[0-9]s" <<<"$CHECK_DETAIL"
 	gen=$(generation)
 	"$SLUICE" deny add "$LAB_HOST" "$SRC" --timeout 10s >/dev/null
 	CHECK_DETAIL="expires_in_s $(seconds_left "$SRC/32"), generation $gen -> $(generation)"
@@ -158,6 +163,35 @@ test_round_trip() {
 	"$SLUICE" deny flush "$LAB_HOST" >/dev/null
 }
 
+# The longest ban --timeout allows, shown with its end rounded to the second,
+# applies back as it was; until past that limit is refused as --timeout is.
+test_longest_round_trip() {
+	local gen again far
+	"$SLUICE" deny add "$LAB_HOST" 203.0.113.0/24 --timeout 3650d >/dev/null
+	"$SLUICE" show "$LAB_HOST" >"$LAB_TMP/longest.conf"
+	gen=$(generation)
+	try apply "$LAB_HOST" -f "$LAB_TMP/longest.conf"
+	CHECK_DETAIL="exit $RC: $OUT; $(grep '^deny' "$LAB_TMP/longest.conf")"
+	check "a 3650d ban, shown and applied at once: accepted, nothing changed" \
+		test "$RC" = 0 -a "$(generation)" = "$gen"
+	"$SLUICE" deny flush "$LAB_HOST" >/dev/null
+	try apply "$LAB_HOST" -f "$LAB_TMP/longest.conf"
+	again=$("$SLUICE" show "$LAB_HOST")
+	CHECK_DETAIL="exit $RC: $OUT; $(diff <(echo "$again") "$LAB_TMP/longest.conf" | tr '\n' '|')"
+	check "a 3650d ban: show -> flush -> apply -> show, the same text" \
+		test "$RC" = 0 -a "$again" = "$(cat "$LAB_TMP/longest.conf")"
+	CHECK_DETAIL=$(deny_json)
+	check "... still a ban of about 3650d" test "$(seconds_left 203.0.113.0/24)" -gt $((3650 * 86400 - 60))
+	"$SLUICE" deny flush "$LAB_HOST" >/dev/null
+	far=$(date -u -d "@$(($(date +%s) + 3650 * 86400 + 120))" +%Y-%m-%dT%H:%M:%SZ)
+	printf 'default rate 10k/s burst 10k\ndeny 192.0.2.0/24 until %s\n' "$far" >"$LAB_TMP/far.conf"
+	try apply "$LAB_HOST" -f "$LAB_TMP/far.conf"
+	CHECK_DETAIL="exit $RC: $OUT; $(deny_json)"
+	check "until two minutes past 3650d from now: exit 2, one line, nothing denied" \
+		test "$RC" = 2 -a "$(grep -c '' <<<"$OUT")" = 1 -a "$(deny_json)" = "[]" -a \
+		-n "$(grep -F 'a deny entry lasts at most 3650d from now' <<<"$OUT")"
+}
+
 # The recipe of docs/operations.md, as written there but for the interface.
 ban_heaviest() {
 	"$SLUICE" top "$LAB_HOST" --json -n 2 |
@@ -191,5 +225,6 @@ lab_up || {
 test_expiry
 test_del_early_and_longest
 test_round_trip
+test_longest_round_trip
 test_recipe
 lab_finish

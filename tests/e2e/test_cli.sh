@@ -148,6 +148,8 @@ BAD_INVOCATIONS=(
 	"apply HOST -f UNTILCONF"
 	"apply HOST -f ALLOWUNTILCONF"
 	"apply HOST -f BADDATECONF"
+	"apply HOST -f FARCONF"
+	"apply HOST -f LATECONF"
 	# Algorithms: what each takes, and the window counter's packed maximum.
 	"set HOST --algorithm token-bucket"
 	"set HOST --algorithm fixed-window --window 0"
@@ -197,6 +199,8 @@ test_bad_invocations() {
 		inv=${inv//ALLOWUNTILCONF/$LAB_TMP/allow-until.conf}
 		inv=${inv//UNTILCONF/$LAB_TMP/until.conf}
 		inv=${inv//BADDATECONF/$LAB_TMP/bad-date.conf}
+		inv=${inv//FARCONF/$LAB_TMP/far.conf}
+		inv=${inv//LATECONF/$LAB_TMP/late.conf}
 		read -r -a args <<<"${inv//HOST/$LAB_HOST}"
 		out=$("$SLUICE" "${args[@]}" 2>&1 >/dev/null)
 		rc=$?
@@ -261,8 +265,14 @@ test_messages() {
 		"$SLUICE" deny add "$LAB_HOST" 10.9.0.0/16 --timeout 0s
 	check "--timeout without a unit names the units" says "expected a duration with its unit" \
 		"$SLUICE" deny add "$LAB_HOST" 10.9.0.0/16 --timeout 10
-	check "--timeout past ten years says the most" says "must be at most 3650d" \
+	check "--timeout past ten years says the most" says "a deny entry lasts at most 3650d" \
 		"$SLUICE" deny add "$LAB_HOST" 10.9.0.0/16 --timeout 3651d
+	check "until past ten years from now says the same most, at its column" \
+		says "late.conf:2:24: bad time '$LATE': a deny entry lasts at most 3650d from now" \
+		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/late.conf"
+	check "until at the end of 64-bit time says the same, not a wrapped ban" \
+		says "far.conf:2:24: bad time '2554-07-21T23:34:33Z': a deny entry lasts at most 3650d from now" \
+		"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/far.conf"
 	check "deny del --timeout says it goes with add" says "--timeout goes with add" \
 		"$SLUICE" deny del "$LAB_HOST" 10.2.0.0/16 --timeout 1h
 	check "allow add --timeout says allow does not take it" \
@@ -444,6 +454,9 @@ printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s proto icmpv6\n' >"$LAB_TMP/fa
 printf 'default rate 5/s\ndeny 10.9.0.0/16 until tomorrow\n' >"$LAB_TMP/until.conf"
 printf 'default rate 5/s\nallow 10.9.0.0/16 until 2030-01-01T00:00:00Z\n' >"$LAB_TMP/allow-until.conf"
 printf 'default rate 5/s\ndeny 10.9.0.0/16 until 2030-02-31T00:00:00Z\n' >"$LAB_TMP/bad-date.conf"
+printf 'default rate 5/s\ndeny 10.9.0.0/16 until 2554-07-21T23:34:33Z\n' >"$LAB_TMP/far.conf"
+LATE=$(date -u -d "@$(($(date +%s) + 3650 * 86400 + 3600))" +%Y-%m-%dT%H:%M:%SZ)
+printf 'default rate 5/s\ndeny 10.9.0.0/16 until %s\n' "$LATE" >"$LAB_TMP/late.conf"
 # A timed and a permanent deny entry, so every refusal above leaves both as they were.
 "$SLUICE" deny add "$LAB_HOST" 10.2.0.0/16 --timeout 1d >/dev/null
 "$SLUICE" deny add "$LAB_HOST" 10.3.0.0/16 >/dev/null

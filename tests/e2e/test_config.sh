@@ -4,7 +4,8 @@
 # policy, all or nothing), show printing it back, attach --replace keeping
 # bucket state (shown with traffic) or saying what it resets, apply of the
 # same file twice changing nothing, apply refusing other attach settings
-# and unattached interfaces, detach twice, and bad input as nobody.
+# and unattached interfaces, detach twice, and bad input as nobody; a file
+# that starts with a byte order mark, and invisible characters in messages.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
@@ -284,6 +285,59 @@ CONF
 	"$SLUICE" detach "$LAB_HOST" >/dev/null
 }
 
+# refused_saying WHAT ARGS...: exit 2 and one line, containing WHAT as typed here
+# (an escape such as \ufeff is looked for literally).
+refused_saying() {
+	local what=$1
+	shift
+	try "$@"
+	CHECK_DETAIL="exit $RC: $OUT"
+	[ "$RC" = 2 ] && [ "$LINES" = 1 ] && grep -qF -- "$what" <<<"$OUT"
+}
+
+# A byte order mark opens a file as an editor saved it; anywhere else, an
+# invisible or control character in a message is written so it shows.
+test_invisible() {
+	local shown
+	write_conf "$LAB_TMP/plain.conf" 1/m
+	{ printf '\xef\xbb\xbf'; cat "$LAB_TMP/plain.conf"; } >"$LAB_TMP/bom.conf"
+	try attach "$LAB_HOST" -f "$LAB_TMP/bom.conf"
+	shown=$("$SLUICE" show "$LAB_HOST" 2>&1)
+	CHECK_DETAIL="exit $RC: $OUT; $shown"
+	check "attach -f of a file that starts with a UTF-8 byte order mark: attached, as the file says" \
+		test "$RC" = 0 -a -n "$(head -1 <<<"$shown" | grep -x 'attach .*max-sources 5000')" -a \
+		"$(tail -n +2 <<<"$shown")" = "$(grep -v '^#\|^attach' "$LAB_TMP/plain.conf")"
+	try apply "$LAB_HOST" -f "$LAB_TMP/bom.conf"
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "apply of it: the running policy, nothing changed" \
+		test "$RC" = 0 -a -n "$(grep -F 'nothing changed' <<<"$OUT")"
+	printf '\xef\xbb\xbf10.77.0.0/16\n' >"$LAB_TMP/bom.list"
+	try deny add "$LAB_HOST" -f "$LAB_TMP/bom.list"
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "deny add -f of a list that starts with one: added" \
+		test "$RC" = 0 -a "$("$SLUICE" deny list "$LAB_HOST" | grep -c '^10.77.0.0/16$')" = 1
+	{ head -2 "$LAB_TMP/plain.conf"; printf '\xef\xbb\xbf'; tail -n +3 "$LAB_TMP/plain.conf"; } \
+		>"$LAB_TMP/bom3.conf"
+	check "a byte order mark on line 3: refused, shown as \\ufeff" \
+		refused_saying "bom3.conf:3:1: unknown statement '\\ufeffdefault'" \
+		apply "$LAB_HOST" -f "$LAB_TMP/bom3.conf"
+	printf 'default rate 1/m burst 5\nrule 192.0.2.0/24 rate\xe2\x80\x8b 5/s\n' >"$LAB_TMP/zw.conf"
+	check "a zero width space after an option: shown as \\u200b" \
+		refused_saying "zw.conf:2:19: unknown option 'rate\\u200b'" \
+		apply "$LAB_HOST" -f "$LAB_TMP/zw.conf"
+	printf 'default rate 1/m\x1b[2J burst 5\n' >"$LAB_TMP/esc.conf"
+	check "a terminal escape in a value: shown as \\x1b, the screen untouched" \
+		refused_saying "bad rate '1/m\\x1b[2J'" apply "$LAB_HOST" -f "$LAB_TMP/esc.conf"
+	check "a no-break space typed in an option's value: shown as \\u00a0" \
+		refused_saying "bad value '5/s\\u00a0' for --rate" \
+		set "$LAB_HOST" --rate $'5/s\u00a0'
+	printf '\xff\xfed\0e\0' >"$LAB_TMP/utf16.conf"
+	check "a UTF-16 file: named as such" \
+		refused_saying "utf16.conf:1:1: a UTF-16 byte order mark (expected UTF-8 text)" \
+		apply "$LAB_HOST" -f "$LAB_TMP/utf16.conf"
+	"$SLUICE" detach "$LAB_HOST" >/dev/null
+}
+
 lab_up || { echo "0 passed, 1 failed"; exit 1; }
 test_round_trip
 test_algorithms
@@ -292,4 +346,5 @@ test_replace_keeps_buckets
 test_apply_idempotent
 test_nobody
 test_detach_twice
+test_invisible
 lab_finish

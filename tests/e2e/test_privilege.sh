@@ -202,6 +202,7 @@ test_dir_checks() {
 }
 
 test_round_trip() {
+	local out
 	"$SLUICE" show "$LAB_HOST" >"$LAB_TMP/shown.conf"
 	check "apply of what show printed, group included: nothing changes" \
 		bash -c "'$SLUICE' apply '$LAB_HOST' -f '$LAB_TMP/shown.conf' | grep -q 'nothing changed'"
@@ -211,9 +212,25 @@ test_round_trip() {
 	sed "s/ group $GROUP/ group $OUTSIDER/" "$LAB_TMP/shown.conf" >"$LAB_TMP/other.conf"
 	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/other.conf" >/dev/null 2>&1
 	check "apply of another group: exit 2, points to --replace" test $? = 2 -a "$(command stat -c '%G' "$D")" = "$GROUP"
-	check "attach -f --replace of another group regroups in place" \
-		bash -c "'$SLUICE' attach '$LAB_HOST' -f '$LAB_TMP/other.conf' --replace | grep -q 'kept its program'"
+	out=$("$SLUICE" attach "$LAB_HOST" -f "$LAB_TMP/other.conf" --replace -j 2>&1)
+	CHECK_DETAIL=$out
+	check "attach -f --replace of another group regroups in place: changed, and says so" \
+		jq -e --arg g "group $OUTSIDER (running $GROUP)" \
+		'.changed == true and (.messages | any(contains($g))) and (.messages | any(contains("kept its program")))' <<<"$out"
+	check "... never that nothing changed" bash -c "! grep -q 'nothing changed' <<<\"\$0\"" "$out"
 	check "the state is then the other group's" test "$(command stat -c '%G' "$D" "$D/stats" "$D/config_live" | sort -u)" = "$OUTSIDER"
+	out=$("$SLUICE" attach "$LAB_HOST" -f "$LAB_TMP/other.conf" --replace -j 2>&1)
+	CHECK_DETAIL=$out
+	check "the same attach --replace again: nothing changed, and says so" \
+		jq -e '.changed == false and (.messages | any(contains("nothing changed")))' <<<"$out"
+	printf 'attach group %s\ndefault rate 10/s\n' "$OUTSIDER" >"$LAB_TMP/known.conf"
+	"$SLUICE" attach "$LAB_HOST" -f "$LAB_TMP/known.conf" --replace >/dev/null 2>&1
+	out=$("$SLUICE" attach "$LAB_HOST" --rate 10/s --group "$GROUP" --replace 2>&1)
+	CHECK_DETAIL="$out; $("$SLUICE" show "$LAB_HOST" | tr '\n' '|')"
+	check "attach IFACE --group G --replace, only the group differing: regrouped, not 'nothing changed'" \
+		test "$(command stat -c '%G' "$D")" = "$GROUP" -a -n "$(grep -F "group $GROUP (running $OUTSIDER)" <<<"$out")" -a \
+		-z "$(grep -F 'nothing changed' <<<"$out")"
+	"$SLUICE" attach "$LAB_HOST" -f "$LAB_TMP/other.conf" --replace >/dev/null 2>&1
 	"$SLUICE" detach "$LAB_HOST" >/dev/null
 	check "attach -f of what show printed" "$SLUICE" attach "$LAB_HOST" -f "$LAB_TMP/shown.conf"
 	check "show then prints the same" bash -c "'$SLUICE' show '$LAB_HOST' | diff - '$LAB_TMP/shown.conf'"

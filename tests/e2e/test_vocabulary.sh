@@ -64,6 +64,40 @@ for o in rate burst action dscp ecn ipv4-prefix ipv6-prefix new-sources overflow
 	check "sluice.conf.5 describes $o" grep -qE "^ +$o\b" <<<"$conf_text"
 done
 
+# Time units: every spelling sluice.conf(5) lists parses, and of the spellings
+# people try, none it does not list; for durations and for rates' periods.
+PROBE_UNITS="s sec secs second seconds m min mins minute minutes h hr hrs hour hours
+	d day days w wk week weeks ms msec us usec ns y S M H D Min"
+# listed_units PHRASE: the spellings in the sentence of conf_text after PHRASE.
+listed_units() {
+	tr -s ' \n' ' ' <<<"$conf_text" | sed 's/\xe2\x80\x90 //g' | grep -o "$1 [^.]*\." |
+		sed "s/^$1//; s/[;,.]/ /g; s/ or / /g" | xargs -n1 | sort -u | tr '\n' ' '
+}
+# unit_mismatch LISTED UNKNOWN-MESSAGE ARGS-BEFORE ARGS-AFTER: words accepted xor listed.
+unit_mismatch() {
+	local listed=" $1 " unknown=$2 before=$3 after=$4 u out bad=""
+	for u in $PROBE_UNITS $1; do
+		out=$("$SLUICE" $before"$u"$after 2>&1)
+		if grep -qF "$unknown" <<<"$out"; then
+			[[ $listed == *" $u "* ]] && bad+=" $u(listed,refused)"
+		else
+			[[ $listed == *" $u "* ]] || bad+=" $u(accepted,unlisted)"
+		fi
+	done
+	CHECK_DETAIL="listed: $1;$bad"
+	[ -n "$1" ] && [ -z "$bad" ]
+}
+durations_listed=$(listed_units "other spellings:")
+check "durations take exactly the units sluice.conf.5 lists" \
+	unit_mismatch "$durations_listed" "expected a duration with its unit" \
+	"deny add nosuchif0 10.0.0.0/8 --timeout 2" ""
+periods_listed=$(listed_units "from a second to an hour:")
+check "rates take exactly the periods sluice.conf.5 lists" \
+	unit_mismatch "$periods_listed" "unknown time unit" "attach nosuchif0 --rate 5/" ""
+check "a period is spelled as a duration" \
+	bash -c '[ -z "$(comm -13 <(xargs -n1 <<<"$0" | sort) <(xargs -n1 <<<"$1" | sort))" ]' \
+	"$durations_listed" "$periods_listed"
+
 check "completion: commands" has "$(comp '')" $commands
 check "completion: st -> status stats" test "$(comp st)" = "status stats"
 check "completion: rule verbs" has "$(comp rule '')" add del delete rm list ls flush

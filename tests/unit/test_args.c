@@ -297,25 +297,43 @@ static void test_counts(void)
 	      "count '1.5' is refused: not a whole number", "got '%s'", why);
 }
 
-/* --timeout: a duration with its unit, parsed, then formatted in its canonical spelling. */
+/*
+ * --timeout: a duration with its unit, or several largest first, parsed,
+ * then formatted as show and list print it; every spelling sluice.conf(5)
+ * lists, and nothing else.
+ */
 static const struct {
 	const char *in;
 	int err;
 	uint64_t ns;
 	const char *canonical; /* NULL when refused */
 } duration_cases[] = {
-	{ "90s", 0, 90 * NSEC_PER_SEC, "90s" },
+	{ "90s", 0, 90 * NSEC_PER_SEC, "1m30s" },
 	{ "60s", 0, 60 * NSEC_PER_SEC, "1m" },
 	{ "10m", 0, 600 * NSEC_PER_SEC, "10m" },
 	{ "1h", 0, 3600 * NSEC_PER_SEC, "1h" },
-	{ "1.5h", 0, 5400 * NSEC_PER_SEC, "90m" },
+	{ "1.5h", 0, 5400 * NSEC_PER_SEC, "1h30m" },
 	{ "2d", 0, 2 * 86400 * NSEC_PER_SEC, "2d" },
 	{ "48h", 0, 2 * 86400 * NSEC_PER_SEC, "2d" },
-	{ "1.5s", 0, 1500000000ULL, "1500ms" },
-	{ "3min", 0, 180 * NSEC_PER_SEC, "3m" },
-	{ "1day", 0, 86400 * NSEC_PER_SEC, "1d" },
+	{ "1.5s", 0, 1500000000ULL, "1.5s" },
 	{ "1s", 0, NSEC_PER_SEC, "1s" },
 	{ "3650d", 0, 3650 * 86400 * NSEC_PER_SEC, "3650d" },
+	{ "3590s", 0, 3590 * NSEC_PER_SEC, "59m50s" },
+	{ "1h30m", 0, 5400 * NSEC_PER_SEC, "1h30m" },
+	{ "2d12h", 0, 60 * 3600 * NSEC_PER_SEC, "2d12h" },
+	{ "1d1s", 0, 86401 * NSEC_PER_SEC, "1d1s" },
+	{ "1h0.5s", 0, 3600500000000ULL, "1h0.5s" },
+	{ "1s500ms", 0, 1500000000ULL, "1.5s" },
+	{ "1s250us", 0, 1000250000ULL, "1.00025s" },
+	{ "3649d23h59m59s", 0, (3650 * 86400 - 1) * NSEC_PER_SEC, "3649d23h59m59s" },
+	/* The other spellings of a unit, as for rates' periods. */
+	{ "3min", 0, 180 * NSEC_PER_SEC, "3m" },
+	{ "10minute", 0, 600 * NSEC_PER_SEC, "10m" },
+	{ "1day", 0, 86400 * NSEC_PER_SEC, "1d" },
+	{ "2hour", 0, 7200 * NSEC_PER_SEC, "2h" },
+	{ "5sec", 0, 5 * NSEC_PER_SEC, "5s" },
+	{ "5second", 0, 5 * NSEC_PER_SEC, "5s" },
+	{ "1min30sec", 0, 90 * NSEC_PER_SEC, "1m30s" },
 	{ "0", -EINVAL, 0, NULL },
 	{ "0s", -ERANGE, 0, NULL },
 	{ "0.999999999s", -ERANGE, 0, NULL },
@@ -324,24 +342,83 @@ static const struct {
 	{ "10x", -EINVAL, 0, NULL },
 	{ "", -EINVAL, 0, NULL },
 	{ "3651d", -ERANGE, 0, NULL },
+	{ "3650d1s", -ERANGE, 0, NULL },
 	{ "99999999999999999999s", -EINVAL, 0, NULL },
 	{ "999999999999d", -ERANGE, 0, NULL },
+	{ "200000000000d200000000000d", -ERANGE, 0, NULL },
 	{ "1e3s", -EINVAL, 0, NULL },
 	{ " 5s", -EINVAL, 0, NULL },
+	{ "5s ", -EINVAL, 0, NULL },
+	/* Not units sluice documents: plurals, abbreviations, weeks. */
+	{ "10mins", -EINVAL, 0, NULL },
+	{ "2hours", -EINVAL, 0, NULL },
+	{ "1hr", -EINVAL, 0, NULL },
+	{ "1w", -EINVAL, 0, NULL },
+	{ "5S", -EINVAL, 0, NULL },
+	{ "5ns", -EINVAL, 0, NULL },
+	/* Parts go largest first, each unit once. */
+	{ "30m1h", -EINVAL, 0, NULL },
+	{ "1m1m", -EINVAL, 0, NULL },
+	{ "1m1min", -EINVAL, 0, NULL },
+	{ "1h-5m", -EINVAL, 0, NULL },
+	{ "1h 5m", -EINVAL, 0, NULL },
+	{ "1.0000005s", -EINVAL, 0, NULL },
 };
+
+/* Whatever format_duration prints of a whole number of microseconds parses back to it. */
+static void test_duration_round_trip(void)
+{
+	static const uint64_t edges[] = { 1000,
+					  999000,
+					  1000000,
+					  1001000,
+					  NSEC_PER_SEC - 1000,
+					  NSEC_PER_SEC,
+					  59 * NSEC_PER_SEC + 999999000,
+					  BAN_MAX_NS,
+					  UINT64_MAX / 1000 * 1000 };
+	uint64_t x = 88172645463325252ULL, ns, back;
+	const char *why = "";
+	char out[64];
+	int i, bad = 0;
+
+	for (i = 0; i < 20000; i++) {
+		if (i < (int)(sizeof(edges) / sizeof(edges[0]))) {
+			ns = edges[i];
+		} else {
+			/* xorshift64; a random scale, so every unit gets its turn */
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			ns = (x >> (x % 50)) / 1000 * 1000;
+		}
+		if (!ns)
+			continue;
+		format_duration(out, sizeof(out), ns);
+		if (parse_duration(out, 0, UINT64_MAX, &back, &why) || back != ns) {
+			if (!bad++)
+				check(false, "every duration printed parses back to itself",
+				      "%llu printed '%s', read %llu (%s)", (unsigned long long)ns,
+				      out, (unsigned long long)back, why);
+		}
+	}
+	if (!bad)
+		check(true, "every duration printed parses back to itself", " ");
+}
 
 static void test_durations(void)
 {
 	const char *why = "";
+	struct cli_args a;
 	char name[96], out[32];
 	uint64_t ns;
 	size_t i;
 	int err;
 
 	for (i = 0; i < sizeof(duration_cases) / sizeof(duration_cases[0]); i++) {
+		cli_args_init(&a);
 		ns = 0;
 		out[0] = '\0';
-		err = parse_duration(duration_cases[i].in, NSEC_PER_SEC, DURATION_MAX_NS, &ns, &why);
+		err = option_apply(&a, OPT_TIMEOUT, duration_cases[i].in, &why);
+		ns = a.timeout_ns;
 		if (!err)
 			format_duration(out, sizeof(out), ns);
 		snprintf(name, sizeof(name), "duration '%s'%s%s", duration_cases[i].in,
@@ -354,6 +431,11 @@ static void test_durations(void)
 	}
 	check(parse_rate("5/d", &(struct rate){ 0 }, &why) == -EINVAL,
 	      "a rate per day is still refused: days are for durations", "%s", why);
+	test_duration_round_trip();
+	cli_args_init(&a);
+	err = option_apply(&a, OPT_TIMEOUT, "3651d", &why);
+	check(err == -ERANGE && !strcmp(why, "a deny entry lasts at most 3650d"),
+	      "--timeout 3651d: the one ban limit says the most", "%d '%s'", err, why);
 }
 
 /* until TIME: RFC 3339 UTC to the second, exactly as format_utc prints it. */
@@ -384,6 +466,12 @@ static void test_utc(void)
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		check(parse_utc(refused[i], &ns, &why) == -EINVAL, "until: a bad time is refused",
 		      "'%s' was taken", refused[i]);
+	check(!parse_utc("2554-07-21T23:34:33Z", &ns, &why) && ns == 18446744073ULL * NSEC_PER_SEC,
+	      "until 2554-07-21T23:34:33Z is the last second 64 bits of ns hold", "got %llu (%s)",
+	      (unsigned long long)ns, why);
+	check(parse_utc("2554-07-21T23:34:34Z", &ns, &why) == -ERANGE &&
+		      parse_utc("9999-12-31T23:59:59Z", &ns, &why) == -ERANGE,
+	      "until past 64 bits of ns is refused, not wrapped", "%s", why);
 }
 
 static void test_prefixes(void)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include "base/clock.h"
+#include "base/utf8.h"
 #include "text/conf.h"
 #include "harness.h"
 
@@ -196,14 +197,14 @@ static const char complete[] =
 	"rule 172.16.0.0/12 rate 50/s aggregate /24=5000/s aggregate /16=20000/s,burst=40000\n"
 	"rule 2001:db8:1::/48 rate 50/s aggregate /56=1000/s\n"
 	"rule 198.18.0.0/15 rate 100/m algorithm fixed-window\n"
-	"rule 198.20.0.0/16 rate 50/s algorithm sliding-window window 10s\n"
-	"rule 100.64.0.0/10 rate 20/s warmup 5s\n"
+	"rule 198.20.0.0/16 rate 50/s algorithm sliding-window window 90s\n"
+	"rule 100.64.0.0/10 rate 20/s warmup 1500ms\n"
 	"rule 2001:db8:2::/48 rate 1mbit/s algorithm fixed-window window 250ms\n"
 	"\tallow 198.51.100.0/24\n"
 	"deny 203.0.113.0/24\n"
 	"deny 2001:db8:bad::/48\n"
 	"deny 192.0.2.64/26 until 2001-01-01T00:00:00Z # passed: no longer denies\n"
-	"deny 2001:db8:beef::/48 until 2099-01-01T00:00:00Z\n";
+	"deny 2001:db8:beef::/48 until %s\n";
 
 static const char canonical[] =
 	"default rate 500/s burst 1k ipv6-prefix 56 aggregate /48=20k/s aggregate ipv6/32=1M/s\n"
@@ -215,22 +216,31 @@ static const char canonical[] =
 	"rule 172.16.0.0/12 rate 50/s aggregate /24=5k/s aggregate /16=20k/s,burst=40k\n"
 	"rule 2001:db8:1::/48 rate 50/s aggregate /56=1k/s\n"
 	"rule 198.18.0.0/15 rate 100/m algorithm fixed-window\n"
-	"rule 198.20.0.0/16 rate 50/s algorithm sliding-window window 10s\n"
-	"rule 100.64.0.0/10 rate 20/s warmup 5s\n"
+	"rule 198.20.0.0/16 rate 50/s algorithm sliding-window window 1m30s\n"
+	"rule 100.64.0.0/10 rate 20/s warmup 1.5s\n"
 	"rule 2001:db8:2::/48 rate 1mbit/s algorithm fixed-window window 250ms\n"
 	"allow 198.51.100.0/24\n"
 	"deny 203.0.113.0/24\n"
 	"deny 2001:db8:bad::/48\n"
-	"deny 2001:db8:beef::/48 until 2099-01-01T00:00:00Z\n";
+	"deny 2001:db8:beef::/48 until %s\n";
+
+/* The UTC moment from_now_ns ahead, as show prints it. */
+static void utc_ahead(char *buf, size_t len, uint64_t from_now_ns)
+{
+	format_utc(buf, len, realtime_ns() + from_now_ns);
+}
 
 static void test_round_trip(void)
 {
+	char err[512], *out = NULL, *out2 = NULL, until[32], text[2048], want[2048];
 	struct policy_doc doc, again;
-	char err[512], *out = NULL, *out2 = NULL;
 	size_t len = 0, len2 = 0;
 	FILE *mem;
 
-	if (parse_text(complete, &doc, err, sizeof(err))) {
+	utc_ahead(until, sizeof(until), 365 * 86400 * NSEC_PER_SEC);
+	snprintf(text, sizeof(text), complete, until);
+	snprintf(want, sizeof(want), canonical, until);
+	if (parse_text(text, &doc, err, sizeof(err))) {
 		check(false, "a complete file parses", "%s", err);
 		return;
 	}
@@ -239,7 +249,7 @@ static void test_round_trip(void)
 	mem = open_memstream(&out, &len);
 	conf_write(mem, &doc);
 	fclose(mem);
-	check(!strcmp(out, canonical), "show prints the canonical form", "got:\n%s", out);
+	check(!strcmp(out, want), "show prints the canonical form", "got:\n%s", out);
 	doc_free(&doc);
 
 	parse_text(out, &again, err, sizeof(err));
@@ -248,6 +258,90 @@ static void test_round_trip(void)
 	fclose(mem);
 	check(!strcmp(out, out2), "show -> apply -> show round-trips exactly", "got:\n%s", out2);
 	doc_free(&again);
+	free(out);
+	free(out2);
+}
+
+/* show's text of doc, in a buffer the caller frees. */
+static char *shown(const struct policy_doc *doc)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&out, &len);
+
+	conf_write(mem, doc);
+	fclose(mem);
+	return out;
+}
+
+/* "deny 192.0.2.0/24 until TIME" for a ban ending from_now_ns ahead: its parse status. */
+static int until_ahead(uint64_t from_now_ns, char *err, size_t errlen)
+{
+	char until[32], text[128];
+	struct policy_doc doc;
+	int ret;
+
+	utc_ahead(until, sizeof(until), from_now_ns);
+	snprintf(text, sizeof(text), "default rate 1/s\ndeny 192.0.2.0/24 until %s\n", until);
+	ret = parse_text(text, &doc, err, errlen);
+	if (!ret)
+		doc_free(&doc);
+	return ret;
+}
+
+/*
+ * until has the limit of --timeout (BAN_MAX_NS from now, one check), however
+ * far the time is, and show -> apply round-trips every ban it accepts: one
+ * made as long as allowed, shown rounded to the second, applies back.
+ */
+static void test_until_limit(void)
+{
+	static const char *const far[] = {
+		"2554-07-21T23:34:33Z", /* the last second 64 bits of ns hold */
+		"2554-07-21T23:34:34Z", /* the first past it */
+		"9999-12-31T23:59:59Z",
+	};
+	struct policy_doc doc = { 0 }, again;
+	char err[512], text[160], *out, *out2;
+	size_t i;
+	int ret;
+
+	ret = until_ahead(BAN_MAX_NS - 60 * NSEC_PER_SEC, err, sizeof(err));
+	check(!ret, "until a minute short of 3650d ahead is accepted", "%d: %s", ret, err);
+	ret = until_ahead(BAN_MAX_NS + 60 * NSEC_PER_SEC, err, sizeof(err));
+	check(ret == -EINVAL && strstr(err, ":2:25: bad time '") &&
+		      strstr(err, "': a deny entry lasts at most 3650d from now ("),
+	      "until a minute past 3650d ahead is refused, as a longer --timeout is", "%d: %s", ret,
+	      err);
+	for (i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+		snprintf(text, sizeof(text), "default rate 1/s\ndeny 192.0.2.0/24 until %s\n",
+			 far[i]);
+		ret = parse_text(text, &again, err, sizeof(err));
+		if (!ret)
+			doc_free(&again);
+		check(ret == -EINVAL && strstr(err, ":2:25: bad time '") && strstr(err, far[i]),
+		      "until far ahead is refused at its column, never wrapped into the past",
+		      "%s: %d: %s", far[i], ret, err);
+	}
+
+	/* deny add --timeout 3650d, shown: its end rounded up to the second still applies. */
+	doc_init(&doc);
+	for (i = 0; i < 2; i++) {
+		struct cidr c;
+
+		parse_cidr(i ? "2001:db8::/32" : "192.0.2.0/24", &c, &(bool){ false },
+			   &(const char *){ 0 });
+		cidr_list_add_until(&doc.deny, &c, monotonic_ns() + BAN_MAX_NS - i);
+	}
+	parse_rate("1/s", &doc.dflt.rate, &(const char *){ 0 });
+	out = shown(&doc);
+	ret = parse_text(out, &again, err, sizeof(err));
+	out2 = ret ? NULL : shown(&again);
+	check(!ret && !strcmp(out, out2), "a ban of 3650d, shown, applies back to the same text",
+	      "%d: %s\n%s\n%s", ret, err, out, out2 ? out2 : "");
+	if (!ret)
+		doc_free(&again);
+	doc_free(&doc);
 	free(out);
 	free(out2);
 }
@@ -414,6 +508,39 @@ static void test_nul_bytes(void)
 	ret = parse_both(buf, 6000, true, err, sizeof(err));
 	check(ret && strstr(err, ":1:1: a NUL byte"),
 	      "a long run of NUL bytes is a NUL byte, not a long line", "%d: %s", ret, err);
+}
+
+/*
+ * A UTF-8 byte order mark before the first line is skipped, by both parsers,
+ * columns counting from after it; anywhere else it is a character like any
+ * other; a UTF-16 one is named as such.
+ */
+static void test_bom(void)
+{
+	static const char conf[] = UTF8_BOM "default rate 5/s\nrule 10.0.0.0/8 rate 1/s\n";
+	static const char bad[] = UTF8_BOM "default rate 1/x\n";
+	static const char list[] = UTF8_BOM "10.0.0.0/8\n192.0.2.0/24\n";
+	static const char later[] = "default rate 5/s\n" UTF8_BOM "rule 10.0.0.0/8 rate 1/s\n";
+	static const char utf16[] = "\xff\xfe"
+				    "d\0e\0f\0";
+	char err[512];
+	int ret;
+
+	ret = parse_both(conf, sizeof(conf) - 1, true, err, sizeof(err));
+	check(!ret, "a policy file that starts with a byte order mark is accepted", "%d: %s", ret,
+	      err);
+	ret = parse_both(bad, sizeof(bad) - 1, true, err, sizeof(err));
+	check(ret && strstr(err, ":1:14: bad rate '1/x'"),
+	      "after a byte order mark, columns count from the text", "%d: %s", ret, err);
+	ret = parse_both(list, sizeof(list) - 1, false, err, sizeof(err));
+	check(!ret, "a CIDR list that starts with a byte order mark is accepted", "%d: %s", ret,
+	      err);
+	ret = parse_both(later, sizeof(later) - 1, true, err, sizeof(err));
+	check(ret && strstr(err, ":2:1: unknown statement '" UTF8_BOM "rule'"),
+	      "a byte order mark on a later line is no statement", "%d: %s", ret, err);
+	ret = parse_both(utf16, sizeof(utf16) - 1, true, err, sizeof(err));
+	check(ret && strstr(err, ":1:1: a UTF-16 byte order mark (expected UTF-8 text)"),
+	      "UTF-16 is named as such, not as a NUL byte", "%d: %s", ret, err);
 }
 
 /* Input that cannot be read: one message naming it and why, for both parsers. */
@@ -634,10 +761,12 @@ int main(void)
 	close(fd);
 	test_errors();
 	test_round_trip();
+	test_until_limit();
 	test_attach_statement();
 	test_cidr_file();
 	test_line_length();
 	test_nul_bytes();
+	test_bom();
 	test_unreadable();
 	test_cidr_merge();
 	test_cidr_merge_expiry();

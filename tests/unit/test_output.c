@@ -26,6 +26,7 @@
 #include "base/version.h"
 #include "outputs/audit.h"
 #include "outputs/prom.h"
+#include "pins/state.h"
 #include "unit.h"
 
 /* The layout version as the exposition spells it. */
@@ -237,6 +238,58 @@ static void test_json(void)
 	capture_stdout(write_error, "stats", out, sizeof(out));
 	check(!strcmp(out, want_error), "with --json an error is one JSON object on stdout",
 	      "got %s", out);
+}
+
+/* Messages quote input: what shows nothing there is written so it shows. */
+static const struct {
+	const char *in, *out;
+} visible_cases[] = {
+	{ "attach", "attach" },
+	{ "caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac" }, /* visible UTF-8 stays */
+	{ "\xef\xbb\xbf"
+	  "attach",
+	  "\\ufeffattach" },		       /* a byte order mark */
+	{ "rate\xe2\x80\x8b", "rate\\u200b" }, /* zero width space */
+	{ "a\xe2\x80\xae"
+	  "b",
+	  "a\\u202eb" },		   /* right-to-left override */
+	{ "5/s\xc2\xa0", "5/s\\u00a0" },   /* no-break space */
+	{ "x\xc2\x85", "x\\u0085" },	   /* a C1 control */
+	{ "1/s\x1b[31m", "1/s\\x1b[31m" }, /* an ASCII control */
+	{ "a\tb\nc\x7f", "a\\x09b\\x0ac\\x7f" },
+	{ "et\xffh", "et\\xffh" },	       /* not UTF-8 */
+	{ "\xf3\xa0\x80\x81", "\\U000e0001" }, /* a tag character */
+};
+
+static void write_invisible_error(void *arg)
+{
+	output_json_errors(true);
+	fail_input("apply", "unknown statement '%s'", (const char *)arg);
+	output_json_errors(false);
+}
+
+static void test_visible(void)
+{
+	char out[128], name[96];
+	size_t i;
+
+	for (i = 0; i < sizeof(visible_cases) / sizeof(visible_cases[0]); i++) {
+		utf8_visible(out, sizeof(out), visible_cases[i].in);
+		snprintf(name, sizeof(name), "utf8_visible: '%s'", visible_cases[i].out);
+		check(!strcmp(out, visible_cases[i].out), name, "got '%s'", out);
+	}
+	utf8_visible(out, 8,
+		     "abc\xe2\x80\x8b"
+		     "def");
+	check(!strcmp(out, "abc"), "utf8_visible cuts before an escape that does not fit",
+	      "got '%s'", out);
+	capture_stdout(write_invisible_error,
+		       "\xef\xbb\xbf"
+		       "attach",
+		       out, sizeof(out));
+	check(!strcmp(out, "{\"command\":\"apply\",\"error\":\"unknown statement "
+			   "'\\\\ufeffattach'\"}\n"),
+	      "an error shows the byte order mark it quotes", "got %s", out);
 }
 
 /* The strings of an object written with json_string and json_name, as text. */
@@ -688,6 +741,7 @@ static void audit_snap(struct audit_snapshot *s, struct policy_doc *doc, uint64_
 	s->present = true;
 	s->read = doc != NULL;
 	s->prog_id = 7;
+	s->group = STATE_NO_GROUP;
 	s->doc = doc;
 	s->cfg.generation = generation;
 	s->cfg.layout_version = SLUICE_LAYOUT_VERSION;
@@ -782,6 +836,13 @@ static void test_audit(void)
 		free(huge);
 	}
 
+	/* attach --replace changing only the group: no new generation, still a change. */
+	audit_snap(&b, &d100, 4);
+	b.group = 0;
+	audit_line(line, sizeof(line), set_argv, 5, &a, &b);
+	check(audit_changed(&a, &b) && strstr(line, ": group none -> root; generation 4 -> 4; "),
+	      "audit: a group changed in place is a change, said old -> new", "%s", line);
+
 	audit_snap(&b, &d100, 2);
 	audit_line(line, sizeof(line), set_argv, 5, &none, &b);
 	check(strstr(line, ": attached, program 7, rate 100/s, rules 0, allow 0 entries, "
@@ -805,6 +866,7 @@ void suite_output(void)
 	test_counter_families();
 	test_json();
 	test_json_utf8();
+	test_visible();
 	test_json_name();
 	test_json_depth();
 	test_prometheus();

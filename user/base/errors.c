@@ -7,6 +7,7 @@
 #include <string.h>
 #include "base/errors.h"
 #include "base/json.h"
+#include "base/utf8.h"
 
 /* Room for any message we print; longer ones are cut, never overflowed. */
 #define ERROR_MAX 512
@@ -56,16 +57,33 @@ static void error_emit(const char *cmd, const char *msg)
 	json_finish(&j);
 }
 
-/* Formats and emits one error; err != 0 appends its strerror. */
+/*
+ * Formats and emits one error; err != 0 appends its strerror. Messages
+ * quote what was typed or read: an invisible character in it is written
+ * so it shows (\ufeff), and a control character cannot break the line.
+ */
 static void error_vline(const char *cmd, int err, const char *fmt, va_list ap)
 {
-	char msg[ERROR_MAX];
+	char msg[ERROR_MAX], shown[ERROR_MAX];
 	int n;
 
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (err && n >= 0 && (size_t)n < sizeof(msg))
 		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s", strerror(err < 0 ? -err : err));
-	error_emit(cmd, msg);
+	utf8_visible(shown, sizeof(shown), msg);
+	error_emit(cmd, shown);
+}
+
+void warning_line(const char *fmt, ...)
+{
+	char msg[ERROR_MAX], shown[ERROR_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	utf8_visible(shown, sizeof(shown), msg);
+	fprintf(stderr, "%s\n", shown);
 }
 
 void error_line(const char *cmd, const char *fmt, ...)

@@ -25,6 +25,9 @@ enum {
 void output_json_errors(bool on);
 void error_line(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A warning line on stderr, whatever the output, its invisible characters shown as errors'. */
+void warning_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Prints "sluice CMD: MESSAGE" and returns EXIT_BAD_INPUT. */
 int fail_input(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Prints "sluice CMD: MESSAGE: strerror(-err)" (no suffix for err 0); EXIT_FAILURE_RUNTIME. */

@@ -21,4 +21,17 @@
 bool utf8_next(const char *s, size_t *len);
 bool utf8_valid(const char *s);
 
+/* U+FEFF as the first character of a file: a byte order mark, no part of the text. */
+#define UTF8_BOM "\xef\xbb\xbf"
+
+/*
+ * in as a person can read it back, into out (len bytes, cut to fit, always
+ * terminated): every character that shows nothing or moves the text
+ * (controls, format characters such as U+FEFF and U+200B, spaces other than
+ * U+0020) written \uXXXX (\UXXXXXXXX past U+FFFF), an ASCII control or a
+ * byte that is no UTF-8 \xNN; all else as it is. For messages that quote
+ * input.
+ */
+void utf8_visible(char *out, size_t len, const char *in);
+
 #endif /* SLUICE_BASE_UTF8_H */

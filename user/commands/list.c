@@ -61,7 +61,7 @@ static uint64_t seconds_left(const struct list_entry *e, uint64_t now_ns)
 	return (e->expires_ns - now_ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
 }
 
-/* "192.0.2.0/24", or for a timed entry "192.0.2.7/32 expires in 598s". */
+/* "192.0.2.0/24", or for a timed entry "192.0.2.7/32 expires in 9m58s" (format_duration). */
 static void entry_line(const struct list_entry *e, uint64_t now_ns)
 {
 	char cidr[64], left[32];

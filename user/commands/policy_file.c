@@ -156,7 +156,9 @@ static int nothing_to_change(const char *cmd, const struct state *st)
 	return EXIT_OK;
 }
 
-int policy_replace_cmd(const char *cmd, struct state *st, struct policy_doc *doc)
+/* As policy_replace_cmd; attach_changed: its attach settings changed, so something did. */
+static int replace_policy(const char *cmd, struct state *st, struct policy_doc *doc,
+			  bool attach_changed)
 {
 	char why[160];
 	bool same;
@@ -168,7 +170,7 @@ int policy_replace_cmd(const char *cmd, struct state *st, struct policy_doc *doc
 	if (err)
 		return fail_state(cmd, err, st->ifname, "read the policy");
 	if (same)
-		return nothing_to_change(cmd, st);
+		return attach_changed ? EXIT_OK : nothing_to_change(cmd, st);
 	err = lists_fit(&st->maps, doc, why, sizeof(why));
 	if (err == -ENOSPC)
 		return fail_input(cmd, "%s; nothing changed", why);
@@ -177,14 +179,23 @@ int policy_replace_cmd(const char *cmd, struct state *st, struct policy_doc *doc
 	return policy_store_cmd(cmd, st, doc, true);
 }
 
-/* The group is no table's shape: --replace changes it in place. -1 to go on. */
+int policy_replace_cmd(const char *cmd, struct state *st, struct policy_doc *doc)
+{
+	return replace_policy(cmd, st, doc, false);
+}
+
+/*
+ * The group is no table's shape: --replace changes it in place, and says
+ * so (*changed). -1 to go on.
+ */
 static int regroup(const struct state *st, const struct attach_settings *want,
-		   const struct attach_settings *live)
+		   const struct attach_settings *live, bool *changed)
 {
 	char what[96];
 	int err;
 
-	if (!group_differs(want, live, what, sizeof(what)))
+	*changed = group_differs(want, live, what, sizeof(what));
+	if (!*changed)
 		return -1;
 	err = state_share(st->ifname, want->group_given ? (gid_t)want->group : STATE_NO_GROUP);
 	if (err)
@@ -197,6 +208,7 @@ static int regroup(const struct state *st, const struct attach_settings *want,
 static int replace_attached(const char *ifname, struct policy_doc *doc, bool *remove_old)
 {
 	struct attach_settings live;
+	bool regrouped = false;
 	char what[128];
 	struct state st;
 	int err, ret;
@@ -220,9 +232,9 @@ static int replace_attached(const char *ifname, struct policy_doc *doc, bool *re
 	} else {
 		/* Same layout and table: the program and every map stay. */
 		*remove_old = false;
-		ret = regroup(&st, &doc->attach, &live);
+		ret = regroup(&st, &doc->attach, &live, &regrouped);
 		if (ret < 0)
-			ret = policy_replace_cmd("attach", &st, doc);
+			ret = replace_policy("attach", &st, doc, regrouped);
 		if (!ret)
 			output_say("sluice: attach: %s kept its program and buckets\n", ifname);
 	}

@@ -43,7 +43,8 @@ int policy_replace_cmd(const char *cmd, struct state *st, struct policy_doc *doc
 /*
  * attach --replace on an interface sluice may be attached to. EXIT_OK (or a
  * failure's exit status) when it is done here: the program and buckets kept,
- * the policy replaced or already the same. -1 to go on with a fresh attach,
+ * the group changed in place, the policy replaced or already the same
+ * (nothing_to_change() only when the group is the same too). -1 to go on with a fresh attach,
  * *remove_old saying that the old state (stale, of another layout, or of
  * other attach settings) must be removed once the new program has loaded.
  */

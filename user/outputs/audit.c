@@ -10,6 +10,7 @@
 #include "outputs/audit.h"
 #include "pins/state.h"
 #include "text/options.h"
+#include "values/words.h"
 
 int audit_snapshot_take(const char *ifname, struct audit_snapshot *s)
 {
@@ -18,6 +19,7 @@ int audit_snapshot_take(const char *ifname, struct audit_snapshot *s)
 	int err;
 
 	memset(s, 0, sizeof(*s));
+	s->group = STATE_NO_GROUP;
 	err = state_exists(ifname);
 	if (err <= 0)
 		return err;
@@ -26,6 +28,7 @@ int audit_snapshot_take(const char *ifname, struct audit_snapshot *s)
 	if (err)
 		return err == -ESTALE ? 0 : err;
 	s->prog_id = link_prog_id(st.link_fd, &ifindex);
+	s->group = state_group(&st);
 	s->doc = malloc(sizeof(*s->doc));
 	err = s->doc ? policy_load_cfg(&st.maps, s->doc, false, &s->cfg) : -ENOMEM;
 	state_close(&st);
@@ -51,7 +54,8 @@ void audit_snapshot_free(struct audit_snapshot *s)
 
 bool audit_changed(const struct audit_snapshot *before, const struct audit_snapshot *after)
 {
-	if (before->present != after->present || before->prog_id != after->prog_id)
+	if (before->present != after->present || before->prog_id != after->prog_id ||
+	    before->group != after->group)
 		return true;
 	if (before->read != after->read)
 		return before->present;
@@ -257,12 +261,25 @@ static void count_diff(struct items *it, const char *name, __u32 a, __u32 b)
 		item(it, "%s %u -> %u entries (%+lld)", name, a, b, (long long)b - (long long)a);
 }
 
+/* "group NAME", or "group none": who may read the pins besides root. */
+static void group_name(char *buf, size_t len, unsigned int gid)
+{
+	if (gid == STATE_NO_GROUP)
+		snprintf(buf, len, "none");
+	else
+		format_group(buf, len, gid);
+}
+
 /* What the state looks like, for attach: "program 7, rate 100/s, rules 0, ...". */
 static void summary(struct items *it, const struct audit_snapshot *s)
 {
-	char opts[640];
+	char opts[640], group[40];
 
 	item(it, "program %u", s->prog_id);
+	if (s->group != STATE_NO_GROUP) {
+		group_name(group, sizeof(group), s->group);
+		item(it, "group %s", group);
+	}
 	if (!s->read)
 		return;
 	format_settings(opts, sizeof(opts), &s->doc->dflt);
@@ -284,7 +301,7 @@ static void add_changes(struct line *l, const struct audit_event *e)
 {
 	const struct audit_snapshot *a = e->before, *b = e->after;
 	struct items it = { l, 0 };
-	char timeout[32];
+	char timeout[32], ga[40], gb[40];
 
 	if (!a->present) {
 		item(&it, "attached");
@@ -294,6 +311,11 @@ static void add_changes(struct line *l, const struct audit_event *e)
 	} else {
 		if (a->prog_id != b->prog_id)
 			item(&it, "program %u -> %u", a->prog_id, b->prog_id);
+		if (a->group != b->group) {
+			group_name(ga, sizeof(ga), a->group);
+			group_name(gb, sizeof(gb), b->group);
+			item(&it, "group %s -> %s", ga, gb);
+		}
 		if (a->read && b->read) {
 			settings_diff(&it, &a->doc->dflt, &b->doc->dflt);
 			rules_diff(&it, a->doc, b->doc);

@@ -21,13 +21,14 @@ struct audit_snapshot {
 	bool present; /* anything pinned for the interface */
 	bool read;    /* its configuration and policy were read: this layout */
 	unsigned int prog_id;
+	unsigned int group; /* the group that may read the pins (a gid_t), STATE_NO_GROUP: none */
 	struct sluice_config cfg;
 	struct policy_doc *doc; /* default and rules, no lists; NULL unless read */
 };
 
 int audit_snapshot_take(const char *ifname, struct audit_snapshot *s);
 void audit_snapshot_free(struct audit_snapshot *s);
-/* Did anything change: pinned or not, the generation, the program? */
+/* Did anything change: pinned or not, the generation, the program, the group? */
 bool audit_changed(const struct audit_snapshot *before, const struct audit_snapshot *after);
 
 #define AUDIT_LOGIN_UID_UNSET 4294967295UL /* (uid_t)-1 in /proc/self/loginuid */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <netinet/in.h>
 #include "base/clock.h"
+#include "base/errors.h"
+#include "base/utf8.h"
 #include "text/conf.h"
 
 #define LINE_MAX_CHARS 4095 /* the longest line, not counting its newline */
@@ -131,8 +133,8 @@ static int parse_cidr_word(struct parse_ctx *pc, const struct tokens *t, int i, 
 	if (parse_cidr(t->word[i], c, &host_bits, &why))
 		return fail_at(pc, t->col[i], "bad CIDR '%s': %s", t->word[i], why);
 	if (host_bits)
-		fprintf(stderr, "%s:%d:%d: warning: '%s' has host bits set; using its network\n",
-			pc->path, pc->line, t->col[i], t->word[i]);
+		warning_line("%s:%d:%d: warning: '%s' has host bits set; using its network",
+			     pc->path, pc->line, t->col[i], t->word[i]);
 	return 0;
 }
 
@@ -232,8 +234,9 @@ static uint64_t unix_of(uint64_t mono_ns)
 static int parse_until(struct parse_ctx *pc, const struct tokens *t, bool deny, uint64_t *expires,
 		       bool *expired)
 {
+	uint64_t unix_ns, now_ns;
+	char latest[32];
 	const char *why;
-	uint64_t unix_ns;
 
 	*expires = 0;
 	*expired = false;
@@ -252,8 +255,21 @@ static int parse_until(struct parse_ctx *pc, const struct tokens *t, bool deny, 
 		return fail_at(pc, t->col[3], "bad time '%s': %s", t->word[3], why);
 	if (t->n > 4)
 		return fail_at(pc, t->col[4], "expected the end of the line after the time");
-	*expired = unix_ns <= realtime_ns();
-	*expires = *expired ? 0 : monotonic_of(unix_ns);
+	now_ns = realtime_ns();
+	*expired = unix_ns <= now_ns;
+	if (*expired)
+		return 0;
+	/*
+	 * The file says when to the second and show rounds an end to the
+	 * nearest one: checked in whole seconds, a ban made as long as allowed
+	 * is shown and applied back, never refused for the half second.
+	 */
+	if (ban_length_check((unix_ns - now_ns) / NSEC_PER_SEC * NSEC_PER_SEC, &why)) {
+		format_utc(latest, sizeof(latest), now_ns + BAN_MAX_NS);
+		return fail_at(pc, t->col[3], "bad time '%s': %s from now (%s at the latest)",
+			       t->word[3], why, latest);
+	}
+	*expires = monotonic_of(unix_ns);
 	return 0;
 }
 
@@ -326,6 +342,22 @@ static int fail_read(struct parse_ctx *pc, int err)
 	return -EIO;
 }
 
+/*
+ * The first line without the UTF-8 byte order mark some editors write
+ * (columns count from after it); 1, or an error for UTF-16's, whose text
+ * would otherwise be refused for its NUL bytes.
+ */
+static int skip_bom(struct parse_ctx *pc, char *line, size_t *len)
+{
+	if (*len >= 2 && (!memcmp(line, "\xff\xfe", 2) || !memcmp(line, "\xfe\xff", 2)))
+		return fail_at(pc, 1, "a UTF-16 byte order mark (expected UTF-8 text)");
+	if (*len >= 3 && !memcmp(line, UTF8_BOM, 3)) {
+		*len -= 3;
+		memmove(line, line + 3, *len + 1);
+	}
+	return 1;
+}
+
 /* Calls fn for each non-empty line; unreadable input, NUL bytes and lines too long are errors. */
 static int for_each_line(FILE *f, struct parse_ctx *pc,
 			 int (*fn)(struct parse_ctx *pc, const struct tokens *t, void *arg),
@@ -339,6 +371,8 @@ static int for_each_line(FILE *f, struct parse_ctx *pc,
 	errno = 0;
 	while ((ret = read_line(f, line, &len)) > 0 || ret == -E2BIG) {
 		pc->line++;
+		if (pc->line == 1 && ret > 0 && (ret = skip_bom(pc, line, &len)) < 0)
+			return ret;
 		/* A NUL byte is the first problem of its line, however long. */
 		nul = memchr(line, '\0', ret > 0 ? len : LINE_MAX_CHARS);
 		if (nul)
@@ -480,8 +514,7 @@ int cidr_arg(const char *cmd, const char *s, struct cidr *c, const char **why)
 	err = parse_cidr(s, c, &host_bits, why);
 	if (!err && host_bits) {
 		format_cidr(norm, sizeof(norm), c);
-		fprintf(stderr, "sluice %s: warning: '%s' has host bits set; using %s\n", cmd, s,
-			norm);
+		warning_line("sluice %s: warning: '%s' has host bits set; using %s", cmd, s, norm);
 	}
 	return err;
 }

@@ -194,7 +194,9 @@ static int apply_file(struct cli_args *a, const char *v, const char **why)
 
 static int apply_timeout(struct cli_args *a, const char *v, const char **why)
 {
-	return parse_duration(v, NSEC_PER_SEC, DURATION_MAX_NS, &a->timeout_ns, why);
+	int err = parse_duration(v, NSEC_PER_SEC, UINT64_MAX, &a->timeout_ns, why);
+
+	return err ?: ban_length_check(a->timeout_ns, why);
 }
 
 static int apply_check(struct cli_args *a, const char *v, const char **why)
@@ -536,8 +538,8 @@ const struct option_def option_table[OPT_MAX] = {
 			      "one second of rate, at least 1 packet or 64 kB"),
 	[OPT_WARMUP] = LIMITER("warmup", "DURATION", NULL, warmup,
 			       "gcra, packet rates: an idle or new source ramps up to --rate over "
-			       "DURATION, its first packets 3 times as far apart (Guava's "
-			       "SmoothWarmingUp), instead of taking a burst"),
+			       "DURATION (1ms to 24h), its first packets 3 times as far apart "
+			       "(Guava's SmoothWarmingUp), instead of taking a burst"),
 	[OPT_ACTION] = LIMITER("action", "ACTION", "drop mark dry-run", action,
 			       "what happens over the limit: drop (default), mark (with --dscp "
 			       "and/or --ecn), or dry-run (pass, but count would-drops)"),
@@ -623,7 +625,7 @@ const struct option_def option_table[OPT_MAX] = {
 			  .commands = ON(DENY),
 			  .apply = apply_timeout,
 			  .help = "deny add: the entries stop denying after DURATION (90s, 10m, "
-				  "1h, 2d; 1s to 3650d), in the datapath; adding again never "
+				  "1h30m, 2d; 1s to 3650d), in the datapath; adding again never "
 				  "shortens an entry, without --timeout makes it permanent" },
 	[OPT_CHECK] = { .name = "check",
 			.scope = SCOPE_COMMAND,

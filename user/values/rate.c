@@ -42,20 +42,43 @@ static const char *const kind_nouns[] = {
 	[SLUICE_UNIT_BYTES] = "bytes",
 };
 
-#define HOUR_NS (3600 * NSEC_PER_SEC)
+#define MINUTE_NS (60 * NSEC_PER_SEC)
+#define HOUR_NS	  (60 * MINUTE_NS)
+#define DAY_NS	  (24 * HOUR_NS)
+/* A rate's period is one of the time units from a second to an hour. */
+#define PERIOD_MIN_NS NSEC_PER_SEC
+#define PERIOD_MAX_NS HOUR_NS
 
-/* A rate's period (durations have their own table, below). */
-static const struct unit periods[] = {
+/*
+ * The one list of time units, durations' and rates' periods alike, largest
+ * first, each unit's other spellings after it. sluice.conf(5) lists it
+ * (sluice-docgen reads it through time_unit_at).
+ */
+static const struct unit time_units[] = {
+	{ "d", DAY_NS, 0, false },
+	{ "day", DAY_NS, 0, true },
+	{ "h", HOUR_NS, 0, false },
+	{ "hour", HOUR_NS, 0, true },
+	{ "m", MINUTE_NS, 0, false },
+	{ "min", MINUTE_NS, 0, true },
+	{ "minute", MINUTE_NS, 0, true },
 	{ "s", NSEC_PER_SEC, 0, false },
 	{ "sec", NSEC_PER_SEC, 0, true },
 	{ "second", NSEC_PER_SEC, 0, true },
-	{ "m", 60 * NSEC_PER_SEC, 0, false },
-	{ "min", 60 * NSEC_PER_SEC, 0, true },
-	{ "minute", 60 * NSEC_PER_SEC, 0, true },
-	{ "h", HOUR_NS, 0, false },
-	{ "hour", HOUR_NS, 0, true },
+	{ "ms", 1000000, 0, false },
+	{ "us", 1000, 0, false },
 	{ NULL, 0, 0, false },
 };
+
+const char *time_unit_at(size_t i, uint64_t *ns, bool *alias, bool *period)
+{
+	if (i >= sizeof(time_units) / sizeof(time_units[0]) - 1)
+		return NULL;
+	*ns = time_units[i].value;
+	*alias = time_units[i].alias;
+	*period = *ns >= PERIOD_MIN_NS && *ns <= PERIOD_MAX_NS;
+	return time_units[i].name;
+}
 
 static const struct unit *unit_find(const struct unit *table, const char *s, size_t len)
 {
@@ -229,8 +252,8 @@ int parse_rate(const char *s, struct rate *rate, const char **why)
 	err = parse_amount(s, slash, false, &amount, &unit, why);
 	if (err)
 		return err;
-	period = unit_find(periods, slash + 1, strlen(slash + 1));
-	if (!period) {
+	period = unit_find(time_units, slash + 1, strlen(slash + 1));
+	if (!period || period->value < PERIOD_MIN_NS || period->value > PERIOD_MAX_NS) {
 		*why = "unknown time unit (use s, m or h)";
 		return -EINVAL;
 	}
@@ -272,7 +295,7 @@ int parse_burst(const char *s, struct burst *burst, const char **why)
 
 void format_rate(char *buf, unsigned long len, const struct rate *rate)
 {
-	const struct unit *period = periods, *u = unit_exact(rate->amount, rate->unit);
+	const struct unit *period = time_units, *u = unit_exact(rate->amount, rate->unit);
 
 	while (period->name && (period->alias || period->value != rate->period_ns))
 		period++;
@@ -288,74 +311,154 @@ void format_burst(char *buf, unsigned long len, const struct burst *burst)
 	snprintf(buf, len, "%llu%s", (unsigned long long)(burst->value / u->value), u->name);
 }
 
-/* Duration units, largest first: format picks the largest that divides exactly. */
-static const struct unit durations[] = {
-	{ "d", 24 * HOUR_NS, 0, false },
-	{ "day", 24 * HOUR_NS, 0, true },
-	{ "h", HOUR_NS, 0, false },
-	{ "hour", HOUR_NS, 0, true },
-	{ "m", 60 * NSEC_PER_SEC, 0, false },
-	{ "min", 60 * NSEC_PER_SEC, 0, true },
-	{ "minute", 60 * NSEC_PER_SEC, 0, true },
-	{ "s", NSEC_PER_SEC, 0, false },
-	{ "sec", NSEC_PER_SEC, 0, true },
-	{ "second", NSEC_PER_SEC, 0, true },
-	{ "ms", 1000000, 0, false },
-	{ "us", 1000, 0, false },
-	{ NULL, 0, 0, false },
-};
-
-int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why)
+/*
+ * One part of a duration at *p, a decimal and its unit ("1.5h"), to ns,
+ * advanced past it. The unit runs up to the next digit.
+ */
+static int duration_part(const char **p, uint64_t *ns, const struct unit **unit, const char **why)
 {
-	static char msg[96];
-	char low[32], high[32];
-	const struct unit *unit;
+	const char *end;
 	struct decimal d;
 	int err;
 
-	err = decimal_with_unit(
-		s, s + strlen(s), durations,
-		"expected a duration with its unit: us, ms, s, m, h or d (such as 10s)", &d, &unit,
-		why);
+	err = parse_decimal(p, &d, why);
 	if (err)
 		return err;
-	err = decimal_scale(&d, unit->value, out);
-	if (err == -EDOM)
+	for (end = *p; *end && (*end < '0' || *end > '9'); end++)
+		;
+	*unit = unit_find(time_units, *p, (size_t)(end - *p));
+	if (!*unit) {
+		*why = "expected a duration with its unit: us, ms, s, m, h or d (such as 10s or "
+		       "1m30s)";
+		return -EINVAL;
+	}
+	*p = end;
+	err = decimal_scale(&d, (*unit)->value, ns);
+	if (err == -ERANGE)
+		*why = "number is too large";
+	return err;
+}
+
+static int duration_range(uint64_t ns, uint64_t min_ns, uint64_t max_ns, const char **why)
+{
+	static char msg[96];
+	char bound[32];
+
+	if (ns >= min_ns && ns <= max_ns)
+		return 0;
+	format_duration(bound, sizeof(bound), ns < min_ns ? min_ns : max_ns);
+	snprintf(msg, sizeof(msg), "must be at %s %s", ns < min_ns ? "least" : "most", bound);
+	*why = msg;
+	return -ERANGE;
+}
+
+int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why)
+{
+	const struct unit *unit, *last = NULL;
+	const char *p = s;
+	uint64_t part, ns = 0;
+	int err;
+
+	do {
+		err = duration_part(&p, &part, &unit, why);
+		if (err == -EDOM)
+			return not_whole(s, s + strlen(s), "microseconds", why);
+		if (err)
+			return err;
+		if (last && unit->value >= last->value) {
+			*why = "units go largest first, each once (such as 1h30m)";
+			return -EINVAL;
+		}
+		last = unit;
+		if (ns > UINT64_MAX - part) {
+			*why = "number is too large";
+			return -ERANGE;
+		}
+		ns += part;
+	} while (*p);
+	/* The microsecond is the smallest unit: a duration is a whole number of them. */
+	if (ns % 1000)
 		return not_whole(s, s + strlen(s), "microseconds", why);
-	if (err || *out > max_ns) {
-		format_duration(high, sizeof(high), max_ns);
-		snprintf(msg, sizeof(msg), "must be at most %s", high);
-		*why = msg;
-		return -ERANGE;
-	}
-	if (*out < min_ns) {
-		format_duration(low, sizeof(low), min_ns);
-		snprintf(msg, sizeof(msg), "must be at least %s", low);
-		*why = msg;
-		return -ERANGE;
-	}
-	return 0;
+	err = duration_range(ns, min_ns, max_ns, why);
+	if (!err)
+		*out = ns;
+	return err;
+}
+
+/* "5", "5.25": v in units of `unit` ns (a power of ten), the fraction without trailing zeros. */
+static int format_fraction(char *buf, size_t len, uint64_t v, uint64_t unit, const char *name)
+{
+	uint64_t frac = v % unit, scale;
+	int places = 0;
+
+	if (!frac)
+		return snprintf(buf, len, "%llu%s", (unsigned long long)(v / unit), name);
+	for (scale = unit; scale > 1; scale /= 10)
+		places++;
+	for (; !(frac % 10); frac /= 10)
+		places--;
+	return snprintf(buf, len, "%llu.%0*llu%s", (unsigned long long)(v / unit), places,
+			(unsigned long long)frac, name);
 }
 
 void format_duration(char *buf, unsigned long len, uint64_t ns)
 {
-	const struct unit *u = durations;
+	const struct unit *u;
+	size_t used = 0;
+	int n;
 
-	while (u->name && (u->alias || ns % u->value))
-		u++;
-	if (!u->name || !ns)
-		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else
-		snprintf(buf, len, "%llu%s", (unsigned long long)(ns / u->value), u->name);
+	if (!ns) {
+		snprintf(buf, len, "0s");
+		return;
+	}
+	/* Under a second: ms or us, with a fraction if need be (1.5ms). */
+	if (ns < NSEC_PER_SEC) {
+		if (ns >= 1000000)
+			format_fraction(buf, len, ns, 1000000, "ms");
+		else if (ns >= 1000)
+			format_fraction(buf, len, ns, 1000, "us");
+		else
+			snprintf(buf, len, "%lluns", (unsigned long long)ns);
+		return;
+	}
+	/* Days, hours and minutes whole, then seconds with their fraction: 1d2h3m4.5s. */
+	buf[0] = '\0';
+	for (u = time_units; u->value >= MINUTE_NS && used < len; u++) {
+		if (u->alias || ns < u->value)
+			continue;
+		n = snprintf(buf + used, len - used, "%llu%s", (unsigned long long)(ns / u->value),
+			     u->name);
+		used += n > 0 ? (size_t)n : 0;
+		ns %= u->value;
+	}
+	if (ns && used < len)
+		format_fraction(buf + used, len - used, ns, NSEC_PER_SEC, "s");
 }
 
-void format_utc(char *buf, unsigned long len, uint64_t unix_ns)
+static void format_utc_seconds(char *buf, unsigned long len, time_t t)
 {
-	time_t t = (time_t)(unix_ns / 1000000000ULL);
 	struct tm tm;
 
 	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		snprintf(buf, len, "-");
+}
+
+void format_utc(char *buf, unsigned long len, uint64_t unix_ns)
+{
+	format_utc_seconds(buf, len, (time_t)(unix_ns / NSEC_PER_SEC));
+}
+
+int ban_length_check(uint64_t ns, const char **why)
+{
+	static char msg[64];
+	char most[32];
+
+	if (ns <= BAN_MAX_NS)
+		return 0;
+	format_duration(most, sizeof(most), BAN_MAX_NS);
+	snprintf(msg, sizeof(msg), "a deny entry lasts at most %s", most);
+	*why = msg;
+	return -ERANGE;
 }
 
 int parse_utc(const char *s, uint64_t *unix_ns, const char **why)
@@ -374,10 +477,14 @@ int parse_utc(const char *s, uint64_t *unix_ns, const char **why)
 	}
 	/* timegm takes February 31 and sscanf single digits: only format_utc's spelling parses. */
 	if (t >= 0)
-		format_utc(again, sizeof(again), (uint64_t)t * NSEC_PER_SEC);
+		format_utc_seconds(again, sizeof(again), t);
 	if (t < 0 || strcmp(again, s)) {
 		*why = "expected a UTC time as YYYY-MM-DDTHH:MM:SSZ, e.g. 2026-12-01T10:45:07Z";
 		return -EINVAL;
+	}
+	if ((uint64_t)t > UINT64_MAX / NSEC_PER_SEC) {
+		*why = "too far in the future";
+		return -ERANGE;
 	}
 	*unix_ns = (uint64_t)t * NSEC_PER_SEC;
 	return 0;

@@ -50,17 +50,37 @@ int parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out, const 
 /* Seconds with an optional fraction ("1", "0.25"), to nanoseconds. */
 int parse_seconds(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out, const char **why);
 /*
- * A duration with a unit, us to d, with an optional fraction: 10s, 1.5m,
- * 250ms, 2d; exact to the microsecond, from min_ns to max_ns.
+ * A duration: a number with a time unit, us to d, or several, largest unit
+ * first, each once; each number may have a fraction: 10s, 1.5m, 250ms,
+ * 1h30m, 2d12h. Exact to the microsecond, from min_ns to max_ns.
  */
 int parse_duration(const char *s, uint64_t min_ns, uint64_t max_ns, uint64_t *out,
 		   const char **why);
-/* The largest unit that divides it exactly: 90s is 90s, 120s is 2m. */
+/*
+ * The one way durations are printed, exactly and as parse_duration reads
+ * them back: days, hours and minutes whole, then seconds with a fraction
+ * (90s is 1m30s, 5400s 1h30m, 1.5s 1.5s); under a second in ms or us (250ms).
+ */
 void format_duration(char *buf, unsigned long len, uint64_t ns);
+/*
+ * The time units durations and rate periods spell, largest first, each
+ * unit's other spellings (alias) after it; period: a rate may be per this
+ * unit. Index i from 0 until NULL.
+ */
+const char *time_unit_at(size_t i, uint64_t *ns, bool *alias, bool *period);
 
-/* The longest --timeout: ten years, so an expiry stays far from overflowing. */
-#define DURATION_MAX_NS (3650 * 86400 * NSEC_PER_SEC)
-/* An RFC 3339 moment in UTC to the second, as format_utc prints it, to ns since 1970. */
+/*
+ * The longest a deny entry lasts from when it is made, by --timeout or by
+ * `until` in a file: ten years, so an expiry, on either clock and rounded
+ * to the second, stays far from overflowing.
+ */
+#define BAN_MAX_NS (3650 * 86400 * NSEC_PER_SEC)
+/* The one check of a ban's length: -ERANGE past BAN_MAX_NS, *why saying the most. */
+int ban_length_check(uint64_t ns, const char **why);
+/*
+ * An RFC 3339 moment in UTC to the second, as format_utc prints it, to ns
+ * since 1970; -ERANGE past what 64 bits of nanoseconds hold (2554).
+ */
 int parse_utc(const char *s, uint64_t *unix_ns, const char **why);
 
 /* Canonical spellings that parse back to the same value: lowercase k, kbit, kB; s, m, h. */
