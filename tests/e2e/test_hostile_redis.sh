@@ -97,6 +97,22 @@ ms_now() { echo $(($(date +%s%N) / 1000000)); }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 fleet_json() { "$SLUICE" status fltv1 --json 2>/dev/null | jq -c '.[0].fleet'; }
+seen() { "$SLUICE" stats fltv1 --json | jq '.counters.passed.packets + .counters.dropped.packets'; }
+
+# steady ARGS...: flood ARGS, and wait until it sends at least 800 pps (on
+# a loaded machine a generator takes a while to start), for 5 s at most.
+steady() {
+	local i a b
+	flood "$@"
+	for i in $(seq 20); do
+		a=$(seen)
+		sleep 0.25
+		b=$(seen)
+		[ $((b - a)) -ge 200 ] && return 0
+	done
+	fail "the generator sends ($*)"
+	return 1
+}
 
 # fell_back KIND SECONDS: until status --json says the fleet is down, in
 # fallback, with KIND counted.
@@ -162,7 +178,7 @@ hostile() {
 	local mode=$1 kind=$2 t0 took rss cpu nulls
 	shift 2
 	fake_start "$mode" || { fail "$mode: the fake Redis starts"; return; }
-	flood 1 3000 15 1 "$SRC"
+	steady 1 3000 15 1 "$SRC"
 	t0=$(ms_now)
 	agent_start "$NET.10.2:$FPORT" --period 100ms "$@"
 	if fell_back "$kind" "$FALLBACK_S"; then took=$(($(ms_now) - t0)); else took=; fi
@@ -204,7 +220,7 @@ check "password file: a first line of 1 MB is exit 2, one line" "" bad_password 
 # The fake answering well: the agent is up through it (a control: the
 # behaviours below fail for what they do, not for the fake).
 fake_start well
-flood 1 3000 6 1 "$SRC"
+steady 1 3000 6 1 "$SRC"
 agent_start "$NET.10.2:$FPORT" --period 100ms
 check "well: through the fake answering as Redis would, the agent is up" "" wait_up 1 3
 read -r rss_well cpu_well _ <<<"$(watch 2)"
@@ -239,7 +255,7 @@ hostile drip timeout
 hosts_case() {
 	local mode=$1 want=$2 errs=$3 j
 	fake_start "$mode" || { fail "$mode: the fake Redis starts"; return; }
-	flood 1 3000 8 1 "$SRC"
+	steady 1 3000 8 1 "$SRC"
 	agent_start "$NET.10.2:$FPORT" --period 100ms --hosts 3 --fallback split
 	wait_up 1 3
 	sleep 2.5 # two heartbeats at least
@@ -268,7 +284,7 @@ hosts_case hosts-two 2 "== 0"
 # shape (a reply error), and the fleet would fall back.
 redis_start single 6379 || fail "redis-server starts"
 A2=$(same_tag "$SRC") # and A2 + 1, in a tag of its own (see same_tag)
-flood 1 8000 14 1 "$SRC" --mix-src "$A2" --mix-sources 2 --mix-every 2
+steady 1 8000 14 1 "$SRC" --mix-src "$A2" --mix-sources 2 --mix-every 2
 agent_start "$NET.10.2:6379" --redis-user fleet --redis-password-file "$TMP/secret"
 wait_up 1 3
 sleep 1
@@ -292,6 +308,30 @@ check "SCRIPT FLUSH: the agent stayed up (synced now, no fallback logged)" "" \
 	eval "jq -e .up <<<'$j1' && ! tail -n +$((log0 + 1)) '$TMP/agent.log' | grep -q unreachable"
 check "SCRIPT FLUSH: SIGTERM ends it in ${STOP_MS} ms (exit $STOP_ST), the hint cleared" "" \
 	stopped_clean "$STOP_MS" "$STOP_ST"
+
+# 6. A stop mid-round is a clean stop: with replies 20 ms late (test_fleet's
+# relay) and T = 20 ms the agent is mostly waiting on Redis when SIGTERM
+# comes, and it must still leave the heartbeat's count at once, its hint
+# cleared, without calling Redis unreachable. Three times.
+ip netns exec fltr python3 tests/e2e/fleet_delay.py 20 6380 6379 "$NET.10.2" &
+PIDS_KEEP+=($!)
+steady 1 8000 20 1 "$SRC" --mix-src "$A2" --mix-sources 2 --mix-every 2
+clean_cut() {
+	local log0 i
+	for i in 1 2 3; do
+		log0=$(wc -l <"$TMP/agent.log")
+		agent_start "$NET.10.2:6380" --period 20ms --redis-user fleet --redis-password-file "$TMP/secret"
+		wait_up 1 3 || return 1
+		sleep 1
+		stop_agent
+		stopped_clean "$STOP_MS" "$STOP_ST" || return 1
+		[ "$(rf zcard 'sluice:{hb}:agents')" = 0 ] || return 1
+		! tail -n +$((log0 + 1)) "$TMP/agent.log" | grep -q unreachable || return 1
+	done
+}
+check "SIGTERM mid-round (T 20 ms, replies 20 ms late) x3: the count left at once, the hint cleared, no fallback said" "" clean_cut
+kill "${PIDS[@]}" 2>/dev/null
+floods_wait
 redis_stop single
 
 # 6. A stop while a reply drips, with a period whose call timeout is 10 s:

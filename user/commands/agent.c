@@ -729,10 +729,25 @@ static void tell_change(struct agent *ag)
 	ag->was_up = ag->up;
 }
 
+/* A stop is pending: it may have cut the round's waits on Redis short. */
+static bool stop_pending(const struct agent *ag)
+{
+	sigset_t pending;
+	int i;
+
+	if (sigpending(&pending))
+		return false;
+	for (i = 1; i < NSIG; i++)
+		if (sigismember(&ag->stop, i) == 1 && sigismember(&pending, i) == 1)
+			return true;
+	return false;
+}
+
 /* One period. */
 static int round_run(struct agent *ag)
 {
 	uint64_t now = monotonic_ns(), started;
+	bool up;
 	int err;
 
 	if (now - ag->cfg_read_ns >= NSEC_PER_SEC) {
@@ -747,7 +762,10 @@ static int round_run(struct agent *ag)
 		return err;
 	started = monotonic_ns();
 	fleet_redis_round(&ag->redis, AGENT_ROUND_CALLS * ag->redis.timeout_ns);
-	ag->up = redis_sync(ag);
+	up = redis_sync(ag);
+	if (stop_pending(ag))
+		return 0; /* what a stop cut short says nothing of Redis: up stays as it was */
+	ag->up = up;
 	if (monotonic_ns() - started > ag->rep.rtt_max_ns)
 		ag->rep.rtt_max_ns = monotonic_ns() - started;
 	if (ag->rep.rounds && now - ag->round_ns > ag->rep.gap_max_ns)

@@ -66,7 +66,8 @@ static void node_drop(struct fleet_redis *r, int node)
 
 /*
  * A failed exchange with node (err from wire.h) over what: its kind
- * counted, unless a stop ended it, and the connection dropped.
+ * counted and the connection dropped; a stop's is no fault of the node's,
+ * which may be reached again at once (to leave the heartbeat's count).
  */
 static void node_failed(struct fleet_redis *r, int node, int err, const char *what)
 {
@@ -75,13 +76,15 @@ static void node_failed(struct fleet_redis *r, int node, int err, const char *wh
 						  : FLEET_ERR_CONNECT;
 	char msg[96];
 
-	if (err != -ECANCELED) {
-		snprintf(msg, sizeof(msg), "%s: %s", what,
-			 err == -EPROTO ? "a reply past the caps, or not RESP" : strerror(-err));
-		note_error(r, kind, node, msg);
-	}
 	node_drop(r, node);
 	r->map_stale = true;
+	if (err == -ECANCELED) {
+		r->retry_at_ns[node] = 0;
+		return;
+	}
+	snprintf(msg, sizeof(msg), "%s: %s", what,
+		 err == -EPROTO ? "a reply past the caps, or not RESP" : strerror(-err));
+	note_error(r, kind, node, msg);
 }
 
 /* One command on node and its reply: 0, or the connection is dropped. */
