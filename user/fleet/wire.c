@@ -24,6 +24,7 @@ static int wire_poll(int fd, short events, const struct wire_wait *w)
 		if (now >= w->deadline_ns)
 			return -ETIMEDOUT;
 		ms = (w->deadline_ns - now + 999999) / 1000000;
+		p[0].revents = p[1].revents = 0;
 		n = poll(p, w->stop_fd >= 0 ? 2 : 1, ms > INT_MAX ? INT_MAX : (int)ms);
 		if (n < 0 && errno != EINTR)
 			return -errno;
