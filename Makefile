@@ -75,7 +75,7 @@ TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-benc
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath
 # libFuzzer needs libclang-rt: not part of a plain build.
-FUZZERS    := $(OUTPUT)/fuzz-parse
+FUZZERS    := $(OUTPUT)/fuzz-parse $(OUTPUT)/fuzz-reply
 DOCS       := $(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5 $(OUTPUT)/sluice.bash
 
 # sluice_commit.h's rule comes first below: plain `make` means all.
@@ -270,7 +270,18 @@ $(OUTPUT)/fuzz-parse: tests/fuzz/fuzz_parse.c tests/fuzz/reference.c bpf/parse.h
 		-Wall -Wextra -Werror -Iinclude -I$(ARCH_INC) tests/fuzz/fuzz_parse.c \
 		tests/fuzz/reference.c -o $@
 
-# make fuzz [FUZZ_SECONDS=N]: both fuzz targets, N seconds each (CI: 30 + 30).
+# The fleet agent's reply parsing (user/fleet/resp.c) against hiredis's
+# reader, and the agent's readers of replies, under libFuzzer, ASan and UBSan.
+FUZZ_REPLY_SRCS := tests/fuzz/fuzz_reply.c user/fleet/resp.c user/fleet/slots.c \
+		   user/fleet/script.c user/values/endpoint.c
+$(OUTPUT)/fuzz-reply: $(FUZZ_REPLY_SRCS) user/fleet/*.h user/values/endpoint.h | $(OUTPUT)
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-Wall -Wextra -Werror -Iinclude -Iuser $(HIREDIS_CFLAGS) $(FUZZ_REPLY_SRCS) \
+		$(HIREDIS_LIBS) -o $@
+
+# make fuzz [FUZZ_SECONDS=N]: the fuzz targets, N seconds each (CI: 30 each;
+# make test runs the reply target for 10).
 FUZZ_SECONDS ?= 30
 fuzz: all fuzzers
 	tests/fuzz/run.sh $(FUZZ_SECONDS)

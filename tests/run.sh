@@ -33,6 +33,7 @@ SUITES=(
 	tests/e2e/test_audit.sh
 	tests/e2e/test_bans.sh
 	tests/e2e/test_fleet.sh
+	tests/e2e/test_hostile_redis.sh
 )
 
 total_passed=0

@@ -9,6 +9,7 @@
 # (N-1)*(r*D + b_local), D = 2T + RTT.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/e2e/fleet_lib.sh
 SLUICE=${SLUICE:-build/sluice}
 FLOOD=${FLOOD:-build/sluice-flood}
 
@@ -23,21 +24,6 @@ PIDS=()
 PIDS_KEEP=()
 AGENTS=()
 RPORT=6379
-passed=0
-failed=0
-
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1${2:+: $2}"; failed=$((failed + 1)); }
-# check NAME DETAIL COMMAND...
-check() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@" >/dev/null 2>&1; then ok "$name"; else fail "$name" "$detail"; fi
-}
-# within A B PCT: |A - B| <= PCT% of B
-within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * p / 100) }'; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 
 agents_stop() {
 	local pid
@@ -46,20 +32,6 @@ agents_stop() {
 		wait "$pid" 2>/dev/null
 	done
 	AGENTS=()
-}
-
-# Every fixed name this test makes: links, namespaces, pins, agent state.
-names_down() {
-	local h
-	for h in 1 2 3; do
-		[ -d "/sys/fs/bpf/sluice/fltv$h" ] && "$SLUICE" detach "fltv$h" >/dev/null 2>&1
-		ip link del "fltv$h" 2>/dev/null
-		ip netns del "fltg$h" 2>/dev/null
-	done
-	ip link del fltrv 2>/dev/null
-	ip link del fltrw 2>/dev/null
-	ip netns del fltr 2>/dev/null
-	rm -f /run/sluice/fleet/fltv[123].lock /run/sluice/fleet/fltv[123]
 }
 
 down() {
@@ -77,44 +49,10 @@ down() {
 	mkdir -p /tmp/sluice-fleet-last && cp "$TMP"/agent*.log "$TMP"/flood.err /tmp/sluice-fleet-last/ 2>/dev/null
 	rm -rf "$TMP"
 }
-# One run at a time: the names and addresses are fixed. A second run waits
-# for the first (two suites on one machine, as a CI beside a developer's
-# run), and what a killed run left is removed once the lock is ours.
-exec 9>/run/sluice-test-fleet.lock
-if ! flock -w 1200 9; then
-	echo "FAIL another test_fleet.sh has held /run/sluice-test-fleet.lock for 20 minutes"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
+fleet_lock
 names_down
 trap down EXIT
 trap 'exit 130' INT TERM
-
-# Host h: fltvh (root, 10.231.h.1) <-> fltph (in fltgh, 10.231.h.2).
-host_up() {
-	local h=$1
-	ip netns add "fltg$h" &&
-		ip link add "fltv$h" type veth peer name "fltp$h" netns "fltg$h" &&
-		sysctl -qw "net.ipv6.conf.fltv$h.disable_ipv6=1" &&
-		ip netns exec "fltg$h" sysctl -qw "net.ipv6.conf.fltp$h.disable_ipv6=1" &&
-		ip addr add "$NET.$h.1/24" dev "fltv$h" && ip link set "fltv$h" up &&
-		ip -n "fltg$h" addr add "$NET.$h.2/24" dev "fltp$h" &&
-		ip -n "fltg$h" link set "fltp$h" up && ip -n "fltg$h" link set lo up &&
-		"$SLUICE" attach "fltv$h" --rate "$R/s" --burst "$B" >/dev/null
-}
-
-# Redis's namespace: fltrv <-> fltrp (10.231.10.x) for hosts 2 and 3, and
-# fltrw <-> fltrq (10.231.11.x) for host 1, so one host can be cut off alone.
-redis_net_up() {
-	ip netns add fltr &&
-		ip link add fltrv type veth peer name fltrp netns fltr &&
-		ip link add fltrw type veth peer name fltrq netns fltr &&
-		ip addr add "$NET.10.1/24" dev fltrv && ip link set fltrv up &&
-		ip addr add "$NET.11.1/24" dev fltrw && ip link set fltrw up &&
-		ip -n fltr addr add "$NET.10.2/24" dev fltrp && ip -n fltr link set fltrp up &&
-		ip -n fltr addr add "$NET.11.2/24" dev fltrq && ip -n fltr link set fltrq up &&
-		ip -n fltr link set lo up
-}
 
 # rtt MS: replies from Redis wait MS: tc netem on Redis's side of both links
 # where the kernel has it, else a delaying TCP relay (fleet_delay.py) in
@@ -134,32 +72,6 @@ rtt() {
 	sleep 0.5
 }
 
-# redis_start NAME PORT [ARGS...]: a redis-server in fltr, on both addresses.
-redis_start() {
-	local name=$1 port=$2
-	shift 2
-	mkdir -p "$TMP/$name"
-	ip netns exec fltr redis-server --port "$port" --bind "$NET.10.2 $NET.11.2" \
-		--save '' --appendonly no --dir "$TMP/$name" --pidfile "$TMP/redis-$name.pid" \
-		--daemonize yes --logfile "$TMP/$name/log" --protected-mode no \
-		--user fleet on ">$PASSWORD" "~sluice*" "&*" "+@all" "$@" >/dev/null
-	local i
-	for i in $(seq 50); do
-		ip netns exec fltr redis-cli -h "$NET.10.2" -p "$port" --user fleet --pass "$PASSWORD" \
-			--no-auth-warning ping 2>/dev/null | grep -q PONG && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-redis_stop() {
-	local pid
-	pid=$(cat "$TMP/redis-$1.pid" 2>/dev/null) || return 0
-	kill "$pid" 2>/dev/null
-	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
-	rm -f "$TMP/redis-$1.pid"
-}
-
 # agents_start REDIS_FOR_HOST1 REDIS_FOR_OTHERS [OPTIONS...]
 agents_start() {
 	local r1=$1 r=$2 h
@@ -176,30 +88,6 @@ agents_start() {
 # passed H: host H's passed packets.
 passed_of() { "$SLUICE" stats "fltv$1" --json | jq -r '.counters.passed.packets'; }
 passed_all() { echo $(($(passed_of 1) + $(passed_of 2) + $(passed_of 3))); }
-
-# now: CLOCK_BOOTTIME in seconds, the sampler's clock (/proc/uptime reads it).
-now() { cut -d' ' -f1 /proc/uptime; }
-
-# flood H PPS SECONDS [SOURCES] [SRC]: the generator of host H, in the background.
-# The first flood of a batch sets the batch's start and end (FLOOD_T0,
-# FLOOD_END), which rate_between's windows are taken from.
-flood() {
-	local h=$1
-	if [ "${#PIDS[@]}" = 0 ]; then
-		FLOOD_T0=$(now)
-		FLOOD_END=$(awk -v a="$FLOOD_T0" -v d="$3" 'BEGIN { print a + d }')
-	fi
-	ip netns exec "fltg$h" "$FLOOD" "fltp$h" --dst-mac "$(cat "/sys/class/net/fltv$h/address")" \
-		--dst "$NET.$h.1" --dport 9000 --src "${5:-$SRC}" --sources "${4:-1}" \
-		--duration "$3" --rate "$2" >/dev/null 2>>"$TMP/flood.err" &
-	PIDS+=($!)
-}
-
-floods_wait() {
-	local pid
-	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-	PIDS=()
-}
 
 # sample SECONDS FILE: "time passed_total" every 100 ms (fleet_sample.py:
 # the per-CPU counters alone, cheap enough to leave the agents their CPU).
@@ -245,7 +133,6 @@ per_second() {
 bound() { awk -v w="$1" -v t="$2" -v rtt="$3" -v r="$R" -v b="$B" -v n="$N" \
 	'BEGIN { printf "%d\n", r * w + b + (n - 1) * (r * (2 * t + rtt) + b) }'; }
 
-report_field() { awk -v k="$2" '$1 == k { print $2 }' "/run/sluice/fleet/fltv$1" 2>/dev/null; }
 # worst_field NAME: the largest of the three agents' reports, in seconds.
 worst_field() {
 	local h m=0 v
@@ -326,17 +213,7 @@ j2=$("$SLUICE" status fltv1 --json | jq -c '.[0].fleet | {up, mode, hosts}')
 check "2. status --json: the fleet is up and synced, 3 hosts ($j2)" "" test "$j2" = '{"up":true,"mode":"synced","hosts":3}'
 
 # The exporter, for checks 2 and 6: sluice_fleet_up per interface.
-"$SLUICE" exporter --listen 127.0.0.1:0 >"$TMP/exporter.out" 2>&1 &
-PIDS_KEEP+=($!)
-metrics() {
-	local addr i
-	for i in $(seq 50); do
-		addr=$(sed -n 's|^sluice exporter: serving http://\(.*\)/metrics$|\1|p' "$TMP/exporter.out")
-		[ -n "$addr" ] && break
-		sleep 0.1
-	done
-	curl -s "http://$addr/metrics"
-}
+exporter_start
 check "2. exporter: sluice_fleet_up 1 for host 1" "" grep -qx 'sluice_fleet_up{interface="fltv1"} 1' <<<"$(metrics)"
 
 # 3. All traffic to one host.
@@ -349,18 +226,8 @@ spread_run 5000 800 0 8 "$TMP/s4"
 r4=$(rate_between "$TMP/s4" 2 6.5)
 check "4. skewed spread 5000/800/0 pps: $r4/s is r within 5%" "" within "$r4" "$R" 5
 
-
 # status_of H: host H's fleet lines in sluice status.
 status_of() { "$SLUICE" status "fltv$1" 2>/dev/null | grep 'fleet'; }
-# wait_up H SECONDS: until host H's agent says it is up again.
-wait_up() {
-	local i
-	for i in $(seq $(($2 * 10))); do
-		[ "$(report_field "$1" up)" = 1 ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # 5. T x RTT: the worst 1 s excess within the bound.
 run=0
@@ -548,18 +415,6 @@ key_of() {
 		rcu "$port" --scan --pattern "sluice:{s:*}:4:$hex*"
 	done | head -1
 }
-# same_tag ADDR: an address in 10.231.98.0/24 the agent puts in ADDR's hash
-# tag (FNV-1a of the key without its rule, modulo 64, as agent.c names it).
-same_tag() {
-	python3 -c 'import sys
-def tag(a):
-    h = 2166136261
-    for b in bytes([4, 32, 0, 0]) + bytes(int(x) for x in a.split(".")) + bytes(12):
-        h = ((h ^ b) * 16777619) & 0xffffffff
-    return h % 64
-t = tag(sys.argv[1])
-print(next(f"10.231.98.{i}" for i in range(1, 255) if tag(f"10.231.98.{i}") == t))' "$1"
-}
 errors_of() { # the three agents' count of one error kind
 	local h
 	for h in 1 2 3; do report_field "$h" "error_$1"; done | awk '{ s += $1 } END { print s + 0 }'
@@ -627,13 +482,6 @@ echo "     figures: agent CPU $(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { printf "%
 
 # An agent killed (-9): the datapath stops counting on it within
 # 4T + 2 s (the hint's live_until), and a new agent takes over.
-hint_live() {
-	python3 -c 'import json, subprocess, sys, time
-v = json.loads(subprocess.run(["bpftool", "-j", "map", "lookup", "pinned", sys.argv[1], "key", "0", "0", "0", "0"],
-	capture_output=True, text=True, check=True).stdout)["value"]
-print(1 if time.monotonic_ns() << 4 < int.from_bytes(bytes(int(b, 16) for b in v[:8]), "little") else 0)' \
-		"/sys/fs/bpf/sluice/fltv$1/fleet"
-}
 live0=$(hint_live 1)
 kill -9 "${AGENTS[0]}"
 { wait "${AGENTS[0]}"; } 2>/dev/null # without the shell's "Killed" line

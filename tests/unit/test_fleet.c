@@ -2,7 +2,8 @@
 /*
  * The fleet's pure parts (docs/fleet.md): Redis Cluster key slots (CRC16
  * XMODEM, hash tags), the CLUSTER SLOTS reply into a slot map, MOVED and
- * ASK, the --redis list, the bound and the candidate hint.
+ * ASK, the --redis list, the bound and the candidate hint, a reply's bytes
+ * against the caps, and N from the heartbeat.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,6 +12,8 @@
 #include "harness.h"
 #include "unit.h"
 #include "fleet/plan.h"
+#include "fleet/resp.h"
+#include "fleet/script.h"
 #include "fleet/slots.h"
 #include "values/endpoint.h"
 
@@ -190,10 +193,11 @@ static void test_bound(void)
 		struct fleet_slack sl = { 0 };
 		uint64_t t = 10 * FLEET_SLACK_WINDOW_NS, ms = 1000000ULL, got[4];
 
-		got[0] = fleet_slack_note(&sl, t, 300 * ms);				/* a late sync */
-		got[1] = fleet_slack_note(&sl, t + FLEET_SLACK_WINDOW_NS, 5 * ms);	/* kept */
+		got[0] = fleet_slack_note(&sl, t, 300 * ms);			   /* a late sync */
+		got[1] = fleet_slack_note(&sl, t + FLEET_SLACK_WINDOW_NS, 5 * ms); /* kept */
 		got[2] = fleet_slack_note(&sl, t + 2 * FLEET_SLACK_WINDOW_NS, 5 * ms); /* gone */
-		got[3] = fleet_slack_note(&sl, t + 5 * FLEET_SLACK_WINDOW_NS, 7 * ms); /* after a gap */
+		got[3] = fleet_slack_note(&sl, t + 5 * FLEET_SLACK_WINDOW_NS,
+					  7 * ms); /* after a gap */
 		check(got[0] == 300 * ms && got[1] == 300 * ms && got[2] == 5 * ms &&
 			      got[3] == 7 * ms,
 		      "slack: a late sync counts for one to two windows, then only newer ones",
@@ -216,8 +220,103 @@ static void test_bound(void)
 	      (unsigned long long)us_to_meter(meter_to_us(160000)));
 }
 
+/* resp_scan on s whole: its result. */
+static ssize_t scan(const char *s, size_t len)
+{
+	struct resp_scan st;
+
+	resp_scan_reset(&st);
+	return resp_scan(&st, s, len);
+}
+
+#define SCAN(lit) scan(lit, sizeof(lit) - 1)
+
+/* A reply of n elements, each ":1": its length once whole. */
+static ssize_t scan_array(size_t n)
+{
+	size_t len = 16 + 4 * n;
+	char *buf = malloc(len);
+	ssize_t got;
+	size_t i, at;
+
+	at = (size_t)snprintf(buf, len, "*%zu\r\n", n);
+	for (i = 0; i < n; i++, at += 4)
+		memcpy(buf + at, ":1\r\n", 4);
+	got = scan(buf, at);
+	free(buf);
+	return got;
+}
+
+static void test_resp(void)
+{
+	static const char slots[] = "*1\r\n*3\r\n:0\r\n:16383\r\n*4\r\n$9\r\n127.0.0.1\r\n"
+				    ":7001\r\n$2\r\nid\r\n*0\r\n";
+	static const char two[] = "*2\r\n:1\r\n$-1\r\n+OK\r\n";
+	char line[RESP_LINE_MAX + 8];
+	struct resp_scan st;
+	ssize_t got = 0;
+	size_t i;
+
+	check(SCAN("+OK\r\n") == 5 && SCAN(":-42\r\n") == 6 && SCAN("$3\r\nabc\r\n") == 9 &&
+		      SCAN("$-1\r\n") == 5 && SCAN("*-1\r\n") == 5 && SCAN("*0\r\n") == 4,
+	      "RESP: each kind of reply, whole", "%zd %zd", SCAN("+OK\r\n"), SCAN(":-42\r\n"));
+	check(SCAN("*2\r\n:1\r\n$-1\r\n+OK\r\n") == 13,
+	      "RESP: one reply of a pipeline, its own bytes alone", "got %zd",
+	      scan(two, sizeof(two) - 1));
+	check(SCAN("$3\r\nab") == 0 && SCAN("*2\r\n:1\r\n") == 0 && SCAN("+OK\r") == 0,
+	      "RESP: a reply not all here yet needs more", "%zd", SCAN("*2\r\n:1\r\n"));
+	resp_scan_reset(&st);
+	for (i = 1; i <= sizeof(slots) - 1 && !got; i++)
+		got = resp_scan(&st, slots, i);
+	check(got == (ssize_t)sizeof(slots) - 1 && i == sizeof(slots),
+	      "RESP: CLUSTER SLOTS fed a byte at a time, whole at its last", "got %zd at %zu", got,
+	      i);
+	check(SCAN("*2000000000\r\n") == -EPROTO && SCAN("$1000000000\r\n") == -EPROTO,
+	      "RESP: two billion elements or a 1 GB string are refused at their header", "%zd %zd",
+	      SCAN("*2000000000\r\n"), SCAN("$1000000000\r\n"));
+	check(scan_array(RESP_ARRAY_MAX) > 0 && scan_array(RESP_ARRAY_MAX + 1) == -EPROTO,
+	      "RESP: an array of 16384 elements, not one more", "%zd",
+	      scan_array(RESP_ARRAY_MAX + 1));
+	check(SCAN("*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n") > 0 &&
+		      SCAN("*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n") == -EPROTO,
+	      "RESP: arrays 4 deep, not 5", "%zd", SCAN("*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n"));
+	memset(line, 'x', sizeof(line));
+	line[0] = '-';
+	check(scan(line, RESP_LINE_MAX - 1) == 0 && scan(line, RESP_LINE_MAX) == -EPROTO,
+	      "RESP: a line without its end past 1024 bytes is refused", "%zd",
+	      scan(line, RESP_LINE_MAX));
+	check(SCAN("*01\r\n:1\r\n") == -EPROTO && SCAN(":+1\r\n") == -EPROTO &&
+		      SCAN("$-2\r\n") == -EPROTO && SCAN("?\r\n") == -EPROTO &&
+		      SCAN("$1\r\nab\r\n") == -EPROTO &&
+		      SCAN(":99999999999999999999\r\n") == -EPROTO,
+	      "RESP: what Redis never writes is refused", "%zd", SCAN("*01\r\n:1\r\n"));
+}
+
+static void test_heartbeat(void)
+{
+	redisReply *r = reply_array(2, reply_str("other"), reply_str("me"));
+
+	check(fleet_heartbeat_hosts(r, "me", 1000) == 2, "heartbeat: N counts the names listed",
+	      "got %d", fleet_heartbeat_hosts(r, "me", 1000));
+	check(fleet_heartbeat_hosts(r, "you", 1000) == -EPROTO,
+	      "heartbeat: a list without this agent is refused", "taken");
+	check(fleet_heartbeat_hosts(r, "me", 1) == 1, "heartbeat: max + 1 names is N = max",
+	      "got %d", fleet_heartbeat_hosts(r, "me", 1));
+	freeReplyObject(r);
+	r = reply_array(3, reply_str("a"), reply_str("me"), reply_str("b"));
+	check(fleet_heartbeat_hosts(r, "me", 1) == -EPROTO,
+	      "heartbeat: more names than asked for is refused", "taken");
+	freeReplyObject(r);
+	r = reply_int(4294967297LL);
+	check(fleet_heartbeat_hosts(r, "me", 1000) == -EPROTO,
+	      "heartbeat: a number Redis claims is never N", "taken");
+	freeReplyObject(r);
+}
+
 void suite_fleet(void)
 {
+	test_resp();
+	test_heartbeat();
 	test_slots();
 	test_slot_map();
 	test_redirects();

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -48,7 +49,10 @@
 #define AGENT_KEY_MAX	     96
 /* A reply later than two periods, or this, is a timeout: Redis is then down. */
 #define AGENT_TIMEOUT_MIN_NS (250 * 1000000ULL)
-#define AGENT_NUM_MAX	     24 /* one number as text */
+#define AGENT_ROUND_CALLS    2 /* a round's waits on Redis, in all: two calls' timeouts */
+#define AGENT_LEAVE_NS	     (500 * 1000000ULL) /* a stop's ZREM waits at most */
+#define AGENT_NUM_MAX	     24			/* one number as text */
+#define AGENT_PASSWORD_MAX   256		/* a password's bytes, its line's end included */
 
 struct candidate {
 	struct sluice_key key;
@@ -86,7 +90,9 @@ struct agent {
 	uint64_t slack_ns; /* how late a push may have reached Redis */
 	uint32_t hosts;
 	bool up, was_up;
-	char password[256];
+	sigset_t stop; /* SIGINT, SIGTERM: blocked, waited for, and polled by every Redis wait */
+	int stop_fd;   /* a signalfd of stop */
+	char password[AGENT_PASSWORD_MAX];
 	char member[128];
 	struct fleet_report rep;
 	struct fleet_call *calls;
@@ -95,45 +101,81 @@ struct agent {
 
 /* Checks. */
 
-static int password_read(const char *path, char *buf, size_t len, const char **why)
+/* The first line of fd into buf (AGENT_PASSWORD_MAX bytes), reading no more than it needs. */
+static int password_line(int fd, char *buf, const char **why)
 {
-	struct stat sb;
-	FILE *f;
+	char line[AGENT_PASSWORD_MAX + 1];
+	size_t got = 0, end;
+	ssize_t n;
 
-	if (stat(path, &sb)) {
-		*why = "cannot be read";
-		return -errno;
+	while (got < sizeof(line) - 1) {
+		n = read(fd, line + got, sizeof(line) - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
 	}
-	if (sb.st_mode & S_IROTH) {
-		*why = "is readable by every user (chmod o-r)";
-		return -EPERM;
-	}
-	f = fopen(path, "r");
-	if (!f || !fgets(buf, (int)len, f)) {
-		if (f)
-			fclose(f);
+	line[got] = '\0';
+	end = strcspn(line, "\r\n");
+	if (!got) {
 		*why = "cannot be read, or is empty";
 		return -EIO;
 	}
-	fclose(f);
-	buf[strcspn(buf, "\r\n")] = '\0';
-	if (!buf[0]) {
+	if (end >= AGENT_PASSWORD_MAX) {
+		*why = "has a first line longer than 255 bytes";
+		return -EINVAL;
+	}
+	if (!end) {
 		*why = "has an empty first line";
 		return -EINVAL;
 	}
+	memcpy(buf, line, end);
+	buf[end] = '\0';
 	return 0;
+}
+
+/*
+ * The password, FILE's first line: opened without blocking and refused
+ * unless a regular file (a FIFO would hold the agent until a writer came,
+ * a device might never end), or when others may read it.
+ */
+static int password_read(const char *path, char *buf, const char **why)
+{
+	struct stat sb;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		*why = "cannot be read";
+		return -errno;
+	}
+	if (fstat(fd, &sb)) {
+		*why = "cannot be read";
+		err = -errno;
+	} else if (!S_ISREG(sb.st_mode)) {
+		*why = "is not a regular file";
+		err = -EINVAL;
+	} else if (sb.st_mode & S_IROTH) {
+		*why = "is readable by every user (chmod o-r)";
+		err = -EPERM;
+	} else {
+		err = password_line(fd, buf, why);
+	}
+	close(fd);
+	return err;
 }
 
 static int agent_check(struct cli_args *a)
 {
-	char pw[256];
+	char pw[AGENT_PASSWORD_MAX];
 	const char *why = NULL;
 
 	if (!a->given[OPT_REDIS])
 		return fail_input("agent", "--redis HOST:PORT is required");
 	if (a->given[OPT_REDIS_USER] && !a->given[OPT_REDIS_PASSWORD_FILE])
 		return fail_input("agent", "--redis-user needs --redis-password-file");
-	if (a->agent.password_file && password_read(a->agent.password_file, pw, sizeof(pw), &why))
+	if (a->agent.password_file && password_read(a->agent.password_file, pw, &why))
 		return fail_input("agent", "--redis-password-file %s: %s", a->agent.password_file,
 				  why);
 	return -1;
@@ -551,29 +593,41 @@ static int hint_write(struct agent *ag, bool on)
 	return bpf_map_update_elem(ag->st.maps.fleet, &zero, &ag->hint, 0) ? -errno : 0;
 }
 
-/* Counts the agents heartbeating, this one included: N for the share and for split. */
+/*
+ * Counts the agents heartbeating, this one included: N for the share and
+ * for split. The agent counts the names Redis lists, never a number it
+ * claims: at most AGENT_HOSTS_MAX, and a list without this agent is wrong.
+ */
 static void heartbeat(struct agent *ag)
 {
 	static const char key[] = AGENT_HEARTBEAT_KEY;
-	char window[16];
-	const char *argv[6] = { "EVAL", fleet_heartbeat_script, "1", key, ag->member, window };
-	size_t len[6];
+	char window[16], max[16];
+	const char *argv[7] = { "EVAL", fleet_heartbeat_script, "1", key, ag->member, window, max };
+	size_t len[7];
 	redisReply *r;
-	int i;
+	int i, n;
 
 	snprintf(window, sizeof(window), "%d", AGENT_HOST_WINDOW_MS);
-	for (i = 0; i < 6; i++)
+	snprintf(max, sizeof(max), "%d", AGENT_HOSTS_MAX);
+	for (i = 0; i < 7; i++)
 		len[i] = strlen(argv[i]);
-	r = fleet_redis_command_slot(&ag->redis, key_slot(key, strlen(key)), 6, argv, len);
+	r = fleet_redis_command_slot(&ag->redis, key_slot(key, strlen(key)), 7, argv, len);
 	if (!r)
 		return;
-	if (r->type == REDIS_REPLY_INTEGER && r->integer > 0 && (uint32_t)r->integer != ag->hosts) {
-		fprintf(stderr, "sluice agent: %s: %lld agents in the fleet\n", ag->ifname,
-			r->integer);
-		ag->hosts = (uint32_t)r->integer;
+	n = fleet_heartbeat_hosts(r, ag->member, AGENT_HOSTS_MAX);
+	freeReplyObject(r);
+	if (n < 0) {
+		ag->redis.errors[FLEET_ERR_REPLY]++;
+		snprintf(ag->redis.last_error, sizeof(ag->redis.last_error),
+			 "the heartbeat's reply is no list of at most %d agents with this one",
+			 AGENT_HOSTS_MAX);
+		return;
+	}
+	if ((uint32_t)n != ag->hosts) {
+		fprintf(stderr, "sluice agent: %s: %d agents in the fleet\n", ag->ifname, n);
+		ag->hosts = (uint32_t)n;
 		hint_write(ag, true);
 	}
-	freeReplyObject(r);
 }
 
 /* A clean stop leaves the count at once, rather than after AGENT_HOST_WINDOW_MS. */
@@ -582,10 +636,12 @@ static void heartbeat_leave(struct agent *ag)
 	static const char key[] = AGENT_HEARTBEAT_KEY;
 	const char *argv[3] = { "ZREM", key, ag->member };
 	size_t len[3] = { 4, sizeof(key) - 1, strlen(ag->member) };
+	uint64_t budget = ag->redis.timeout_ns;
 	redisReply *r;
 
 	if (!ag->up)
 		return;
+	fleet_redis_round(&ag->redis, budget < AGENT_LEAVE_NS ? budget : AGENT_LEAVE_NS);
 	r = fleet_redis_command_slot(&ag->redis, key_slot(key, sizeof(key) - 1), 3, argv, len);
 	if (r)
 		freeReplyObject(r);
@@ -674,10 +730,25 @@ static void tell_change(struct agent *ag)
 	ag->was_up = ag->up;
 }
 
+/* A stop is pending: it may have cut the round's waits on Redis short. */
+static bool stop_pending(const struct agent *ag)
+{
+	sigset_t pending;
+	int i;
+
+	if (sigpending(&pending))
+		return false;
+	for (i = 1; i < NSIG; i++)
+		if (sigismember(&ag->stop, i) == 1 && sigismember(&pending, i) == 1)
+			return true;
+	return false;
+}
+
 /* One period. */
 static int round_run(struct agent *ag)
 {
 	uint64_t now = monotonic_ns(), started;
+	bool up;
 	int err;
 
 	if (now - ag->cfg_read_ns >= NSEC_PER_SEC) {
@@ -691,7 +762,11 @@ static int round_run(struct agent *ag)
 	if (err)
 		return err;
 	started = monotonic_ns();
-	ag->up = redis_sync(ag);
+	fleet_redis_round(&ag->redis, AGENT_ROUND_CALLS * ag->redis.timeout_ns);
+	up = redis_sync(ag);
+	if (stop_pending(ag))
+		return 0; /* what a stop cut short says nothing of Redis: up stays as it was */
+	ag->up = up;
 	if (monotonic_ns() - started > ag->rep.rtt_max_ns)
 		ag->rep.rtt_max_ns = monotonic_ns() - started;
 	if (ag->rep.rounds && now - ag->round_ns > ag->rep.gap_max_ns)
@@ -799,12 +874,12 @@ static int agent_setup(struct agent *ag, struct cli_args *a)
 	n = parse_endpoints(a->agent.redis, seeds, ENDPOINTS_MAX, &why);
 	if (n < 0)
 		return n;
-	if (ag->opt.password_file &&
-	    password_read(ag->opt.password_file, ag->password, sizeof(ag->password), &why))
+	if (ag->opt.password_file && password_read(ag->opt.password_file, ag->password, &why))
 		return -EACCES;
 	fleet_redis_init(&ag->redis, seeds, n, fleet_gcra_script,
 			 ag->opt.period_ns * 2 > AGENT_TIMEOUT_MIN_NS ? ag->opt.period_ns * 2
 								      : AGENT_TIMEOUT_MIN_NS);
+	ag->redis.stop_fd = ag->stop_fd;
 	ag->redis.user = ag->opt.user;
 	ag->redis.password = ag->opt.password_file ? ag->password : NULL;
 	gethostname(host, sizeof(host));
@@ -834,10 +909,12 @@ static void agent_free(struct agent *ag)
 	free(ag->calls);
 	free(ag->argbuf);
 	state_close(&ag->st);
+	if (ag->stop_fd >= 0)
+		close(ag->stop_fd);
 }
 
 /* Sleeps about one period (jittered by up to a tenth); true when told to stop. */
-static bool period_wait(const struct agent *ag, const sigset_t *stop, uint64_t started)
+static bool period_wait(const struct agent *ag, uint64_t started)
 {
 	uint64_t span = ag->opt.period_ns, jitter = span / 10, elapsed = monotonic_ns() - started;
 	uint64_t wait;
@@ -847,19 +924,14 @@ static bool period_wait(const struct agent *ag, const sigset_t *stop, uint64_t s
 	wait = elapsed < span ? span - elapsed : 0;
 	ts.tv_sec = (time_t)(wait / NSEC_PER_SEC);
 	ts.tv_nsec = (long)(wait % NSEC_PER_SEC);
-	return sigtimedwait(stop, NULL, &ts) >= 0;
+	return sigtimedwait(&ag->stop, NULL, &ts) >= 0;
 }
 
 static int agent_loop(struct agent *ag)
 {
-	sigset_t stop;
 	uint64_t started;
 	int err;
 
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigprocmask(SIG_BLOCK, &stop, NULL);
 	srandom((unsigned int)(getpid() ^ monotonic_ns()));
 	ag->last_sync_ns = monotonic_ns();
 	ag->was_up = true;
@@ -872,9 +944,25 @@ static int agent_loop(struct agent *ag)
 		err = round_run(ag);
 		if (err)
 			return err;
-	} while (!period_wait(ag, &stop, started));
+	} while (!period_wait(ag, started));
 	fprintf(stderr, "sluice agent: %s: stopping\n", ag->ifname);
 	return 0;
+}
+
+/*
+ * SIGINT and SIGTERM blocked from the start, so that a stop at any moment
+ * ends the agent as a clean stop does (the hint cleared): waited for
+ * between rounds, and ending any Redis wait at once through the signalfd.
+ */
+static int agent_signals(struct agent *ag)
+{
+	sigemptyset(&ag->stop);
+	sigaddset(&ag->stop, SIGINT);
+	sigaddset(&ag->stop, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &ag->stop, NULL))
+		return -errno;
+	ag->stop_fd = signalfd(-1, &ag->stop, SFD_NONBLOCK | SFD_CLOEXEC);
+	return ag->stop_fd < 0 ? -errno : 0;
 }
 
 static int agent_run(struct cli_args *a, struct state *unused)
@@ -885,8 +973,15 @@ static int agent_run(struct cli_args *a, struct state *unused)
 	(void)unused;
 	if (!ag)
 		return fail_runtime("agent", -ENOMEM, "out of memory");
+	ag->stop_fd = -1;
+	err = agent_signals(ag);
+	if (err) {
+		free(ag);
+		return fail_runtime("agent", err, "cannot wait for signals");
+	}
 	err = state_open_cmd("agent", a->ifname, &ag->st);
 	if (err) {
+		close(ag->stop_fd);
 		free(ag);
 		return err;
 	}

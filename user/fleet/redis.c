@@ -4,18 +4,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "base/clock.h"
 #include "fleet/redis.h"
+#include "fleet/wire.h"
 
 #define RECONNECT_NS (500 * 1000000ULL) /* a node that failed is tried again after */
-#define CALL_TRIES   4			/* redirections followed per call */
+#define CALL_TRIES   4			/* sends of a call per run: redirections, NOSCRIPT */
 
 const char *const fleet_error_names[FLEET_ERR_MAX] = {
 	[FLEET_ERR_CONNECT] = "connect",   [FLEET_ERR_TIMEOUT] = "timeout",
 	[FLEET_ERR_AUTH] = "auth",	   [FLEET_ERR_REPLY] = "reply",
 	[FLEET_ERR_MOVED] = "moved",	   [FLEET_ERR_ASK] = "ask",
 	[FLEET_ERR_NOSCRIPT] = "noscript", [FLEET_ERR_TRYAGAIN] = "tryagain",
+	[FLEET_ERR_PROTOCOL] = "protocol",
 };
 
 static void note_error(struct fleet_redis *r, enum fleet_error kind, int node, const char *what)
@@ -25,10 +26,13 @@ static void note_error(struct fleet_redis *r, enum fleet_error kind, int node, c
 		 node >= 0 ? r->nodes[node].host : "?", node >= 0 ? r->nodes[node].port : 0, what);
 }
 
-static struct timeval tv_of(uint64_t ns)
+/* A wait from now: a call's timeout, within the round. */
+static struct wire_wait wait_of(const struct fleet_redis *r)
 {
-	return (struct timeval){ .tv_sec = (time_t)(ns / 1000000000ULL),
-				 .tv_usec = (suseconds_t)(ns % 1000000000ULL / 1000) };
+	uint64_t end = monotonic_ns() + r->timeout_ns;
+
+	return (struct wire_wait){ .deadline_ns = end < r->round_end_ns ? end : r->round_end_ns,
+				   .stop_fd = r->stop_fd };
 }
 
 void fleet_redis_init(struct fleet_redis *r, const struct endpoint *seeds, int n,
@@ -42,7 +46,14 @@ void fleet_redis_init(struct fleet_redis *r, const struct endpoint *seeds, int n
 	r->n_nodes = r->n_seeds = i;
 	r->script = script;
 	r->timeout_ns = timeout_ns;
+	r->round_end_ns = UINT64_MAX;
+	r->stop_fd = -1;
 	r->map_stale = true;
+}
+
+void fleet_redis_round(struct fleet_redis *r, uint64_t budget_ns)
+{
+	r->round_end_ns = monotonic_ns() + budget_ns;
 }
 
 static void node_drop(struct fleet_redis *r, int node)
@@ -53,21 +64,41 @@ static void node_drop(struct fleet_redis *r, int node)
 	r->retry_at_ns[node] = monotonic_ns() + RECONNECT_NS;
 }
 
-/* A failed I/O on node: its kind, and the connection dropped. */
-static void node_failed(struct fleet_redis *r, int node)
+/*
+ * A failed exchange with node (err from wire.h) over what: its kind
+ * counted and the connection dropped; a stop's is no fault of the node's,
+ * which may be reached again at once (to leave the heartbeat's count).
+ */
+static void node_failed(struct fleet_redis *r, int node, int err, const char *what)
 {
-	redisContext *c = r->ctx[node];
-	bool timeout = c && c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
+	enum fleet_error kind = err == -ETIMEDOUT ? FLEET_ERR_TIMEOUT
+				: err == -EPROTO  ? FLEET_ERR_PROTOCOL
+						  : FLEET_ERR_CONNECT;
+	char msg[96];
 
-	note_error(r, timeout ? FLEET_ERR_TIMEOUT : FLEET_ERR_CONNECT, node,
-		   c && c->errstr[0] ? c->errstr : "connection lost");
 	node_drop(r, node);
 	r->map_stale = true;
+	if (err == -ECANCELED) {
+		r->retry_at_ns[node] = 0;
+		return;
+	}
+	snprintf(msg, sizeof(msg), "%s: %s", what,
+		 err == -EPROTO ? "a reply past the caps, or not RESP" : strerror(-err));
+	note_error(r, kind, node, msg);
 }
 
-static redisReply *command(redisContext *c, int argc, const char **argv, const size_t *len)
+/* One command on node and its reply: 0, or the connection is dropped. */
+static int node_command(struct fleet_redis *r, int node, int argc, const char **argv,
+			const size_t *len, redisReply **rep)
 {
-	return redisCommandArgv(c, argc, argv, len);
+	struct wire_wait w = wait_of(r);
+	int err = redisAppendCommandArgv(r->ctx[node], argc, argv, len) == REDIS_OK ? 0 : -ENOMEM;
+
+	if (!err)
+		err = wire_reply(r->ctx[node], &w, rep);
+	if (err)
+		node_failed(r, node, err, argv[0]);
+	return err;
 }
 
 static int node_auth(struct fleet_redis *r, int node)
@@ -75,15 +106,15 @@ static int node_auth(struct fleet_redis *r, int node)
 	const char *argv[3] = { "AUTH", r->user, r->password };
 	size_t len[3] = { 4, r->user ? strlen(r->user) : 0, strlen(r->password) };
 	redisReply *rep;
-	int err = 0;
+	int err;
 
 	if (!r->user) {
 		argv[1] = r->password;
 		len[1] = len[2];
 	}
-	rep = command(r->ctx[node], r->user ? 3 : 2, argv, len);
-	if (!rep)
-		return -EIO;
+	err = node_command(r, node, r->user ? 3 : 2, argv, len, &rep);
+	if (err)
+		return err;
 	if (rep->type == REDIS_REPLY_ERROR) {
 		note_error(r, FLEET_ERR_AUTH, node, rep->str);
 		err = -EACCES;
@@ -96,11 +127,11 @@ static int node_load_script(struct fleet_redis *r, int node)
 {
 	const char *argv[3] = { "SCRIPT", "LOAD", r->script };
 	size_t len[3] = { 6, 4, strlen(r->script) };
-	redisReply *rep = command(r->ctx[node], 3, argv, len);
-	int err = 0;
+	redisReply *rep;
+	int err = node_command(r, node, 3, argv, len, &rep);
 
-	if (!rep)
-		return -EIO;
+	if (err)
+		return err;
 	if (rep->type == REDIS_REPLY_STRING && rep->len == 40) {
 		memcpy(r->sha, rep->str, 40);
 		r->sha[40] = '\0';
@@ -113,32 +144,31 @@ static int node_load_script(struct fleet_redis *r, int node)
 	return err;
 }
 
-/* A connection to node, made (with AUTH and the script) when there is none. */
+/*
+ * A connection to node, made (with AUTH and the script) when there is
+ * none, the node is not waiting out a failure and the round has time.
+ */
 static redisContext *node_ctx(struct fleet_redis *r, int node)
 {
-	struct timeval tv = tv_of(r->timeout_ns);
+	uint64_t now = monotonic_ns();
+	struct wire_wait w;
 	int err;
 
 	if (r->ctx[node])
 		return r->ctx[node];
-	if (monotonic_ns() < r->retry_at_ns[node])
+	if (now < r->retry_at_ns[node] || now >= r->round_end_ns)
 		return NULL;
-	r->ctx[node] = redisConnectWithTimeout(r->nodes[node].host, r->nodes[node].port, tv);
-	if (!r->ctx[node] || r->ctx[node]->err) {
-		node_failed(r, node);
+	w = wait_of(r);
+	err = wire_connect(&r->nodes[node], &w, &r->ctx[node]);
+	if (err) {
+		node_failed(r, node, err, "connect");
 		return NULL;
 	}
-	redisSetTimeout(r->ctx[node], tv);
 	err = r->password ? node_auth(r, node) : 0;
 	if (!err)
 		err = node_load_script(r, node);
-	if (err) {
-		if (err == -EIO)
-			node_failed(r, node);
-		else
-			node_drop(r, node);
-		return NULL;
-	}
+	if (err && r->ctx[node])
+		node_drop(r, node);
 	return r->ctx[node];
 }
 
@@ -153,11 +183,9 @@ static int map_learn(struct fleet_redis *r, int node)
 
 	if (!c)
 		return -ECONNREFUSED;
-	rep = command(c, 2, argv, len);
-	if (!rep) {
-		node_failed(r, node);
-		return -EIO;
-	}
+	err = node_command(r, node, 2, argv, len, &rep);
+	if (err)
+		return err;
 	if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "cluster support disabled")) {
 		r->cluster = false;
 		for (i = 0; i < REDIS_SLOTS; i++)
@@ -190,35 +218,41 @@ int fleet_redis_ready(struct fleet_redis *r)
 	return r->map_known ? 0 : err;
 }
 
-static void call_append(struct fleet_redis *r, struct fleet_call *call)
+/* Queues call on its node: EVALSHA, or EVAL once the node answered NOSCRIPT. */
+static int call_append(struct fleet_redis *r, struct fleet_call *call)
 {
 	redisContext *c = r->ctx[call->node];
 	static const char asking[] = "ASKING";
 	const char *a[1] = { asking };
 	size_t al[1] = { 6 };
 
-	if (call->asking)
-		redisAppendCommandArgv(c, 1, a, al);
-	call->argv[0] = "EVALSHA";
-	call->argvlen[0] = 7;
-	call->argv[1] = r->sha;
-	call->argvlen[1] = 40;
-	redisAppendCommandArgv(c, call->argc, call->argv, call->argvlen);
+	if (call->asking && redisAppendCommandArgv(c, 1, a, al) != REDIS_OK)
+		return -ENOMEM;
+	call->argv[0] = call->whole ? "EVAL" : "EVALSHA";
+	call->argvlen[0] = strlen(call->argv[0]);
+	call->argv[1] = call->whole ? r->script : r->sha;
+	call->argvlen[1] = strlen(call->argv[1]);
+	if (redisAppendCommandArgv(c, call->argc, call->argv, call->argvlen) != REDIS_OK)
+		return -ENOMEM;
 	call->sent = call->node;
 	r->calls++;
+	return 0;
 }
 
-/* The same call sent whole (EVAL), on its own, after a NOSCRIPT. */
-static redisReply *call_eval(struct fleet_redis *r, struct fleet_call *call)
+/*
+ * NOSCRIPT: the node lost its scripts (restarted, SCRIPT FLUSH). The call
+ * goes again next round whole (EVAL, which loads the script), on the
+ * pipeline, as one of its tries: never with replies of the pipeline
+ * unread. An EVAL answered NOSCRIPT makes no sense: the call failed.
+ */
+static int call_noscript(struct fleet_redis *r, struct fleet_call *call, redisReply *rep)
 {
-	redisContext *c = r->ctx[call->node];
+	bool again = !call->whole && ++call->tries < CALL_TRIES;
 
-	call->argv[0] = "EVAL";
-	call->argvlen[0] = 4;
-	call->argv[1] = r->script;
-	call->argvlen[1] = strlen(r->script);
-	r->calls++;
-	return redisCommandArgv(c, call->argc, call->argv, call->argvlen);
+	note_error(r, again ? FLEET_ERR_NOSCRIPT : FLEET_ERR_REPLY, call->node, rep->str);
+	freeReplyObject(rep);
+	call->whole = true;
+	return again ? 0 : -1;
 }
 
 /*
@@ -236,16 +270,8 @@ static int call_settle(struct fleet_redis *r, struct fleet_call *call, redisRepl
 		call->reply = rep;
 		return 1;
 	}
-	if (!strncmp(rep->str, "NOSCRIPT", 8)) {
-		r->errors[FLEET_ERR_NOSCRIPT]++;
-		freeReplyObject(rep);
-		rep = call_eval(r, call);
-		if (!rep) {
-			node_failed(r, call->node);
-			return -1;
-		}
-		return call_settle(r, call, rep);
-	}
+	if (!strncmp(rep->str, "NOSCRIPT", 8))
+		return call_noscript(r, call, rep);
 	kind = redirect_parse(rep->str, &slot, &to);
 	if (kind == REDIRECT_TRYAGAIN) {
 		note_error(r, FLEET_ERR_TRYAGAIN, call->node, "TRYAGAIN");
@@ -273,37 +299,45 @@ static int call_settle(struct fleet_redis *r, struct fleet_call *call, redisRepl
 	return 0;
 }
 
+/* A call's reply, read after its ASKING's: 0, or an error of wire.h. */
+static int call_read(struct fleet_redis *r, struct fleet_call *call, redisReply **rep)
+{
+	redisContext *c = r->ctx[call->sent];
+	struct wire_wait w = wait_of(r);
+	int err;
+
+	if (call->asking) {
+		err = wire_reply(c, &w, rep);
+		if (err)
+			return err;
+		freeReplyObject(*rep);
+		w = wait_of(r);
+	}
+	return wire_reply(c, &w, rep);
+}
+
 /* Reads node's replies for the pending calls sent there, in order. */
 static void node_collect(struct fleet_redis *r, int node, struct fleet_call **pending, int n,
 			 int *left)
 {
 	redisReply *rep;
-	void *any;
-	int i, done;
+	int i, done, err;
 
 	for (i = 0; i < n; i++) {
 		if (pending[i]->sent != node)
 			continue;
-		pending[i]->sent = -1;
-		if (pending[i]->asking) {
-			if (redisGetReply(r->ctx[node], &any) != REDIS_OK)
-				goto broken;
-			freeReplyObject(any);
+		err = call_read(r, pending[i], &rep);
+		if (err) {
+			node_failed(r, node, err, pending[i]->whole ? "EVAL" : "EVALSHA");
+			return; /* this call and the rest sent there fail this round */
 		}
-		if (redisGetReply(r->ctx[node], &any) != REDIS_OK)
-			goto broken;
-		rep = any;
+		pending[i]->sent = -1;
 		done = call_settle(r, pending[i], rep);
 		if (done)
 			(*left)--;
 		if (done < 0)
 			pending[i]->tries = -1;
-		if (!r->ctx[node])
-			return;
 	}
-	return;
-broken:
-	node_failed(r, node);
 }
 
 /* One round: every call not settled goes to its node, then the replies are read. */
@@ -322,9 +356,14 @@ static void run_round(struct fleet_redis *r, struct fleet_call **pending, int n,
 			(*left)--;
 			continue;
 		}
-		call_append(r, call);
+		if (call_append(r, call))
+			node_failed(r, call->node, -ENOMEM, "EVALSHA");
 		used[call->node] = true;
 	}
+	/* Every node's calls on their way before any reply is waited for. */
+	for (node = 0; node < r->n_nodes; node++)
+		if (used[node] && r->ctx[node] && wire_push(r->ctx[node]))
+			node_failed(r, node, -EIO, "EVALSHA");
 	for (node = 0; node < r->n_nodes; node++)
 		if (used[node] && r->ctx[node])
 			node_collect(r, node, pending, n, left);
@@ -348,6 +387,7 @@ int fleet_redis_run(struct fleet_redis *r, struct fleet_call *calls, int n)
 	for (i = 0; i < n; i++) {
 		calls[i].reply = NULL;
 		calls[i].asking = false;
+		calls[i].whole = false;
 		calls[i].later = false;
 		calls[i].tries = 0;
 		calls[i].sent = -1;
@@ -373,12 +413,9 @@ redisReply *fleet_redis_command_slot(struct fleet_redis *r, uint16_t slot, int a
 	redisContext *c = node != FLEET_SLOT_NONE ? node_ctx(r, node) : NULL;
 	redisReply *rep;
 
-	if (!c)
+	if (!c || node_command(r, node, argc, argv, argvlen, &rep))
 		return NULL;
-	rep = redisCommandArgv(c, argc, argv, argvlen);
-	if (!rep)
-		node_failed(r, node);
-	else if (rep->type == REDIS_REPLY_ERROR) {
+	if (rep->type == REDIS_REPLY_ERROR) {
 		note_error(r, FLEET_ERR_REPLY, node, rep->str);
 		if (!strncmp(rep->str, "MOVED", 5))
 			r->map_stale = true;

@@ -2,10 +2,12 @@
 /*
  * The agent's Redis client, on hiredis 0.14 (no TLS, no cluster routing):
  * one connection per node, AUTH with an ACL user, the GCRA script loaded
- * once and called by EVALSHA (EVAL when a node answers NOSCRIPT), and
- * Redis Cluster routing: the slot map from CLUSTER SLOTS, calls pipelined
- * per node, MOVED followed (and the map refreshed), ASK followed with
- * ASKING. A single node without cluster support serves every slot.
+ * once and called by EVALSHA (EVAL, on the pipeline, when a node answers
+ * NOSCRIPT), and Redis Cluster routing: the slot map from CLUSTER SLOTS,
+ * calls pipelined per node, MOVED followed (and the map refreshed), ASK
+ * followed with ASKING. A single node without cluster support serves
+ * every slot. Every wait is bounded (wire.h): a call's reply by the
+ * timeout, everything by the round's end, and a pending stop ends it.
  */
 #ifndef SLUICE_FLEET_REDIS_H
 #define SLUICE_FLEET_REDIS_H
@@ -25,6 +27,7 @@ enum fleet_error {
 	FLEET_ERR_ASK,	    /* ASK followed */
 	FLEET_ERR_NOSCRIPT, /* the script was not loaded there: sent whole */
 	FLEET_ERR_TRYAGAIN, /* the keys' slot mid-migration: sent again key by key */
+	FLEET_ERR_PROTOCOL, /* bytes that are not RESP2, or claim more than resp.h's caps */
 	FLEET_ERR_MAX,
 };
 
@@ -43,6 +46,7 @@ struct fleet_call {
 	int node;
 	int sent; /* the node it was sent to this round, else -1 */
 	bool asking;
+	bool whole; /* its node answered NOSCRIPT: sent as EVAL, with the script */
 	bool later; /* failed with TRYAGAIN: not a Redis down, its keys go again alone */
 	int tries;  /* -1: failed */
 };
@@ -58,7 +62,9 @@ struct fleet_redis {
 	const char *password; /* NULL: no AUTH */
 	const char *script;
 	char sha[41];
-	uint64_t timeout_ns;
+	uint64_t timeout_ns;   /* a call's reply, at most */
+	uint64_t round_end_ns; /* no wait past it (fleet_redis_round) */
+	int stop_fd;	       /* readable: every wait ends at once (-1: none); set after init */
 	uint64_t errors[FLEET_ERR_MAX];
 	uint64_t calls; /* script calls sent, retries included */
 	char last_error[160];
@@ -67,6 +73,8 @@ struct fleet_redis {
 /* Ready to connect to the seeds; nothing is connected yet. */
 void fleet_redis_init(struct fleet_redis *r, const struct endpoint *seeds, int n,
 		      const char *script, uint64_t timeout_ns);
+/* A round from now: no wait of it goes past budget_ns from now. */
+void fleet_redis_round(struct fleet_redis *r, uint64_t budget_ns);
 /*
  * Connects what is needed and learns the slot map when stale: 0, or
  * negative when no node answered (the agent is then in fallback).

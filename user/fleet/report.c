@@ -106,6 +106,7 @@ static void report_field(struct fleet_report *rep, const char *name, const char 
 int fleet_report_read(const char *ifname, struct fleet_report *rep)
 {
 	char path[256], name[32], value[64];
+	uint64_t stale;
 	FILE *f;
 	int err = report_path(ifname, "", path, sizeof(path));
 
@@ -118,7 +119,10 @@ int fleet_report_read(const char *ifname, struct fleet_report *rep)
 	while (fscanf(f, "%31s %63s", name, value) == 2)
 		report_field(rep, name, value);
 	fclose(f);
-	if (realtime_ns() - rep->written_ns > FLEET_REPORT_STALE_NS ||
+	stale = FLEET_REPORT_STALE_PERIODS * rep->period_ns;
+	if (stale < FLEET_REPORT_STALE_NS)
+		stale = FLEET_REPORT_STALE_NS;
+	if (realtime_ns() - rep->written_ns > stale ||
 	    (rep->pid > 0 && kill(rep->pid, 0) && errno == ESRCH))
 		return -ENOENT;
 	return 0;

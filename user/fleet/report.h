@@ -14,8 +14,14 @@
 #include "fleet/redis.h"
 
 #define SLUICE_FLEET_DIR "/run/sluice/fleet"
-/* A report older than this is an agent that died without removing it. */
-#define FLEET_REPORT_STALE_NS (5 * 1000000000ULL)
+/*
+ * A report older than this, or than FLEET_REPORT_STALE_PERIODS of its
+ * agent's period, is an agent that died without removing it. A live agent
+ * rewrites it every round: a period and a round's waits on Redis (4T at
+ * most, docs/fleet.md) apart.
+ */
+#define FLEET_REPORT_STALE_NS	   (5 * 1000000000ULL)
+#define FLEET_REPORT_STALE_PERIODS 6
 
 struct fleet_report {
 	int pid;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The agent's Lua scripts (script.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
 #include "fleet/script.h"
 
 const char fleet_gcra_script[] = "local t = redis.call('TIME')\n"
@@ -38,4 +41,23 @@ const char fleet_heartbeat_script[] =
 	"redis.call('ZADD', KEYS[1], now, ARGV[1])\n"
 	"redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))\n"
 	"redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)\n"
-	"return redis.call('ZCARD', KEYS[1])\n";
+	"return redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[3]))\n";
+
+int fleet_heartbeat_hosts(const redisReply *r, const char *self, unsigned int max)
+{
+	size_t i, len = strlen(self);
+	bool seen = false;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements > (size_t)max + 1)
+		return -EPROTO;
+	for (i = 0; i < r->elements; i++) {
+		const redisReply *m = r->element[i];
+
+		if (m->type != REDIS_REPLY_STRING)
+			return -EPROTO;
+		seen |= m->len == len && !memcmp(m->str, self, len);
+	}
+	if (!seen)
+		return -EPROTO;
+	return r->elements > max ? (int)max : (int)r->elements;
+}

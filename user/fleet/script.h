@@ -16,13 +16,22 @@
  * packets refused.
  *
  * Heartbeat: KEYS[1] the agents' sorted set, ARGV[1] this agent's name,
- * ARGV[2] how long a silent agent still counts (ms): returns how many
- * agents count.
+ * ARGV[2] how long a silent agent still counts (ms), ARGV[3] the most
+ * agents counted, max: returns the names of the agents that count, the
+ * latest first, max + 1 at most (this agent among them).
  */
 #ifndef SLUICE_FLEET_SCRIPT_H
 #define SLUICE_FLEET_SCRIPT_H
 
+#include <hiredis/hiredis.h>
+
 extern const char fleet_gcra_script[];
 extern const char fleet_heartbeat_script[];
+
+/*
+ * N from the heartbeat's reply: the names it lists, at most max; -EPROTO
+ * unless it is a list of at most max + 1 names with self among them.
+ */
+int fleet_heartbeat_hosts(const redisReply *r, const char *self, unsigned int max);
 
 #endif /* SLUICE_FLEET_SCRIPT_H */

@@ -18,7 +18,6 @@
 #define PERIOD_DEFAULT_NS (100 * NSEC_PER_SEC / 1000)
 #define PERIOD_MIN_NS	  (NSEC_PER_SEC / 1000)
 #define PERIOD_MAX_NS	  (10 * NSEC_PER_SEC)
-#define HOSTS_MAX	  1000
 
 /* Appends a word (printf-style) to buf, space-separated, keeping it terminated. */
 static void append(char *buf, size_t len, const char *fmt, ...)
@@ -287,7 +286,7 @@ static int apply_fallback(struct cli_args *a, const char *v, const char **why)
 
 static int apply_hosts(struct cli_args *a, const char *v, const char **why)
 {
-	return parse_count(v, 1, HOSTS_MAX, &a->agent.hosts, why);
+	return parse_count(v, 1, AGENT_HOSTS_MAX, &a->agent.hosts, why);
 }
 
 static int apply_shadow(struct cli_args *a, const char *v, const char **why)

@@ -112,6 +112,9 @@ enum top_sort { SORT_DROPS, SORT_PASSED, SORT_RATE };
 /* agent --fallback: what a host does while Redis cannot be reached. */
 enum fleet_fallback { FALLBACK_LOCAL, FALLBACK_SPLIT };
 
+/* N, from --hosts or counted in Redis, is at most this (docs/fleet.md). */
+#define AGENT_HOSTS_MAX 1000
+
 /* What `sluice agent` is told. */
 struct agent_args {
 	const char *redis; /* HOST:PORT[,...], checked */
