@@ -24,9 +24,8 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-/* sluice.h before the skeleton: the fleet hint's type */
 #include "sluice.h"
-#include "sluice.skel.h"
+#include "pins/sync.h"
 #include "base/clock.h"
 #include "base/errors.h"
 #include "commands/commands.h"
@@ -73,8 +72,7 @@ struct agent {
 	const char *ifname;
 	struct agent_args opt;
 	struct state st;
-	struct sluice *skel;
-	int batch_fd, sync_fd;
+	struct sync_prog sync;
 	struct ring_buffer *ring;
 	struct sluice_fleet_hint hint;
 	struct fleet_redis redis;
@@ -306,14 +304,10 @@ static int on_candidate(void *arg, void *data, size_t len)
 /* The sync program. */
 
 /* Runs op on candidates [from, from + n): each entry's results back in *out. */
-static int sync_run(struct agent *ag, int from, int n, __u32 op,
-		    uint64_t (*arg_of)(const struct agent *, const struct candidate *),
-		    struct sluice_fleet_batch *b)
+static int sync_batch(struct agent *ag, int from, int n, __u32 op,
+		      uint64_t (*arg_of)(const struct agent *, const struct candidate *),
+		      struct sluice_fleet_batch *b)
 {
-	unsigned char frame[64] = { 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = sizeof(frame),
-		    .repeat = 1);
-	__u32 zero = 0;
 	int i;
 
 	memset(b, 0, sizeof(*b));
@@ -323,11 +317,7 @@ static int sync_run(struct agent *ag, int from, int n, __u32 op,
 		b->e[i].op = op;
 		b->e[i].arg = arg_of ? arg_of(ag, &ag->cands[from + i]) : 0;
 	}
-	if (bpf_map_update_elem(ag->batch_fd, &zero, b, 0) ||
-	    bpf_prog_test_run_opts(ag->sync_fd, &run) ||
-	    bpf_map_lookup_elem(ag->batch_fd, &zero, b))
-		return -errno;
-	return 0;
+	return sync_run(&ag->sync, b);
 }
 
 /*
@@ -360,7 +350,7 @@ static int usage_read(struct agent *ag)
 
 	for (from = 0; from < ag->n; from += SLUICE_FLEET_BATCH) {
 		n = ag->n - from < SLUICE_FLEET_BATCH ? ag->n - from : SLUICE_FLEET_BATCH;
-		err = sync_run(ag, from, n, SLUICE_FLEET_READ, NULL, &b);
+		err = sync_batch(ag, from, n, SLUICE_FLEET_READ, NULL, &b);
 		if (err)
 			return err;
 		for (i = 0; i < n; i++) {
@@ -388,7 +378,7 @@ static int sync_all(struct agent *ag, __u32 op,
 
 	for (from = 0; from < ag->n; from += SLUICE_FLEET_BATCH) {
 		n = ag->n - from < SLUICE_FLEET_BATCH ? ag->n - from : SLUICE_FLEET_BATCH;
-		err = sync_run(ag, from, n, op, arg_of, &b);
+		err = sync_batch(ag, from, n, op, arg_of, &b);
 		if (err)
 			return err;
 	}
@@ -826,18 +816,10 @@ static int policies_supported(struct agent *ag)
 /* The sync program, on the interface's pinned maps; the XDP program stays unloaded. */
 static int sync_load(struct agent *ag)
 {
-	int err;
+	int err = sync_open(&ag->st, &ag->sync);
 
-	ag->skel = sluice__open();
-	if (!ag->skel)
-		return -errno;
-	bpf_program__set_autoload(ag->skel->progs.sluice_xdp, false);
-	err = state_prepare(ag->skel->obj, SLUICE_DEFAULT_MAX_SOURCES) ?:
-	      state_reuse(ag->skel->obj, &ag->st) ?: sluice__load(ag->skel);
 	if (err)
 		return err;
-	ag->sync_fd = bpf_program__fd(ag->skel->progs.sluice_fleet_sync);
-	ag->batch_fd = bpf_map__fd(ag->skel->maps.fleet_batch);
 	ag->ring = ring_buffer__new(ag->st.fleet_ring_fd, on_candidate, ag, NULL);
 	return ag->ring ? 0 : -errno;
 }
@@ -901,8 +883,7 @@ static void agent_free(struct agent *ag)
 {
 	if (ag->ring)
 		ring_buffer__free(ag->ring);
-	if (ag->skel)
-		sluice__destroy(ag->skel);
+	sync_close(&ag->sync);
 	fleet_redis_free(&ag->redis);
 	free(ag->cands);
 	free(ag->index);
