@@ -1087,13 +1087,38 @@ __attribute__((noinline)) int table_refund(struct table_op *op)
 	return s ? way_refund(s, i, w, op) : 0;
 }
 
+#ifdef SLUICE_TEST_CLOCK
+/*
+ * Compare-and-swaps of the fleet's sync step that a rival meter step beats,
+ * moving the TAT one unit between the step's read and its swap: the test
+ * sets it, so a step can lose every race, deterministically.
+ */
+volatile __u32 test_fleet_rivals;
+
+static __always_inline void fleet_rival_step(__u64 *tatp)
+{
+	if (test_fleet_rivals) {
+		test_fleet_rivals--;
+		__sync_fetch_and_add(tatp, 1);
+	}
+}
+#else
+static __always_inline void fleet_rival_step(__u64 *tatp)
+{
+	(void)tatp;
+}
+#endif
+
 /*
  * The fleet's sync step (bpf/fleet.h) on the key's bucket, with the same
  * compare-and-swap metering uses: READ fills op->fresh (passed, and the
  * TAT ahead of now in tat); ADVANCE moves the TAT to at least now + arg,
  * never back; CHARGE adds arg to it, from now at the earliest. Fleet debt
  * may run past the burst (gcra_conforms_owing keeps it). Returns 1 when
- * the key has a bucket, else 0.
+ * the key has a bucket and the step is done, 0 when it has none, and
+ * SLUICE_FLEET_CONTENDED when every compare-and-swap lost a race to a
+ * meter step: nothing was written (op->fresh untouched), the agent tries
+ * again.
  */
 __attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_op, __u64 arg)
 {
@@ -1116,15 +1141,20 @@ __attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_
 			next = (tat > op->now ? tat : op->now) + arg;
 		else
 			next = tat;
-		if (next == tat || __sync_val_compare_and_swap(tatp, tat, next) == tat)
+		if (next == tat)
+			break;
+		fleet_rival_step(tatp);
+		if (__sync_val_compare_and_swap(tatp, tat, next) == tat)
 			break;
 	}
 	if (!way_owned(s, set_i, w, op)) {
 		/* Changed hands meanwhile: not this key's to move. */
-		if (next != tat)
+		if (i < METER_CAS_TRIES && next != tat)
 			__sync_val_compare_and_swap(tatp, next, tat);
 		return 0;
 	}
+	if (i == METER_CAS_TRIES)
+		return SLUICE_FLEET_CONTENDED;
 	op->fresh.passed = s->ways.count[WAY(w)].passed;
 	op->fresh.tat = next > op->now ? next - op->now : 0;
 	return 1;

@@ -616,6 +616,8 @@ enum sluice_fleet_op {
 };
 
 #define SLUICE_FLEET_BATCH 64
+/* struct sluice_fleet_entry.found: a bucket whose TAT the op could not move. */
+#define SLUICE_FLEET_CONTENDED 2
 
 struct sluice_fleet_entry {
 	struct sluice_key key;
@@ -624,7 +626,13 @@ struct sluice_fleet_entry {
 	/* Out. */
 	__u64 passed;
 	__u64 tat_delta;
-	__s32 found; /* 1: the key has a bucket; 0: none; <0: no configuration */
+	/*
+	 * 1: the key has a bucket, the op done; 0: none; <0: no configuration;
+	 * SLUICE_FLEET_CONTENDED: it has one, but every compare-and-swap lost
+	 * a race to a meter step, so nothing was written (passed and
+	 * tat_delta 0): run it again.
+	 */
+	__s32 found;
 	__u32 pad;
 };
 

@@ -108,6 +108,48 @@ static void case_sync(struct fixture *fx, struct frame *f, const struct sluice_k
 	      "delta %llu ms", (unsigned long long)(e.tat_delta / MS));
 }
 
+/*
+ * A sync step whose every compare-and-swap a meter step beats (the test
+ * build's rival, bpf/table.h test_fleet_rivals: one unit on the TAT between
+ * the step's read and its swap) writes nothing and says so: no delta it
+ * never wrote. One lost race, then a won one, moves the TAT as asked.
+ */
+static void case_contended(struct fixture *fx, const struct sluice_key *key)
+{
+	volatile __u32 *rivals = &fx->test->bss->test_fleet_rivals;
+	struct sluice_fleet_entry e, before;
+	__u32 tries;
+
+	before = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	*rivals = 1000;
+	e = sync_one(fx, key, SLUICE_FLEET_ADVANCE, 900 * MS);
+	tries = 1000 - *rivals;
+	*rivals = 0;
+	check(e.found == SLUICE_FLEET_CONTENDED && !e.tat_delta && !e.passed,
+	      "fleet ADVANCE losing every race reports nothing written",
+	      "found %d delta %llu ms passed %llu", e.found, (unsigned long long)(e.tat_delta / MS),
+	      (unsigned long long)e.passed);
+	e = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	check(before.found == 1 && e.tat_delta == before.tat_delta + tries && tries > 1,
+	      "... and the TAT holds the rivals' steps alone",
+	      "delta %llu, was %llu, %u rival steps", (unsigned long long)e.tat_delta,
+	      (unsigned long long)before.tat_delta, tries);
+	*rivals = 1000;
+	e = sync_one(fx, key, SLUICE_FLEET_CHARGE, 50 * MS);
+	*rivals = 0;
+	check(e.found == SLUICE_FLEET_CONTENDED && !e.tat_delta,
+	      "fleet CHARGE losing every race reports nothing written", "found %d delta %llu",
+	      e.found, (unsigned long long)e.tat_delta);
+	*rivals = 1;
+	e = sync_one(fx, key, SLUICE_FLEET_ADVANCE, 900 * MS);
+	*rivals = 0;
+	before = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	check(e.found == 1 && e.tat_delta == 900 * MS && before.tat_delta == 900 * MS,
+	      "fleet ADVANCE losing one race, then winning, moves the TAT",
+	      "found %d delta %llu ms, then read %llu ms", e.found,
+	      (unsigned long long)(e.tat_delta / MS), (unsigned long long)(before.tat_delta / MS));
+}
+
 static void case_candidates(struct fixture *fx, struct frame *f, const struct sluice_key *key,
 			    uint64_t now_ns)
 {
@@ -157,6 +199,7 @@ void suite_fleet(void)
 	check(fixture_run(&fx, f.data, f.len, 1) == XDP_PASS, "fleet: the first packet passes",
 	      "refused");
 	case_sync(&fx, &f, &key, &s);
+	case_contended(&fx, &key);
 	case_candidates(&fx, &f, &key, now_ns + 20 * NSEC_PER_SEC);
 	fixture_close(&fx);
 }

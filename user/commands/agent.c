@@ -42,6 +42,7 @@
 #define AGENT_KEYS_PER_CALL  96	   /* 5 arguments each: within FLEET_CALL_ARGS_MAX */
 #define AGENT_CALLS_MAX	     (AGENT_CANDIDATES_MAX / AGENT_KEYS_PER_CALL + AGENT_TAGS)
 #define AGENT_IDLE_ROUNDS    20 /* a candidate with no usage and no debt this long is dropped */
+#define AGENT_SYNC_TRIES     4	/* runs of a sync op the datapath's steps keep beating */
 #define AGENT_HEARTBEAT_NS   NSEC_PER_SEC
 #define AGENT_HEARTBEAT_KEY  "sluice:{hb}:agents" /* a sorted set: member, last beat */
 #define AGENT_HOST_WINDOW_MS 3000		  /* an agent silent this long no longer counts */
@@ -262,15 +263,26 @@ static int on_candidate(void *arg, void *data, size_t len)
 
 /* The sync program. */
 
-/* Runs op on candidates [from, from + n): each entry's results back in *out. */
-static int sync_run(struct agent *ag, int from, int n, __u32 op,
-		    uint64_t (*arg_of)(const struct agent *, const struct candidate *),
-		    struct sluice_fleet_batch *b)
+/* Runs the sync program on batch b; its results back in b. */
+static int batch_run(struct agent *ag, struct sluice_fleet_batch *b)
 {
 	unsigned char frame[64] = { 0 };
 	LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = sizeof(frame),
 		    .repeat = 1);
 	__u32 zero = 0;
+
+	if (bpf_map_update_elem(ag->batch_fd, &zero, b, 0) ||
+	    bpf_prog_test_run_opts(ag->sync_fd, &run) ||
+	    bpf_map_lookup_elem(ag->batch_fd, &zero, b))
+		return -errno;
+	return 0;
+}
+
+/* Runs op on candidates [from, from + n): each entry's results back in *out. */
+static int sync_run(struct agent *ag, int from, int n, __u32 op,
+		    uint64_t (*arg_of)(const struct agent *, const struct candidate *),
+		    struct sluice_fleet_batch *b)
+{
 	int i;
 
 	memset(b, 0, sizeof(*b));
@@ -280,10 +292,34 @@ static int sync_run(struct agent *ag, int from, int n, __u32 op,
 		b->e[i].op = op;
 		b->e[i].arg = arg_of ? arg_of(ag, &ag->cands[from + i]) : 0;
 	}
-	if (bpf_map_update_elem(ag->batch_fd, &zero, b, 0) ||
-	    bpf_prog_test_run_opts(ag->sync_fd, &run) ||
-	    bpf_map_lookup_elem(ag->batch_fd, &zero, b))
-		return -errno;
+	return batch_run(ag, b);
+}
+
+/*
+ * Runs the entries of batch b whose compare-and-swaps all lost to meter
+ * steps (SLUICE_FLEET_CONTENDED: nothing written) again, a few times;
+ * b then holds the last run's. What still loses waits for the next round.
+ */
+static int sync_contended(struct agent *ag, struct sluice_fleet_batch *b)
+{
+	__u32 i, n;
+	int tries, err;
+
+	for (tries = 1; tries < AGENT_SYNC_TRIES; tries++) {
+		for (i = 0, n = 0; i < b->count; i++) {
+			if (b->e[i].found != SLUICE_FLEET_CONTENDED)
+				continue;
+			b->e[n] = b->e[i];
+			b->e[n].found = 0;
+			n++;
+		}
+		if (!n)
+			return 0;
+		b->count = n;
+		err = batch_run(ag, b);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -327,6 +363,8 @@ static int usage_read(struct agent *ag)
 				c->gone = true;
 				continue;
 			}
+			if (b.e[i].found != 1) /* not read: its usage waits for the next round */
+				continue;
 			c->usage = b.e[i].passed >= c->last_passed ? b.e[i].passed - c->last_passed
 								   : b.e[i].passed;
 			c->last_passed = b.e[i].passed;
@@ -345,7 +383,7 @@ static int sync_all(struct agent *ag, __u32 op,
 
 	for (from = 0; from < ag->n; from += SLUICE_FLEET_BATCH) {
 		n = ag->n - from < SLUICE_FLEET_BATCH ? ag->n - from : SLUICE_FLEET_BATCH;
-		err = sync_run(ag, from, n, op, arg_of, &b);
+		err = sync_run(ag, from, n, op, arg_of, &b) ?: sync_contended(ag, &b);
 		if (err)
 			return err;
 	}
