@@ -889,6 +889,30 @@ static __always_inline int set_insert(struct sluice_set *s, int i, struct table_
 #define INSERT_TRIES 4
 
 /*
+ * Clears way w's fleet usage (map `fleet_usage`, fleet_note) when it goes
+ * to a new source of set i, which would otherwise start the period with
+ * the last one's. After the tag is published: a packet of the new source
+ * noted on another CPU in between is lost, which only delays a hint, as
+ * in fleet_note. A global function, verified once, outside the insert;
+ * called only while an agent runs, as fleet_note is, so a host without
+ * one never reads the word's line.
+ */
+__attribute__((noinline)) int fleet_usage_clear(const struct table_op *op, int i, __u32 w)
+{
+	struct sluice_fleet_usage *u;
+	__u32 set;
+
+	if (!op || op->table != TABLE_SOURCES)
+		return 0;
+	set = op->set[i & 1];
+	u = bpf_map_lookup_elem(&fleet_usage, &set);
+	if (!u)
+		return 0;
+	u->way[WAY(op_paired(op) ? w & ~1U : w)] = 0;
+	return 1;
+}
+
+/*
  * Gives the key a way holding op->fresh, in the emptier of its two sets,
  * else in the other: TABLE_NEW, TABLE_REPLACED, TABLE_FULL, or
  * TABLE_EXISTS when another CPU gave it one first. Two CPUs giving a
@@ -929,8 +953,11 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 		w = set_victim(&s->ways, op->now, op_paired(op));
 		if (w < WAY_NONE) {
 			ret = set_insert(s, i, op, w);
-			if (ret != TABLE_FULL)
+			if (ret != TABLE_FULL) {
+				if (op->now < fleet_hint.live_until)
+					fleet_usage_clear(op, i, w);
 				return ret;
+			}
 			continue; /* taken meanwhile: look again */
 		}
 		if (moved || op->set[0] == op->set[1])
