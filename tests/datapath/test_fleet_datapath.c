@@ -18,7 +18,6 @@
 #include "frames.h"
 #include "harness.h"
 #include "suites.h"
-#include "table_hash.h"
 
 #define MS (1000000ULL << SLUICE_TIME_SHIFT) /* a millisecond of meter time */
 
@@ -182,27 +181,12 @@ static void case_candidates(struct fixture *fx, struct frame *f, const struct sl
 	ring_buffer__free(rb);
 }
 
-/* The way of set `set` holding key's bucket (its tag and ext; a paired key's is even), or -1. */
+/* The way of key's bucket, its set in *set, or -1. */
 static int bucket_way(struct fixture *fx, const struct sluice_key *key, __u32 *set)
 {
-	struct sluice_config cfg;
-	struct table_place pl;
 	struct sluice_set st;
-	int i, w;
 
-	if (config_read(&fx->st.maps, &cfg))
-		return -1;
-	table_place(&pl, key, cfg.table_seed, cfg.table_sets);
-	for (i = 0; i < 2; i++) {
-		if (bpf_map_lookup_elem(bpf_map__fd(fx->test->maps.buckets), &pl.set[i], &st))
-			return -1;
-		for (w = 0; w < SLUICE_SET_WAYS; w++)
-			if (st.ways.tag[w] == (pl.tag | (__u32)i) && st.ways.ext[w] == pl.ext) {
-				*set = pl.set[i];
-				return w;
-			}
-	}
-	return -1;
+	return fixture_bucket_way(fx, key, set, &st);
 }
 
 /* Way w of set's word in map `fleet_usage`: period tag << 24 | units. */
