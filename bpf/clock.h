@@ -14,6 +14,7 @@
 #define SLUICE_BPF_CLOCK_H
 
 #include <bpf/bpf_helpers.h>
+#include "jiffy.h"
 #include "sluice.h"
 
 #ifdef SLUICE_TEST_CLOCK
@@ -85,16 +86,13 @@ static __always_inline __u64 clock_early(void)
  * has not passed, given `jiffy`, read just after that moment, when the
  * jiffy began at or before the moment: jiffy + floor(wait / tick), less
  * the counter's lag (CLOCK_JIFFY_LAG). The floor comes from a reciprocal
- * userspace computed (no division). Returns 0 when the wait is too short
+ * userspace computed (no division; include/jiffy.h). Returns 0 when the wait is too short
  * to tell.
  */
 static __always_inline __u64 clock_jiffy_after(__u64 jiffy, __u64 wait, __u64 jiffy_recip)
 {
-	__u64 ticks;
+	__u64 ticks = jiffy_ticks(wait, jiffy_recip);
 
-	if (wait > SLUICE_JIFFY_WAIT_MAX)
-		wait = SLUICE_JIFFY_WAIT_MAX;
-	ticks = (wait * jiffy_recip) >> SLUICE_JIFFY_RECIP_SHIFT;
 	return ticks > CLOCK_JIFFY_LAG ? jiffy + ticks - CLOCK_JIFFY_LAG : 0;
 }
 

@@ -58,8 +58,8 @@ static __always_inline void fleet_entry_run(struct sluice_fleet_entry *e,
 	}
 	op.now = now;
 	e->found = table_fleet_step(&op, fleet_op, e->arg);
-	e->passed = e->found ? op.fresh.passed : 0;
-	e->tat_delta = e->found ? op.fresh.tat : 0;
+	e->passed = e->found == 1 ? op.fresh.passed : 0;
+	e->tat_delta = e->found == 1 ? op.fresh.tat : 0;
 }
 
 SEC("xdp")

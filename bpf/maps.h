@@ -195,7 +195,8 @@ struct sluice_fleet_hint fleet_hint SEC(".data.fleet");
 /*
  * Each source way's usage this period, for the fleet (bpf/table.h
  * fleet_note): an entry per set, sized with the source table. Apart from
- * the table, so a host without a fleet pays it in memory only.
+ * the table, so a host without a fleet pays it in memory only (with one,
+ * a way's word is also cleared when it changes hands).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

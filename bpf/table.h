@@ -889,6 +889,30 @@ static __always_inline int set_insert(struct sluice_set *s, int i, struct table_
 #define INSERT_TRIES 4
 
 /*
+ * Clears way w's fleet usage (map `fleet_usage`, fleet_note) when it goes
+ * to a new source of set i, which would otherwise start the period with
+ * the last one's. After the tag is published: a packet of the new source
+ * noted on another CPU in between is lost, which only delays a hint, as
+ * in fleet_note. A global function, verified once, outside the insert;
+ * called only while an agent runs, as fleet_note is, so a host without
+ * one never reads the word's line.
+ */
+__attribute__((noinline)) int fleet_usage_clear(const struct table_op *op, int i, __u32 w)
+{
+	struct sluice_fleet_usage *u;
+	__u32 set;
+
+	if (!op || op->table != TABLE_SOURCES)
+		return 0;
+	set = op->set[i & 1];
+	u = bpf_map_lookup_elem(&fleet_usage, &set);
+	if (!u)
+		return 0;
+	u->way[WAY(op_paired(op) ? w & ~1U : w)] = 0;
+	return 1;
+}
+
+/*
  * Gives the key a way holding op->fresh, in the emptier of its two sets,
  * else in the other: TABLE_NEW, TABLE_REPLACED, TABLE_FULL, or
  * TABLE_EXISTS when another CPU gave it one first. Two CPUs giving a
@@ -929,8 +953,11 @@ __attribute__((noinline)) int table_insert(struct table_op *op)
 		w = set_victim(&s->ways, op->now, op_paired(op));
 		if (w < WAY_NONE) {
 			ret = set_insert(s, i, op, w);
-			if (ret != TABLE_FULL)
+			if (ret != TABLE_FULL) {
+				if (op->now < fleet_hint.live_until)
+					fleet_usage_clear(op, i, w);
 				return ret;
+			}
 			continue; /* taken meanwhile: look again */
 		}
 		if (moved || op->set[0] == op->set[1])
@@ -1087,6 +1114,28 @@ __attribute__((noinline)) int table_refund(struct table_op *op)
 	return s ? way_refund(s, i, w, op) : 0;
 }
 
+#ifdef SLUICE_TEST_CLOCK
+/*
+ * Compare-and-swaps of the fleet's sync step that a rival meter step beats,
+ * moving the TAT one unit between the step's read and its swap: the test
+ * sets it, so a step can lose every race, deterministically.
+ */
+volatile __u32 test_fleet_rivals;
+
+static __always_inline void fleet_rival_step(__u64 *tatp)
+{
+	if (test_fleet_rivals) {
+		test_fleet_rivals--;
+		__sync_fetch_and_add(tatp, 1);
+	}
+}
+#else
+static __always_inline void fleet_rival_step(__u64 *tatp)
+{
+	(void)tatp;
+}
+#endif
+
 /*
  * The fleet's sync step (bpf/fleet.h) on the key's bucket, with the same
  * compare-and-swap metering uses: READ fills op->fresh (passed, and the
@@ -1094,7 +1143,10 @@ __attribute__((noinline)) int table_refund(struct table_op *op)
  * never back; CHARGE adds arg to it, from now at the earliest; CAP lowers
  * it to now + arg if later (a change's debt cap, policy_maps.c). Fleet debt
  * may run past the burst (gcra_conforms_owing keeps it). Returns 1 when
- * the key has a bucket, else 0.
+ * the key has a bucket and the step is done, 0 when it has none, and
+ * SLUICE_FLEET_CONTENDED when every compare-and-swap lost a race to a
+ * meter step: nothing was written (op->fresh untouched), the agent tries
+ * again.
  */
 __attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_op, __u64 arg)
 {
@@ -1119,15 +1171,20 @@ __attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_
 			next = tat > op->now + arg ? op->now + arg : tat;
 		else
 			next = tat;
-		if (next == tat || __sync_val_compare_and_swap(tatp, tat, next) == tat)
+		if (next == tat)
+			break;
+		fleet_rival_step(tatp);
+		if (__sync_val_compare_and_swap(tatp, tat, next) == tat)
 			break;
 	}
 	if (!way_owned(s, set_i, w, op)) {
 		/* Changed hands meanwhile: not this key's to move. */
-		if (next != tat)
+		if (i < METER_CAS_TRIES && next != tat)
 			__sync_val_compare_and_swap(tatp, next, tat);
 		return 0;
 	}
+	if (i == METER_CAS_TRIES)
+		return SLUICE_FLEET_CONTENDED;
 	op->fresh.passed = s->ways.count[WAY(w)].passed;
 	op->fresh.tat = next > op->now ? next - op->now : 0;
 	return 1;

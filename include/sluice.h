@@ -366,8 +366,16 @@ struct sluice_config {
 };
 
 #define SLUICE_JIFFY_RECIP_SHIFT 48
-/* Waits longer than this (about 68 s) are cached as this long. */
-#define SLUICE_JIFFY_WAIT_MAX (1ULL << 40)
+/*
+ * Waits longer than this (about 34 s) are bounded as this long, and a
+ * reciprocal is at most SLUICE_JIFFY_RECIP_MAX, so wait * jiffy_recip
+ * always fits in 64 bits (include/jiffy.h). The largest reciprocal is
+ * that of a tick of 2^23 units (524 us): every HZ up to 1907 (Linux's
+ * choices: 100, 250, 300, 1000; alpha's 1024 and 1200) gets its own
+ * exactly; a shorter tick's is capped, counting fewer ticks, never more.
+ */
+#define SLUICE_JIFFY_WAIT_MAX  (1ULL << 39)
+#define SLUICE_JIFFY_RECIP_MAX (~0ULL / SLUICE_JIFFY_WAIT_MAX)
 
 /*
  * LPM trie keys. The set (0 or 1) leads the data, so one trie holds both
@@ -613,6 +621,8 @@ enum sluice_fleet_op {
 };
 
 #define SLUICE_FLEET_BATCH 64
+/* struct sluice_fleet_entry.found: a bucket whose TAT the op could not move. */
+#define SLUICE_FLEET_CONTENDED 2
 
 struct sluice_fleet_entry {
 	struct sluice_key key;
@@ -621,7 +631,13 @@ struct sluice_fleet_entry {
 	/* Out. */
 	__u64 passed;
 	__u64 tat_delta;
-	__s32 found; /* 1: the key has a bucket; 0: none; <0: no configuration */
+	/*
+	 * 1: the key has a bucket, the op done; 0: none; <0: no configuration;
+	 * SLUICE_FLEET_CONTENDED: it has one, but every compare-and-swap lost
+	 * a race to a meter step, so nothing was written (passed and
+	 * tat_delta 0): run it again.
+	 */
+	__s32 found;
 	__u32 pad;
 };
 

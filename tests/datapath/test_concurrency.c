@@ -15,8 +15,10 @@
  * The window algorithms and the warm-up are hammered the same way, each
  * against the most its definition lets through (hammer_ceiling).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -210,6 +212,91 @@ static void hammer_case(const char *name, const struct hammered *b, bool gaps_ab
 	free(f);
 }
 
+/* Runs f once on cpu (the test clock's time), returning the verdict. */
+static int run_on(struct fixture *fx, int cpu, const struct frame *f)
+{
+	return pin_thread_to_cpu(cpu) ? -1 : fixture_run(fx, f->data, f->len, 1);
+}
+
+/* The TAT of key's bucket (0 if none); with tat, sets it first (as a refund's CAS does). */
+static __u64 bucket_tat(struct fixture *fx, const struct sluice_key *key, __u64 tat)
+{
+	struct sluice_set s;
+	__u32 set;
+	int w = fixture_bucket_way(fx, key, &set, &s);
+
+	if (w < 0)
+		return 0;
+	if (tat) {
+		s.ways.tat[w] = tat;
+		if (bpf_map_update_elem(fx->st.maps.buckets, &set, &s, BPF_ANY))
+			return 0;
+	}
+	return s.ways.tat[w];
+}
+
+/*
+ * The bound docs/design.md states for refunds under the over-limit cache,
+ * on two CPUs of the test clock at one instant t0 (10/s, burst 10): CPU 0
+ * passes 9, CPU 1 the 10th, whose charge CPU 0's 11th then sees and is
+ * refused on: its cache entry is computed from that TAT. CPU 1's charge
+ * is then given back, as a refund's compare-and-swap leaves it (an
+ * aggregate refused that packet: the refund runs in the same program run,
+ * which a test run cannot split). The bucket has room again, yet CPU 0's
+ * cache refuses: the source is refused longer than needed, by at most the
+ * refunded packet's cost, here one 100 ms interval. CPU 1, without the
+ * entry, passes at t0; CPU 0 passes again at t0 + 100 ms.
+ */
+static void case_refund_bound(void)
+{
+	struct frame_spec spec = { .family = 4, .src = "192.0.2.99", .payload = 18 };
+	struct sluice_key key = { .family = SLUICE_FAMILY_IPV4, .prefix_len = 32 };
+	uint64_t t0 = 100ULL * NSEC_PER_SEC, cost_ns = NSEC_PER_SEC / 10;
+	__u64 tat9, tat10, after;
+	int i, passed = 0, refused, cached, other, later;
+	struct fixture fx;
+	struct settings s;
+	struct frame f;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || stay_on_this_cpu() < 0) {
+		check(false, "refunds and the over-limit cache: two CPUs", "one CPU online");
+		return;
+	}
+	settings_per_second(&s, 10, 10);
+	if (fixture_open_test_clock(&fx, &s, 64)) {
+		check(false, "refunds and the over-limit cache: loads", "failed");
+		back_to_every_cpu();
+		return;
+	}
+	inet_pton(AF_INET, spec.src, &key.addr[0]);
+	frame_build(&f, &spec);
+	fixture_set_clock(&fx, t0);
+	for (i = 0; i < 9; i++)
+		passed += run_on(&fx, 0, &f) == XDP_PASS;
+	tat9 = bucket_tat(&fx, &key, 0);
+	passed += run_on(&fx, 1, &f) == XDP_PASS;
+	tat10 = bucket_tat(&fx, &key, 0);
+	refused = run_on(&fx, 0, &f) == XDP_DROP;
+	/* CPU 1's packet given back: the bucket as before it. */
+	bucket_tat(&fx, &key, tat9);
+	cached = run_on(&fx, 0, &f) == XDP_DROP;
+	after = bucket_tat(&fx, &key, 0);
+	check(passed == 10 && refused && tat10 > tat9 && cached && after == tat9,
+	      "a refund under another CPU's cache entry: refused with room in the bucket",
+	      "%d passed of 10, 11th %s, then %s; TAT %llu, was %llu", passed,
+	      refused ? "refused" : "passed", cached ? "refused" : "passed",
+	      (unsigned long long)after, (unsigned long long)tat9);
+	other = run_on(&fx, 1, &f);
+	fixture_set_clock(&fx, t0 + cost_ns);
+	later = run_on(&fx, 0, &f);
+	check(other == XDP_PASS && later == XDP_PASS,
+	      "... by at most the refunded packet's cost: the other CPU passes, and it at t0 + T",
+	      "other CPU %s at t0, this one %s at t0 + 100 ms",
+	      other == XDP_PASS ? "passed" : "refused", later == XDP_PASS ? "passed" : "refused");
+	fixture_close(&fx);
+	back_to_every_cpu();
+}
+
 void suite_concurrency(void)
 {
 	const struct hammered fast = { 1000000, 1000 }, wide = { 100000, 100000 }, slow = { 50, 1 },
@@ -247,4 +334,5 @@ void suite_concurrency(void)
 	hammer_case("aggregate /24, one source passing while the rest are refused on every other "
 		    "CPU: exact",
 		    &agg_refunds, true);
+	case_refund_bound();
 }

@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <linux/bpf.h>
+#include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -108,6 +109,48 @@ static void case_sync(struct fixture *fx, struct frame *f, const struct sluice_k
 	      "delta %llu ms", (unsigned long long)(e.tat_delta / MS));
 }
 
+/*
+ * A sync step whose every compare-and-swap a meter step beats (the test
+ * build's rival, bpf/table.h test_fleet_rivals: one unit on the TAT between
+ * the step's read and its swap) writes nothing and says so: no delta it
+ * never wrote. One lost race, then a won one, moves the TAT as asked.
+ */
+static void case_contended(struct fixture *fx, const struct sluice_key *key)
+{
+	volatile __u32 *rivals = &fx->test->bss->test_fleet_rivals;
+	struct sluice_fleet_entry e, before;
+	__u32 tries;
+
+	before = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	*rivals = 1000;
+	e = sync_one(fx, key, SLUICE_FLEET_ADVANCE, 900 * MS);
+	tries = 1000 - *rivals;
+	*rivals = 0;
+	check(e.found == SLUICE_FLEET_CONTENDED && !e.tat_delta && !e.passed,
+	      "fleet ADVANCE losing every race reports nothing written",
+	      "found %d delta %llu ms passed %llu", e.found, (unsigned long long)(e.tat_delta / MS),
+	      (unsigned long long)e.passed);
+	e = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	check(before.found == 1 && e.tat_delta == before.tat_delta + tries && tries > 1,
+	      "... and the TAT holds the rivals' steps alone",
+	      "delta %llu, was %llu, %u rival steps", (unsigned long long)e.tat_delta,
+	      (unsigned long long)before.tat_delta, tries);
+	*rivals = 1000;
+	e = sync_one(fx, key, SLUICE_FLEET_CHARGE, 50 * MS);
+	*rivals = 0;
+	check(e.found == SLUICE_FLEET_CONTENDED && !e.tat_delta,
+	      "fleet CHARGE losing every race reports nothing written", "found %d delta %llu",
+	      e.found, (unsigned long long)e.tat_delta);
+	*rivals = 1;
+	e = sync_one(fx, key, SLUICE_FLEET_ADVANCE, 900 * MS);
+	*rivals = 0;
+	before = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	check(e.found == 1 && e.tat_delta == 900 * MS && before.tat_delta == 900 * MS,
+	      "fleet ADVANCE losing one race, then winning, moves the TAT",
+	      "found %d delta %llu ms, then read %llu ms", e.found,
+	      (unsigned long long)(e.tat_delta / MS), (unsigned long long)(before.tat_delta / MS));
+}
+
 static void case_candidates(struct fixture *fx, struct frame *f, const struct sluice_key *key,
 			    uint64_t now_ns)
 {
@@ -138,6 +181,86 @@ static void case_candidates(struct fixture *fx, struct frame *f, const struct sl
 	ring_buffer__free(rb);
 }
 
+/* The way of key's bucket, its set in *set, or -1. */
+static int bucket_way(struct fixture *fx, const struct sluice_key *key, __u32 *set)
+{
+	struct sluice_set st;
+
+	return fixture_bucket_way(fx, key, set, &st);
+}
+
+/* Way w of set's word in map `fleet_usage`: period tag << 24 | units. */
+static __u32 usage_word(struct fixture *fx, __u32 set, int w)
+{
+	struct sluice_fleet_usage u = {};
+
+	bpf_map_lookup_elem(bpf_map__fd(fx->test->maps.fleet_usage), &set, &u);
+	return u.way[w];
+}
+
+/*
+ * A way given to a new source starts with no fleet usage, not the last
+ * source's for the rest of the period. One set (a table of one source):
+ * A passes 10 packets, then five others fill the set's other pairs, all
+ * idle at once (a full burst each); B, in the same period, takes the
+ * oldest, A's way.
+ */
+static void case_usage_handover(void)
+{
+	struct frame_spec spec = { .family = 4, .payload = 18 };
+	struct sluice_key a = source_key("198.51.100.1"), b = source_key("198.51.100.50");
+	uint64_t t0 = (100ULL * NSEC_PER_SEC | ((1ULL << 30) - 1)) + 1; /* a period's start */
+	__u32 set_a = 0, set_b = 0, was, now;
+	int i, way_a, way_b;
+	struct fixture fx;
+	struct settings s;
+	struct frame f;
+	char src[32];
+
+	settings_per_second(&s, 100000, 100);
+	if (fixture_open_test_clock(&fx, &s, 1)) {
+		check(0, "fleet usage: the test-clock program loads", "failed");
+		return;
+	}
+	fleet_hint_plan(100000000, 3, &fx.test->data_fleet->fleet_hint);
+	fx.test->data_fleet->fleet_hint.live_until = ~0ULL;
+	spec.src = "198.51.100.1";
+	frame_build(&f, &spec);
+	for (i = 0; i < 10; i++) {
+		fixture_set_clock(&fx, t0 + (uint64_t)i * 1000);
+		fixture_run(&fx, f.data, f.len, 1);
+	}
+	way_a = bucket_way(&fx, &a, &set_a);
+	was = way_a < 0 ? 0 : usage_word(&fx, set_a, way_a);
+	fixture_set_clock(&fx, t0 + 10000000);
+	for (i = 2; i <= 6; i++) {
+		snprintf(src, sizeof(src), "198.51.100.%d", i);
+		spec.src = src;
+		frame_build(&f, &spec);
+		fixture_run(&fx, f.data, f.len, 1);
+	}
+	fixture_set_clock(&fx, t0 + 20000000);
+	spec.src = "198.51.100.50";
+	frame_build(&f, &spec);
+	fixture_run(&fx, f.data, f.len, 1);
+	way_b = bucket_way(&fx, &b, &set_b);
+	check(way_a >= 0 && (was & 0xffffff) >= 9 && !fixture_has_bucket(&fx, &a) &&
+		      way_b == way_a && set_b == set_a,
+	      "fleet usage: a new source takes the way of one that used it this period",
+	      "A in way %d (usage %#x), B in way %d of set %u (A's set %u), A %s", way_a, was,
+	      way_b, set_b, set_a, fixture_has_bucket(&fx, &a) ? "kept" : "gone");
+	now = way_b < 0 ? ~0U : usage_word(&fx, set_b, way_b);
+	check(now == 0, "fleet usage: the new source starts with none of the last one's",
+	      "usage %#x, A left %#x", now, was);
+	fixture_set_clock(&fx, t0 + 20001000);
+	fixture_run(&fx, f.data, f.len, 1);
+	now = way_b < 0 ? ~0U : usage_word(&fx, set_b, way_b);
+	check(now != 0 && (now & 0xffffff) <= (was & 0xffffff) / 9,
+	      "fleet usage: then counts its own packets alone", "usage %#x after one, A's 9: %#x",
+	      now, was);
+	fixture_close(&fx);
+}
+
 void suite_fleet(void)
 {
 	struct frame_spec spec = { .family = 4, .src = "198.51.100.7", .payload = 18 };
@@ -157,6 +280,8 @@ void suite_fleet(void)
 	check(fixture_run(&fx, f.data, f.len, 1) == XDP_PASS, "fleet: the first packet passes",
 	      "refused");
 	case_sync(&fx, &f, &key, &s);
+	case_contended(&fx, &key);
 	case_candidates(&fx, &f, &key, now_ns + 20 * NSEC_PER_SEC);
 	fixture_close(&fx);
+	case_usage_handover();
 }

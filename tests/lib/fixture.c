@@ -18,6 +18,7 @@
 #include "fixture.h"
 #include "maps/percpu.h"
 #include "reads/sources.h"
+#include "table_hash.h"
 
 int pin_thread_to_cpu(int cpu)
 {
@@ -297,6 +298,29 @@ int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key)
 	struct sluice_bucket b;
 
 	return !fixture_bucket(fx, key, &b);
+}
+
+int fixture_bucket_way(struct fixture *fx, const struct sluice_key *key, __u32 *set,
+		       struct sluice_set *s)
+{
+	struct sluice_config cfg;
+	struct table_place pl;
+	int i, w;
+
+	if (config_read(&fx->st.maps, &cfg))
+		return -1;
+	table_place(&pl, key, cfg.table_seed, cfg.table_sets);
+	for (i = 0; i < 2; i++) {
+		if (bpf_map_lookup_elem(fx->st.maps.buckets, &pl.set[i], s))
+			return -1;
+		/* A paired key's bucket is in an even way, its key way after it. */
+		for (w = 0; w < SLUICE_SET_WAYS; w++)
+			if (s->ways.tag[w] == (pl.tag | (__u32)i) && s->ways.ext[w] == pl.ext) {
+				*set = pl.set[i];
+				return w;
+			}
+	}
+	return -1;
 }
 
 /* A policy from config text, through the same parser `sluice apply` uses. */

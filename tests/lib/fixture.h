@@ -54,6 +54,10 @@ uint64_t fixture_counter(struct fixture *fx, enum sluice_counter which);
 int fixture_bucket_count(struct fixture *fx);
 int fixture_bucket(struct fixture *fx, const struct sluice_key *key, struct sluice_bucket *b);
 int fixture_has_bucket(struct fixture *fx, const struct sluice_key *key);
+/* The way of key's bucket and its set (*set, *s a copy of it), found as the datapath does; or -1.
+ */
+int fixture_bucket_way(struct fixture *fx, const struct sluice_key *key, __u32 *set,
+		       struct sluice_set *s);
 
 /* Keeps the calling thread on one CPU, for tests that hammer from every CPU; 0 or an errno. */
 int pin_thread_to_cpu(int cpu);

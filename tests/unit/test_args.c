@@ -1151,5 +1151,6 @@ int main(void)
 	suite_options();
 	suite_fleet();
 	suite_placement();
+	suite_jiffy();
 	return harness_finish();
 }

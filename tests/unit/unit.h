@@ -7,5 +7,6 @@ void suite_output(void);
 void suite_options(void);
 void suite_fleet(void);
 void suite_placement(void);
+void suite_jiffy(void);
 
 #endif /* SLUICE_TEST_UNIT_H */

@@ -42,6 +42,7 @@
 #define AGENT_KEYS_PER_CALL  96	   /* 5 arguments each: within FLEET_CALL_ARGS_MAX */
 #define AGENT_CALLS_MAX	     (AGENT_CANDIDATES_MAX / AGENT_KEYS_PER_CALL + AGENT_TAGS)
 #define AGENT_IDLE_ROUNDS    20 /* a candidate with no usage and no debt this long is dropped */
+#define AGENT_SYNC_TRIES     4	/* runs of a sync op the datapath's steps keep beating */
 #define AGENT_HEARTBEAT_NS   NSEC_PER_SEC
 #define AGENT_HEARTBEAT_KEY  "sluice:{hb}:agents" /* a sorted set: member, last beat */
 #define AGENT_HOST_WINDOW_MS 3000		  /* an agent silent this long no longer counts */
@@ -321,6 +322,34 @@ static int sync_batch(struct agent *ag, int from, int n, __u32 op,
 }
 
 /*
+ * Runs the entries of batch b whose compare-and-swaps all lost to meter
+ * steps (SLUICE_FLEET_CONTENDED: nothing written) again, a few times;
+ * b then holds the last run's. What still loses waits for the next round.
+ */
+static int sync_contended(struct agent *ag, struct sluice_fleet_batch *b)
+{
+	__u32 i, n;
+	int tries, err;
+
+	for (tries = 1; tries < AGENT_SYNC_TRIES; tries++) {
+		for (i = 0, n = 0; i < b->count; i++) {
+			if (b->e[i].found != SLUICE_FLEET_CONTENDED)
+				continue;
+			b->e[n] = b->e[i];
+			b->e[n].found = 0;
+			n++;
+		}
+		if (!n)
+			return 0;
+		b->count = n;
+		err = sync_run(&ag->sync, b);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
  * The global TAT ahead of the moment the calls were sent, at the latest
  * when Redis read its clock, less the slack: never stricter than the
  * fleet, at most an RTT looser, which the bound's D counts. A later moment
@@ -360,6 +389,8 @@ static int usage_read(struct agent *ag)
 				c->gone = true;
 				continue;
 			}
+			if (b.e[i].found != 1) /* not read: its usage waits for the next round */
+				continue;
 			c->usage = b.e[i].passed >= c->last_passed ? b.e[i].passed - c->last_passed
 								   : b.e[i].passed;
 			c->last_passed = b.e[i].passed;
@@ -378,7 +409,7 @@ static int sync_all(struct agent *ag, __u32 op,
 
 	for (from = 0; from < ag->n; from += SLUICE_FLEET_BATCH) {
 		n = ag->n - from < SLUICE_FLEET_BATCH ? ag->n - from : SLUICE_FLEET_BATCH;
-		err = sync_batch(ag, from, n, op, arg_of, &b);
+		err = sync_batch(ag, from, n, op, arg_of, &b) ?: sync_contended(ag, &b);
 		if (err)
 			return err;
 	}

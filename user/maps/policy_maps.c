@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "base/clock.h"
 #include "base/errors.h"
+#include "jiffy.h"
 #include "maps/percpu.h"
 #include "maps/policy_maps.h"
 #include "maps/table.h"
@@ -1085,7 +1086,6 @@ static int hot_create(int hot_fd, const struct sluice_config *cfg)
 int policy_create(const struct policy_maps *m, uint64_t max_sources, struct policy_doc *doc)
 {
 	struct sluice_config cfg = { 0 };
-	uint64_t tick = jiffy_ns() << SLUICE_TIME_SHIFT;
 	int err;
 
 	err = table_config(m->buckets, m->aggregates, &cfg);
@@ -1094,8 +1094,7 @@ int policy_create(const struct policy_maps *m, uint64_t max_sources, struct poli
 	cfg.layout_version = SLUICE_LAYOUT_VERSION;
 	cfg.max_sources = (__u32)max_sources;
 	cfg.next_policy_id = 1;
-	if (tick < (NSEC_PER_SEC << SLUICE_TIME_SHIFT))
-		cfg.jiffy_recip = (1ULL << SLUICE_JIFFY_RECIP_SHIFT) / tick;
+	cfg.jiffy_recip = jiffy_recip_of(jiffy_ns());
 	err = hot_create(m->hot, &cfg) ?: config_write(m, &cfg);
 	return err ? err : policy_store(m, doc, true);
 }
