@@ -1253,13 +1253,26 @@ int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, b
 	return err ? fail_state(cmd, err, st->ifname, "read the policy") : EXIT_OK;
 }
 
+/* Would storing doc change the live default's settings (and so maybe cap its debt)? */
+static bool default_changes(const struct policy_maps *m, const struct policy_doc *doc)
+{
+	struct sluice_config cfg;
+	struct sluice_policy p;
+	struct settings live;
+
+	if (policy_default(m, &cfg, &p))
+		return true;
+	policy_settings(&p, &live, NULL);
+	return !settings_equal(&live, &doc->dflt);
+}
+
 int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
 {
 	struct sync_prog sp;
 	int err;
 
-	/* Without it, debt is capped at each source's next packet instead. */
-	if (!sync_open(st, &sp))
+	/* Loaded only for a cap to make; without it, debt is capped at each next packet. */
+	if (default_changes(&st->maps, doc) && !sync_open(st, &sp))
 		st->maps.sync = &sp;
 	err = policy_store(&st->maps, doc, lists);
 	if (st->maps.sync)
