@@ -29,6 +29,7 @@ SUITES=(
 	tests/e2e/test_multiprog.sh
 	tests/e2e/test_install.sh
 	tests/e2e/test_deb.sh
+	tests/e2e/test_changes.sh
 	tests/e2e/test_config.sh
 	tests/e2e/test_audit.sh
 	tests/e2e/test_bans.sh
