@@ -18,6 +18,7 @@ enum meter_verdict {
 	METER_CONFORMS,
 	METER_OVER,
 	METER_CONTENDED, /* lost METER_CAS_TRIES races in a row: refused, not judged */
+	METER_PROVE,	 /* a SYN with no bucket, to answer with a cookie (prove.h) */
 };
 
 /*

@@ -222,4 +222,12 @@ struct {
 	__type(value, struct sluice_fleet_batch);
 } fleet_batch SEC(".maps");
 
+/* Sources that proved their address (--prove), for top: written once per proof. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_PROVEN_MAX);
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_proven);
+} proven SEC(".maps");
+
 #endif /* SLUICE_BPF_MAPS_H */

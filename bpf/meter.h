@@ -18,6 +18,7 @@
 #include "bucket.h"
 #include "clock.h"
 #include "hot.h"
+#include "prove.h"
 #include "table.h"
 
 /* struct table_op.charged: what meter_source charged for a packet it passed. */
@@ -115,14 +116,43 @@ static __always_inline int slot_fresh(const struct table_op *op, const struct sl
 }
 
 /*
- * A source seen for the first time: admitted within the rule's new-source
- * budget, it gets a bucket holding the initial burst, metered with this
- * packet (and counted in it, with the refusals the cache held for it,
- * op->pending, which is then 0); refused, it goes to the overflow bucket.
- * A set full of buckets that still hold state takes no one: --on-full.
+ * Which budget gives a new source its bucket: a RST whose cookie checked
+ * out (prove.h) spends the rule's proven-source budget, which forged
+ * sources cannot reach; any other packet the new-source budget. Chosen
+ * by offset, not by branch: every branch in here the verifier walks for
+ * each of the paths that lead to it.
  */
-static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct table_op *op,
-					       const struct sluice_policy *p)
+#define PROVE_GCRA_DELTA                                   \
+	(__builtin_offsetof(struct sluice_policy, prove_interval) - \
+	 __builtin_offsetof(struct sluice_policy, admit_interval))
+static __always_inline int meter_budget(struct xdp_md *ctx, const struct packet *pkt,
+					struct table_op *op, const struct sluice_policy *p,
+					struct sluice_admission *adm)
+{
+	__u32 proven = pkt->prove & PKT_PROVEN & (p->flags / SLUICE_POL_PROVE_TCP);
+	const __u64 *gcra =
+		(const __u64 *)((const __u8 *)&p->admit_interval + proven * PROVE_GCRA_DELTA);
+	int conforms;
+
+	admission_touch(op);
+	/* The budget: refused early under a flood past it, admitted only at the precise moment. */
+	conforms = shared_take(ctx, op, &adm->admit_tat + proven * 2, gcra[0], gcra[1]) ==
+		   METER_CONFORMS;
+	admission_remember(conforms);
+	return conforms;
+}
+
+/*
+ * A source seen for the first time: admitted within the rule's new-source
+ * budget (or, proven, its proven-source budget), it gets a bucket holding
+ * the initial burst, metered with this packet (and counted in it, with the
+ * refusals the cache held for it, op->pending, which is then 0); refused,
+ * it goes to the overflow bucket, or its SYN is answered with a cookie
+ * (--prove). A set full of buckets that still hold state takes no one:
+ * --on-full.
+ */
+static __always_inline int meter_new_source_at(struct xdp_md *ctx, const struct packet *pkt,
+					       struct table_op *op, const struct sluice_policy *p)
 {
 	__u32 id = p->id;
 	struct sluice_admission *adm = bpf_map_lookup_elem(&admission, &id);
@@ -131,13 +161,11 @@ static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct table_
 
 	if (!adm)
 		return METER_OVER;
-	admission_touch(op);
-	/* The budget: refused early under a flood past it, admitted only at the precise moment. */
-	conforms = shared_take(ctx, op, &adm->admit_tat, p->admit_interval, p->admit_limit) ==
-		   METER_CONFORMS;
-	admission_remember(conforms);
-	if (!conforms)
-		return meter_overflow(ctx, p, adm, op);
+	if (pkt->prove & PKT_PROVE_ALWAYS)
+		return METER_PROVE;
+	if (!meter_budget(ctx, pkt, op, p, adm))
+		return pkt->prove & PKT_PROVE_PAST_BUDGET ? METER_PROVE
+							  : meter_overflow(ctx, p, adm, op);
 	conforms = slot_fresh(op, p, &op->fresh.tat);
 	op->fresh.passed = conforms;
 	op->fresh.dropped = !conforms + op->pending;
@@ -166,10 +194,11 @@ static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct table_
  * The same; refusals that found no bucket go back to the cache, at one
  * call site (each call of a global function costs the verifier dearly).
  */
-static __always_inline int meter_new_source(struct xdp_md *ctx, struct table_op *op,
-					    const struct sluice_policy *p, union sluice_hot_line *h)
+static __always_inline int meter_new_source(struct xdp_md *ctx, const struct packet *pkt,
+					    struct table_op *op, const struct sluice_policy *p,
+					    union sluice_hot_line *h)
 {
-	int ret = meter_new_source_at(ctx, op, p);
+	int ret = meter_new_source_at(ctx, pkt, op, p);
 
 	hot_give_back(h, op);
 	op->pending = 0;
@@ -214,7 +243,7 @@ static __always_inline int meter_source(struct xdp_md *ctx, const struct packet 
 	op->pending = hot_take_pending(h, &op->key);
 	ret = table_meter(op);
 	if (ret == TABLE_MISSING)
-		return meter_new_source(ctx, op, p, h);
+		return meter_new_source(ctx, pkt, op, p, h);
 	op->pending = 0; /* in the bucket's count now */
 	if (ret == METER_OVER || meter_refreshes(h, pkt, p, ret)) {
 		slot = ret == METER_OVER ? op->over_tat : op->stepped_to;

@@ -50,7 +50,7 @@ struct packet {
 	__u8 family;   /* enum sluice_family */
 	__u8 proto;    /* L4 protocol, 0 when there is no L4 header to see */
 	__u8 tcp_syn;  /* TCP SYN without ACK */
-	__u8 pad;
+	__u8 prove;    /* PKT_PROVE*: what --prove makes of it (prove.h); 0 from parse */
 	__u16 dport;  /* host byte order, 0 without a TCP or UDP header */
 	__u16 l3_off; /* offset of the IP header, for marking */
 };
@@ -185,6 +185,7 @@ static __always_inline void parse_l4(struct cursor *c, struct packet *pkt)
 
 	pkt->dport = 0;
 	pkt->tcp_syn = 0;
+	pkt->prove = 0;
 	if (pkt->proto == IPPROTO_TCP) {
 		if ((void *)(tcp + 1) > c->end) {
 			pkt->proto = 0;

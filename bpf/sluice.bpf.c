@@ -15,6 +15,7 @@
 #include "act.h"
 #include "stats.h"
 #include "fleet.h"
+#include "prove.h"
 
 /* Lists first: denied sources are dropped, allowed ones never get a bucket. */
 static __always_inline int act_on_lists(struct xdp_md *ctx, const struct packet *pkt,
@@ -69,6 +70,10 @@ int sluice_xdp(struct xdp_md *ctx)
 		ret = act_on_lists(ctx, &pkt, cfg);
 		if (ret >= 0)
 			return ret;
+		if (cfg->provers && pkt.proto == IPPROTO_TCP && !pkt.tcp_syn) {
+			pkt.prove = prove_rst(ctx, pkt.l3_off);
+			pkt.tcp_syn = pkt.prove;
+		}
 	}
 	p = cfg ? classify_policy(&pkt, cfg, &index) : NULL;
 	if (!p) {
@@ -78,9 +83,18 @@ int sluice_xdp(struct xdp_md *ctx)
 	}
 
 	classify_key(&key, &pkt, p);
-	if (meter_packet(ctx, &pkt, &key, p, index, cfg, h, now) == METER_CONFORMS) {
+	if (cfg->provers && pkt.tcp_syn && !pkt.prove)
+		pkt.prove = prove_syn_when(ctx, pkt.l3_off, p->flags);
+	ret = meter_packet(ctx, &pkt, &key, p, index, cfg, h, now);
+	if (ret == METER_CONFORMS) {
+		if (pkt.prove & PKT_PROVEN)
+			prove_note(ctx, &key);
 		stats_count_rule(ctx, index, SLUICE_CNT_PASSED);
 		return XDP_PASS;
+	}
+	if (ret == METER_PROVE && !prove_answer(ctx, pkt.l3_off)) {
+		stats_count(ctx, SLUICE_CNT_SYNACK_SENT);
+		return XDP_TX;
 	}
 	verdict_of(&verdict, p);
 	return act_over_limit(ctx, &pkt, &verdict, index);

@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 16
+#define SLUICE_LAYOUT_VERSION 17
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
@@ -36,6 +36,7 @@
 #define SLUICE_MAP_FLEET_RING  "fleet_ring"	/* struct sluice_fleet_candidate, to the agent */
 #define SLUICE_MAP_FLEET_USAGE "fleet_usage"	/* struct sluice_fleet_usage per source set */
 #define SLUICE_MAP_FILTER      "buckets_filter" /* struct sluice_filter per 16 source sets */
+#define SLUICE_MAP_PROVEN      "proven"		/* struct sluice_key -> struct sluice_proven */
 /*
  * The map the config slot holds, pinned too, so that a reader without
  * CAP_SYS_ADMIN (which bpf_map_get_fd_by_id needs) can read it.
@@ -208,6 +209,16 @@ struct sluice_filter {
 #define SLUICE_POL_MARK_ECN	  (1U << 3) /* mark: set ECN CE, drop Not-ECT */
 #define SLUICE_POL_MATCH_SYN	  (1U << 4) /* match TCP SYN without ACK only */
 #define SLUICE_POL_FAIL_OPEN	  (1U << 5) /* a failed bucket insert passes (--on-full pass) */
+/*
+ * --prove (docs/operations.md, "During a SYN flood"): a TCP SYN of a
+ * source without a bucket is answered from XDP with a SYN-ACK whose
+ * acknowledgment number is a SYN cookie (bpf/prove.h), when the
+ * new-source budget refuses it, or (PROVE_ALWAYS) always. A real client
+ * answers with a RST carrying the cookie back; that RST proves the source,
+ * which gets a bucket from the rule's proven-source budget.
+ */
+#define SLUICE_POL_PROVE_TCP	  (1U << 6)
+#define SLUICE_POL_PROVE_ALWAYS	  (1U << 7) /* with PROVE_TCP: even within the budget */
 
 /*
  * An aggregate limit (--aggregate /24=5000/s): one bucket per wider prefix
@@ -303,13 +314,29 @@ struct sluice_policy {
 	__u32 warm_max;	 /* warm-up: permits stored at most */
 	__u64 window_ns; /* as typed: --window, 0 for the rate's period */
 	__u64 warmup_ns; /* as typed: --warmup, 0 for none */
+	/* The proven-source budget (--proven-sources), GCRA like admission's. */
+	__u64 prove_interval;
+	__u64 prove_limit;
+	/* What the operator typed, for show (0: the default). */
+	__u64 proven_amount;
+	__u64 proven_period_ns;
 	struct sluice_aggregate aggregates[SLUICE_MAX_AGGREGATES];
 };
 
-/* Per rule id: the admission and overflow TATs (map `admission`). */
+/* Per rule id: the admission, overflow and proven-source TATs (map `admission`). */
 struct sluice_admission {
 	__u64 admit_tat;
 	__u64 overflow_tat;
+	__u64 proven_tat;
+};
+
+/*
+ * A source that proved its address (map `proven`, LRU, keyed like its
+ * bucket): for `top`, which marks it. Written once per proof.
+ */
+#define SLUICE_PROVEN_MAX 65536
+struct sluice_proven {
+	__u64 proven_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 };
 
 enum sluice_rate_unit {
@@ -352,7 +379,7 @@ struct sluice_config {
 	__u32 table_sets;     /* of the source table */
 	__u32 aggregate_sets; /* of the aggregate table */
 	__u32 max_sources;    /* as given to attach (sizing rounds sets up); 0: not recorded */
-	__u32 pad2;
+	__u32 provers;	      /* policies of the live set with SLUICE_POL_PROVE_TCP; 0: none */
 	__u64 table_seed[3];
 	/*
 	 * For status, the exporter and the audit trail (userspace only): when
@@ -555,6 +582,11 @@ enum sluice_counter {
 	SLUICE_CNT_INSERT_FULL,	     /* bucket insert found its set full; --on-full decides */
 	SLUICE_CNT_EVICTED,	     /* idle, refilled buckets given to new sources */
 	SLUICE_CNT_CONTENDED,	     /* refused after losing METER_CAS_TRIES races (also above) */
+	/* --prove (bpf/prove.h); none of these is counted above. */
+	SLUICE_CNT_SYNACK_SENT,	     /* SYNs answered with a cookie SYN-ACK (XDP_TX) */
+	SLUICE_CNT_COOKIE_GOOD,	     /* RSTs whose cookie checked out */
+	SLUICE_CNT_COOKIE_BAD,	     /* RSTs whose cookie did not (any RST, while a rule proves) */
+	SLUICE_CNT_PROVEN,	     /* packets of proven sources passed: the proof, not a bucket */
 	SLUICE_CNT_MAX,
 };
 

@@ -129,6 +129,32 @@ const struct counter_info counter_info[SLUICE_CNT_MAX] = {
 		.help = "Packets refused unjudged: their bucket lost 8 updates in a row to other CPUs.",
 		.kind = COUNTER_TABLE,
 	},
+	[SLUICE_CNT_SYNACK_SENT] = {
+		.name = "synacks_sent",
+		.metric = "prove_synacks_sent",
+		.help = "SYNs of sources without a bucket answered with a cookie SYN-ACK (--prove).",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_COOKIE_GOOD] = {
+		.name = "cookies_good",
+		.metric = "prove_cookies",
+		.reason = "good",
+		.help = "RSTs that brought a cookie back: their source proved its address.",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_COOKIE_BAD] = {
+		.name = "cookies_bad",
+		.metric = "prove_cookies",
+		.reason = "bad",
+		.help = "RSTs, while a rule proves, whose cookie did not check out.",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_PROVEN] = {
+		.name = "proven",
+		.metric = "proven_sources",
+		.help = "Proofs that passed: each gave its source a bucket, or found it had one.",
+		.kind = COUNTER_TABLE,
+	},
 };
 
 double per_second(uint64_t now, uint64_t before, uint64_t dt_ns)
