@@ -122,7 +122,7 @@ static __always_inline int slot_fresh(const struct table_op *op, const struct sl
  * by offset, not by branch: every branch in here the verifier walks for
  * each of the paths that lead to it.
  */
-#define PROVE_GCRA_DELTA                                   \
+#define PROVE_GCRA_DELTA                                            \
 	(__builtin_offsetof(struct sluice_policy, prove_interval) - \
 	 __builtin_offsetof(struct sluice_policy, admit_interval))
 static __always_inline int meter_budget(struct xdp_md *ctx, const struct packet *pkt,

@@ -42,15 +42,16 @@
 
 #define PROVE_COOKIE_ISN 0
 /* Ethernet and two VLAN tags: the most parse_ethernet puts before the IP header. */
-#define PROVE_L3_OFF_MAX (ETH_HLEN + 2 * 4)
-#define PROVE_TTL	 64
-#define IPV4_DONT_FRAGMENT 0x4000
+#define PROVE_L3_OFF_MAX    (ETH_HLEN + 2 * 4)
+#define PROVE_TTL	    64
+#define IPV4_DONT_FRAGMENT  0x4000
 #define IPV4_MORE_FRAGMENTS 0x2000
 
 /* struct packet.prove: what --prove makes of a packet. */
 #define PKT_PROVEN	      (1U << 0) /* a RST whose cookie checked out: it stands for its SYN */
-#define PKT_PROVE_PAST_BUDGET (1U << 1) /* a SYN to answer once the new-source budget refuses it */
-#define PKT_PROVE_ALWAYS      (1U << 2) /* a SYN to answer without asking the budget */
+#define PKT_PROVE_PAST_BUDGET (1U << 1) /* a SYN to answer once the new-source budget refuses it \
+					 */
+#define PKT_PROVE_ALWAYS (1U << 2)	/* a SYN to answer without asking the budget */
 
 /* The frame's headers, when the TCP header follows the fixed IP header. */
 struct prove_frame {

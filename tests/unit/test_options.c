@@ -108,6 +108,7 @@ static const char *const samples[OPT_MAX] = {
 	[OPT_AGGREGATE] = "/24=5000/s", [OPT_PROTO] = "udp",
 	[OPT_DPORT] = "53-54",		[OPT_ALGORITHM] = "sliding-window",
 	[OPT_WINDOW] = "1500ms",	[OPT_WARMUP] = "2m",
+	[OPT_PROVE] = "tcp-always",	[OPT_PROVEN_SOURCES] = "500/s",
 };
 
 static void test_show_round_trip(void)

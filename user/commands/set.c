@@ -74,6 +74,10 @@ static void set_apply(const struct cli_args *a, struct settings *s)
 		s->initial = g->initial;
 	if (a->given[OPT_ON_FULL])
 		s->on_full_pass = g->on_full_pass;
+	if (a->given[OPT_PROVE])
+		s->prove = g->prove;
+	if (a->given[OPT_PROVEN_SOURCES])
+		s->proven_sources = g->proven_sources;
 	if (a->given[OPT_AGGREGATE]) {
 		memcpy(s->aggregates, g->aggregates, sizeof(s->aggregates));
 		s->n_aggregates = g->n_aggregates;

@@ -550,32 +550,62 @@ static int check_initial(const struct sluice_policy *p, const struct settings *s
 		      rate_text(&s->rate).text);
 }
 
+/* A budget of new buckets (--new-sources, --proven-sources) as a GCRA; 0 amount: the default. */
+static int budget_build(const char *opt, struct rate r, uint64_t per_sec, __u64 *interval,
+			__u64 *limit, const char **why)
+{
+	if (!r.amount) {
+		r.amount = per_sec;
+		r.period_ns = NSEC_PER_SEC;
+		r.unit = SLUICE_UNIT_PACKETS;
+	}
+	if (r.unit != SLUICE_UNIT_PACKETS)
+		return refuse(-EINVAL, why,
+			      "--%s %s is a bandwidth: it takes a rate of sources (such as 10k/s)",
+			      opt, rate_text(&r).text);
+	/* The admission bucket keeps the limits' promise: within 0.1%, never over. */
+	if ((r.period_ns << SLUICE_TIME_SHIFT) < (1000 / ROUNDING_PER_MILLE - 1) * r.amount)
+		return refuse(-ERANGE, why,
+			      "--%s %s is too high to meter within 0.1%% (at most %lluM/s)", opt,
+			      rate_text(&r).text,
+			      (unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000));
+	packet_gcra(&r, interval, limit);
+	return 0;
+}
+
+/* --prove: only where TCP SYNs can reach the rule, and with its own budget. */
+static int prove_build(struct sluice_policy *p, const struct settings *s, const char **why)
+{
+	int err;
+
+	if (s->prove == PROVE_OFF) {
+		if (s->proven_sources.amount)
+			return refuse(-EINVAL, why,
+				      "--proven-sources %s needs --prove tcp or tcp-always",
+				      rate_text(&s->proven_sources).text);
+		return 0;
+	}
+	err = budget_build("proven-sources", s->proven_sources, DEFAULT_PROVEN_SOURCES_PER_SEC,
+			   &p->prove_interval, &p->prove_limit, why);
+	if (err)
+		return err;
+	p->flags |= SLUICE_POL_PROVE_TCP;
+	p->flags |= s->prove == PROVE_TCP_ALWAYS ? SLUICE_POL_PROVE_ALWAYS : 0;
+	p->proven_amount = s->proven_sources.amount;
+	p->proven_period_ns = s->proven_sources.period_ns;
+	return 0;
+}
+
 static int pressure_build(struct sluice_policy *p, const struct settings *s, const char **why)
 {
-	struct rate admit = s->new_sources;
 	struct sluice_policy over = { 0 };
 	struct settings o;
 	int err;
 
-	if (!admit.amount) {
-		admit.amount = DEFAULT_NEW_SOURCES_PER_SEC;
-		admit.period_ns = NSEC_PER_SEC;
-		admit.unit = SLUICE_UNIT_PACKETS;
-	}
-	if (admit.unit != SLUICE_UNIT_PACKETS)
-		return refuse(
-			-EINVAL, why,
-			"--new-sources %s is a bandwidth: it takes a rate of sources (such as "
-			"10k/s)",
-			rate_text(&admit).text);
-	/* The admission bucket keeps the limits' promise: within 0.1%, never over. */
-	if ((admit.period_ns << SLUICE_TIME_SHIFT) < (1000 / ROUNDING_PER_MILLE - 1) * admit.amount)
-		return refuse(
-			-ERANGE, why,
-			"--new-sources %s is too high to meter within 0.1%% (at most %lluM/s)",
-			rate_text(&admit).text,
-			(unsigned long long)(RATE_METERED_MAX_PER_SEC / 1000000));
-	packet_gcra(&admit, &p->admit_interval, &p->admit_limit);
+	err = budget_build("new-sources", s->new_sources, DEFAULT_NEW_SOURCES_PER_SEC,
+			   &p->admit_interval, &p->admit_limit, why);
+	if (err)
+		return err;
 
 	/* The overflow bucket meters like the rule itself, at its own rate. */
 	o = *s;
@@ -610,6 +640,9 @@ static int pressure_build(struct sluice_policy *p, const struct settings *s, con
 									  SLUICE_BYTE_SHIFT
 								: s->initial.value * p->interval);
 	}
+	err = prove_build(p, s, why);
+	if (err)
+		return err;
 	p->new_sources_amount = s->new_sources.amount;
 	p->new_sources_period_ns = s->new_sources.period_ns;
 	p->overflow_amount = s->overflow.amount;
@@ -792,6 +825,10 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 		err = check_match(m, why);
 	if (!err && m)
 		err = check_family(s, m, why);
+	if (!err && m && s->prove && m->proto && m->proto != IPPROTO_TCP)
+		err = refuse(-EINVAL, why,
+			     "--prove answers TCP SYNs, and this rule matches --proto %s only",
+			     proto_name(m->proto));
 	if (!err)
 		err = meter_build(p, s, why);
 	if (!err)
@@ -853,6 +890,11 @@ void policy_settings(const struct sluice_policy *p, struct settings *s, struct m
 	s->initial.value = p->initial_burst;
 	s->initial.bytes = p->initial_burst && (p->flags & SLUICE_POL_BYTES);
 	s->on_full_pass = !!(p->flags & SLUICE_POL_FAIL_OPEN);
+	s->prove = !(p->flags & SLUICE_POL_PROVE_TCP)	? PROVE_OFF
+		   : p->flags & SLUICE_POL_PROVE_ALWAYS ? PROVE_TCP_ALWAYS
+							: PROVE_TCP;
+	s->proven_sources.amount = p->proven_amount;
+	s->proven_sources.period_ns = p->proven_period_ns;
 	aggregates_settings(p, s);
 	if (!m)
 		return;
@@ -886,7 +928,9 @@ bool settings_equal(const struct settings *a, const struct settings *b)
 	       a->overflow.amount == b->overflow.amount &&
 	       a->overflow.period_ns == b->overflow.period_ns &&
 	       a->overflow.unit == b->overflow.unit && a->initial.value == b->initial.value &&
-	       a->on_full_pass == b->on_full_pass && aggregates_equal(a, b);
+	       a->on_full_pass == b->on_full_pass && a->prove == b->prove &&
+	       a->proven_sources.amount == b->proven_sources.amount &&
+	       a->proven_sources.period_ns == b->proven_sources.period_ns && aggregates_equal(a, b);
 }
 
 int doc_find_rule(const struct policy_doc *doc, const struct match *m)

@@ -35,6 +35,9 @@ struct settings {
 	struct rate overflow;	 /* the shared bucket of refused sources (default: the rate) */
 	struct burst initial;	 /* credit of a new bucket (default: the whole burst) */
 	bool on_full_pass;	 /* a failed insert passes (default: it is dropped) */
+	/* --prove: PROVE_OFF, or answer new sources' SYNs with cookies (bpf/prove.h). */
+	uint8_t prove;
+	struct rate proven_sources; /* buckets per period for proven sources (default 10k/s) */
 	/* Limits on wider prefixes, shared by the sources in each. */
 	struct aggregate aggregates[SLUICE_MAX_AGGREGATES];
 	unsigned int n_aggregates;
@@ -50,6 +53,15 @@ static inline uint64_t settings_window_ns(const struct settings *s)
 
 /* New buckets per second a rule admits unless told otherwise. */
 #define DEFAULT_NEW_SOURCES_PER_SEC 10000
+/* And for sources that proved their address (--prove). */
+#define DEFAULT_PROVEN_SOURCES_PER_SEC 10000
+
+/* settings.prove */
+enum prove_mode {
+	PROVE_OFF,
+	PROVE_TCP,	  /* a SYN the new-source budget refuses gets a cookie SYN-ACK */
+	PROVE_TCP_ALWAYS, /* every SYN of a source without a bucket does */
+};
 
 /* What a rule applies to: a source CIDR and an optional L4 class. */
 struct match {

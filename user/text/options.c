@@ -121,6 +121,27 @@ static int apply_on_full(struct cli_args *a, const char *v, const char **why)
 	return 0;
 }
 
+static int apply_prove(struct cli_args *a, const char *v, const char **why)
+{
+	static const char *const modes[] = {
+		[PROVE_OFF] = "off", [PROVE_TCP] = "tcp", [PROVE_TCP_ALWAYS] = "tcp-always"
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(v, modes[i])) {
+			a->settings.prove = (uint8_t)i;
+			return 0;
+		}
+	*why = "expected off, tcp or tcp-always";
+	return -EINVAL;
+}
+
+static int apply_proven_sources(struct cli_args *a, const char *v, const char **why)
+{
+	return parse_rate(v, &a->settings.proven_sources, why);
+}
+
 /* Each --aggregate adds one; "none" clears them. */
 static int apply_aggregate(struct cli_args *a, const char *v, const char **why)
 {
@@ -442,6 +463,22 @@ static bool show_on_full(const struct settings *s, const struct match *m, char *
 	return s->on_full_pass;
 }
 
+static bool show_prove(const struct settings *s, const struct match *m, char *buf, size_t len)
+{
+	(void)m;
+	snprintf(buf, len, "%s", s->prove == PROVE_TCP_ALWAYS ? "tcp-always" : "tcp");
+	return s->prove != PROVE_OFF;
+}
+
+static bool show_proven_sources(const struct settings *s, const struct match *m, char *buf,
+				size_t len)
+{
+	(void)m;
+	if (s->proven_sources.amount)
+		format_rate(buf, len, &s->proven_sources);
+	return s->proven_sources.amount;
+}
+
 /* Every aggregate, each with its own "aggregate" word. */
 static bool show_aggregate(const struct settings *s, const struct match *m, char *buf, size_t len)
 {
@@ -562,6 +599,14 @@ const struct option_def option_table[OPT_MAX] = {
 				      "credit of a new bucket (default: the whole burst)"),
 	[OPT_ON_FULL] = LIMITER("on-full", "ACTION", "drop pass", on_full,
 				"when a bucket cannot be created at all: drop (default) or pass"),
+	[OPT_PROVE] = LIMITER("prove", "WHEN", "off tcp tcp-always", prove,
+			      "make a TCP client prove its address before it gets a bucket: "
+			      "tcp answers a new source's SYN the new-source budget refuses with "
+			      "a SYN cookie from XDP, tcp-always every new source's SYN; off "
+			      "(default) sends refused sources to the overflow bucket"),
+	[OPT_PROVEN_SOURCES] = LIMITER("proven-sources", "RATE", NULL, proven_sources,
+				       "new buckets per rule for sources that proved their "
+				       "address (default 10k/s), apart from --new-sources"),
 	[OPT_AGGREGATE] = LIMITER("aggregate", "[ipv4|ipv6]/LEN=RATE[,burst=N]", "none", aggregate,
 				  "also limit each wider prefix as a whole, such as /24=5000/s "
 				  "(repeatable, up to 4; a length up to 32 is IPv4 unless ipv6/ is "

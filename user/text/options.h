@@ -72,6 +72,8 @@ enum option_id {
 	OPT_OVERFLOW_RATE,
 	OPT_INITIAL_BURST,
 	OPT_ON_FULL,
+	OPT_PROVE,
+	OPT_PROVEN_SOURCES,
 	OPT_AGGREGATE,
 	/* Match options. */
 	OPT_PROTO,
