@@ -70,7 +70,7 @@ CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o)
 BPF_OBJS   := sluice sluice_test flood bench floor
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
-TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench \
+TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench \
 	      $(OUTPUT)/sluice-bench-multiprog $(OUTPUT)/sluice-replay $(OUTPUT)/sluice-jit-lines
 TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath

@@ -6,8 +6,9 @@
 # (linux-image-amd64) in qemu, under software emulation, on a
 # mmdebstrap root made from this machine's apt configuration. This checkout's
 # build is installed in it (make install) and copied to /root/sluice; at boot a
-# unit runs the datapath suite, tests/e2e/test_units.sh and
-# tests/e2e/test_multiprog.sh there, writes their output to the second serial
+# unit runs the datapath suite, tests/e2e/test_units.sh,
+# tests/e2e/test_multiprog.sh and test_prove_handshake.sh (--prove through 6.1's TCP)
+# there, writes their output to the second serial
 # port, and powers the guest off.
 #
 #   tools/vm-check.sh [DIR]     (default: a new directory under /var/tmp)
@@ -36,7 +37,8 @@ trap cleanup EXIT
 
 # What the guest runs: init, the kernel, the tests' tools, sluice's libraries.
 PACKAGES=systemd-sysv,udev,kmod,linux-image-amd64,iproute2,procps,util-linux,jq,curl,
-PACKAGES+=bpftool,xdp-tools,libbpf1,libelf1,zlib1g,libxdp1,libmicrohttpd12,libhiredis0.14,ethtool,nftables
+PACKAGES+=bpftool,xdp-tools,libbpf1,libelf1,zlib1g,libxdp1,libmicrohttpd12,libhiredis0.14,ethtool,nftables,
+PACKAGES+=python3
 
 make -s all
 if [ ! -x "$root/usr/bin/systemctl" ]; then
@@ -50,7 +52,7 @@ cp -a build tests include "$root/root/sluice/"
 
 echo sluice-vm >"$root/etc/hostname"
 # VM_SUITES: other scripts of the checkout to run instead (a debugging aid).
-suites=${VM_SUITES:-build/test-datapath tests/e2e/test_units.sh tests/e2e/test_multiprog.sh}
+suites=${VM_SUITES:-build/test-datapath tests/e2e/test_units.sh tests/e2e/test_multiprog.sh tests/e2e/test_prove_handshake.sh}
 nsuites=$(wc -w <<<"$suites")
 cat >"$root/etc/systemd/system/sluice-vm-check.service" <<EOF
 [Unit]
