@@ -41,6 +41,13 @@
 #include "stats.h"
 
 #define PROVE_COOKIE_ISN 0
+
+/*
+ * Set by the loader to whether this kernel has the cookie helpers (Linux
+ * 6.0+ with CONFIG_SYN_COOKIES): at 0 the verifier drops their calls as
+ * dead code, so the program loads without them, and --prove is refused.
+ */
+const volatile __u32 prove_cookies = 1;
 /* Ethernet and two VLAN tags: the most parse_ethernet puts before the IP header. */
 #define PROVE_L3_OFF_MAX    (ETH_HLEN + 2 * 4)
 #define PROVE_TTL	    64
@@ -48,10 +55,11 @@
 #define IPV4_MORE_FRAGMENTS 0x2000
 
 /* struct packet.prove: what --prove makes of a packet. */
-#define PKT_PROVEN	      (1U << 0) /* a RST whose cookie checked out: it stands for its SYN */
-#define PKT_PROVE_PAST_BUDGET (1U << 1) /* a SYN to answer once the new-source budget refuses it \
-					 */
-#define PKT_PROVE_ALWAYS (1U << 2)	/* a SYN to answer without asking the budget */
+#define PKT_PROVEN (1U << 0) /* a RST whose cookie checked out: it stands for its SYN */
+#define PKT_PROVE_PAST_BUDGET                                                               \
+	(1U << 1)		   /* a SYN to answer once the new-source budget refuses it \
+				    */
+#define PKT_PROVE_ALWAYS (1U << 2) /* a SYN to answer without asking the budget */
 
 /* The frame's headers, when the TCP header follows the fixed IP header. */
 struct prove_frame {
@@ -234,7 +242,7 @@ __attribute__((noinline)) int prove_answer(struct xdp_md *ctx, __u32 l3_off)
 	void *end;
 	int err;
 
-	if (prove_frame_of(ctx, l3_off, &f))
+	if (!prove_cookies || prove_frame_of(ctx, l3_off, &f))
 		return -1;
 	if (f.family == 4)
 		err = prove_answer_v4(&f);
@@ -269,7 +277,7 @@ static __always_inline int prove_check(struct xdp_md *ctx, __u32 l3_off)
 	struct prove_frame f;
 	struct tcphdr ack;
 
-	if (prove_frame_of(ctx, l3_off, &f))
+	if (!prove_cookies || prove_frame_of(ctx, l3_off, &f))
 		return 0;
 	if (!f.th->rst || f.th->syn || f.th->ack)
 		return 0;

@@ -18,6 +18,7 @@
 #include "commands/commands.h"
 #include "commands/policy_file.h"
 #include "maps/policy_maps.h"
+#include "pins/cookies.h"
 #include "pins/multiprog.h"
 #include "text/conf.h"
 
@@ -41,6 +42,7 @@ struct attach_opts {
 static int attach_check_file(struct cli_args *a)
 {
 	char err_line[512];
+	const char *why;
 	int i;
 
 	for (i = 0; i < OPT_MAX; i++) {
@@ -55,6 +57,8 @@ static int attach_check_file(struct cli_args *a)
 	}
 	if (conf_parse(a->file, a->doc, err_line, sizeof(err_line)))
 		return fail_input("attach", "%s", err_line);
+	if (prove_refusal(a->doc, &why))
+		return fail_input("attach", "%s", why);
 	a->xdp_flags = a->doc->attach.xdp_flags;
 	a->max_sources = a->doc->attach.max_sources;
 	return -1;
@@ -75,7 +79,7 @@ static int attach_check_args(struct cli_args *a)
 	a->doc->attach.max_sources_given = a->given[OPT_MAX_SOURCES];
 	a->doc->attach.group = a->group;
 	a->doc->attach.group_given = a->given[OPT_GROUP];
-	if (doc_validate(a->doc, &why))
+	if (doc_validate(a->doc, &why) || prove_refusal(a->doc, &why))
 		return fail_input("attach", "%s", why);
 	return -1;
 }
@@ -228,6 +232,7 @@ static int attach_load(struct sluice **skel, struct attach_opts *o, const char *
 	*skel = sluice__open();
 	if (!*skel)
 		return -errno;
+	(*skel)->rodata->prove_cookies = syn_cookies_supported();
 	err = state_prepare((*skel)->obj, o->max_sources);
 	if (!err)
 		err = sluice__load(*skel);
@@ -276,6 +281,7 @@ static int attach_shared(struct sluice **skel, struct attach_opts *o, const char
 	*skel = sluice__open();
 	if (!*skel)
 		return -errno;
+	(*skel)->rodata->prove_cookies = syn_cookies_supported();
 	err = state_prepare((*skel)->obj, o->max_sources);
 	if (!err)
 		err = staging_make(o, staging);

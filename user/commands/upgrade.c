@@ -10,6 +10,7 @@
 #include "base/errors.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
+#include "pins/cookies.h"
 
 /* The pinned state must have this build's layout; say what to do if not. */
 static int check_layout(struct state *st)
@@ -37,6 +38,7 @@ static int upgrade_swap(struct state *st)
 	skel = sluice__open();
 	if (!skel)
 		return fail_runtime("upgrade", -errno, "cannot open the XDP program");
+	skel->rodata->prove_cookies = syn_cookies_supported();
 	err = state_reuse(skel->obj, st);
 	if (!err)
 		err = sluice__load(skel);

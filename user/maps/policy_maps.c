@@ -20,6 +20,7 @@
 #include "maps/percpu.h"
 #include "maps/policy_maps.h"
 #include "maps/table.h"
+#include "pins/cookies.h"
 #include "pins/sync.h"
 
 /* Either trie key, seen as bytes: prefixlen and set lead both. */
@@ -1271,8 +1272,11 @@ static bool default_changes(const struct policy_maps *m, const struct policy_doc
 int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
 {
 	struct sync_prog sp;
+	const char *why;
 	int err;
 
+	if (prove_refusal(doc, &why))
+		return fail_input(cmd, "%s", why);
 	/* Loaded only for a cap to make; without it, debt is capped at each next packet. */
 	if (default_changes(&st->maps, doc) && !sync_open(st, &sp))
 		st->maps.sync = &sp;
