@@ -74,6 +74,17 @@ counter_at_least() {
 	[ "$(counter "$1")" -ge "$2" ]
 }
 
+# top_proven ADDRESS: whether `top --json` marks its bucket as proven.
+top_proven() {
+	"$SLUICE" top "$LAB_HOST" --json | jq -r --arg a "$1/" \
+		'[.sources[] | select(.prefix | startswith($a)) | .proven] | first'
+}
+
+top_marks() {
+	CHECK_DETAIL="top says proven: $(top_proven "$1"), want $2"
+	[ "$(top_proven "$1")" = "$2" ]
+}
+
 prove_lab_up || {
 	echo "FAIL the lab"
 	lab_finish
@@ -87,6 +98,7 @@ check "IPv4: one SYN-ACK sent from XDP" counter_is synacks_sent 1
 check "IPv4: its cookie came back in the client's RST" counter_is cookies_good 1
 check "IPv4: and proved the source" counter_is proven 1
 check "no RST carried a wrong cookie" counter_is cookies_bad 0
+check "top marks the proven source" top_marks "$LAB_PEER_IP" true
 check "IPv4: a proven source's next connection needs no cookie" page_is "http://$LAB_HOST_IP:$HTTP_PORT/"
 check "IPv4: so no second SYN-ACK" counter_is synacks_sent 1
 check "IPv6: the page comes through --prove tcp-always" page_is "http://[$HOST6]:$HTTP_PORT/"
@@ -97,6 +109,7 @@ check "IPv6: a SYN-ACK and a proof of its own" counter_is proven 2
 "$SLUICE" attach "$LAB_HOST" --rate 100/s --prove tcp >/dev/null
 check "--prove tcp: within the budget the page comes" page_is "http://$LAB_HOST_IP:$HTTP_PORT/"
 check "--prove tcp: and no SYN-ACK came from XDP" counter_is synacks_sent 0
+check "top: a source admitted by the budget is not marked proven" top_marks "$LAB_PEER_IP" false
 "$SLUICE" detach "$LAB_HOST" >/dev/null
 
 # Past it: a budget of one new source a minute, spent by the IPv4 client.

@@ -41,6 +41,7 @@ struct top_row {
 	uint8_t meter;	       /* enum sluice_meter of its rule */
 	uint64_t level;	       /* what its slot holds (slot_level), of level_max */
 	uint64_t level_max;
+	bool proven; /* its source proved its address (--prove) */
 };
 
 struct top_view {
@@ -289,6 +290,7 @@ static void top_json_row(struct json *j, const struct top_view *v, const struct 
 		json_bool(j, "limited", r->limited);
 		json_u64(j, "next_pass_ns", r->next_pass_ns);
 	}
+	json_bool(j, "proven", r->proven);
 	json_object_end(j);
 }
 
@@ -344,8 +346,8 @@ static void top_human(const struct top_opts *o, const struct top_view *v, size_t
 
 	printf("sluice top on %s: %zu sources tracked, %zu busiest by %s\n", o->ifname, v->n, shown,
 	       sort_name(o->sort));
-	printf("%-24s %-20s %14s %14s %12s %-24s %-7s %s\n", "PREFIX", "RULE", "PASSED", "DROPPED",
-	       "PPS", "STATE", "LIMITED", "NEXT PASS");
+	printf("%-24s %-20s %14s %14s %12s %-24s %-7s %-10s %s\n", "PREFIX", "RULE", "PASSED",
+	       "DROPPED", "PPS", "STATE", "LIMITED", "NEXT PASS", "PROVEN");
 	for (i = 0; i < shown; i++) {
 		r = &v->rows[i];
 		key_format(&r->src->key, prefix, sizeof(prefix));
@@ -358,12 +360,21 @@ static void top_human(const struct top_opts *o, const struct top_view *v, size_t
 		else
 			printf("%12.1f", r->pps);
 		format_level(level, sizeof(level), r);
-		printf(" %-24s %-7s %s\n", level,
+		printf(" %-24s %-7s %-10s %s\n", level,
 		       r->limited < 0 ? "?"
 		       : r->limited   ? "yes"
 				      : "no",
-		       wait);
+		       wait, r->proven ? "yes" : "-");
 	}
+}
+
+/* The rows shown whose source proved its address: one lookup each. */
+static void view_mark_proven(struct top_view *v, int proven_fd, uint64_t shown)
+{
+	size_t i;
+
+	for (i = 0; i < v->n && i < shown; i++)
+		v->rows[i].proven = source_proven(proven_fd, &v->rows[i].src->key);
 }
 
 /* Reads the table (twice, a window apart, when sorting by rate); the best rows first. */
@@ -386,6 +397,8 @@ static int top_collect(const struct top_opts *o, const struct state *st, struct 
 		err = view_build(v, now, o->sort == SORT_RATE ? &before : NULL);
 	if (!err)
 		view_select(v, o->sort, o->limit);
+	if (!err)
+		view_mark_proven(v, st->proven_fd, o->limit);
 	sources_free(&before);
 	return err;
 }

@@ -79,6 +79,7 @@ static const struct {
 	{ SLUICE_MAP_FLEET_RING, "fleet_ring", offsetof(struct state, fleet_ring_fd) },
 	{ SLUICE_MAP_FLEET_USAGE, "fleet_usage", offsetof(struct state, fleet_usage_fd) },
 	{ SLUICE_MAP_FILTER, "buckets_filter", offsetof(struct state, filter_fd) },
+	{ SLUICE_MAP_PROVEN, "proven", offsetof(struct state, proven_fd) },
 };
 
 #define N_PINS (sizeof(pins) / sizeof(pins[0]))

@@ -26,7 +26,8 @@ struct policy_maps {
 	int buckets, aggregates;
 	/* The per-CPU over-limit caches; their seeds come with the first configuration. */
 	int hot;
-	/* The fleet hint (.data.fleet), which the agent writes: a change's debt cap keeps what it owes. */
+	/* The fleet hint (.data.fleet), which the agent writes: a change's debt cap keeps what it
+	 * owes. */
 	int fleet;
 	/* The state's directory, where config_write pins each configuration; -1: not pinned yet. */
 	int dir;
@@ -51,6 +52,7 @@ struct state {
 	int fleet_ring_fd;  /* the fleet's candidates, which the agent reads */
 	int fleet_usage_fd; /* each source way's usage this period, the datapath's own */
 	int filter_fd;	    /* the source table's filter, the datapath's own */
+	int proven_fd;	    /* sources that proved their address (--prove), for top */
 	struct policy_maps maps;
 	bool staged; /* opened from what an interrupted attach left */
 	/* A reader found the link (or program) pin there, but only root may open it. */

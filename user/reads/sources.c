@@ -227,3 +227,10 @@ void sources_free(struct source_table *t)
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
 }
+
+bool source_proven(int proven_fd, const struct sluice_key *key)
+{
+	struct sluice_proven mark;
+
+	return proven_fd >= 0 && !bpf_map_lookup_elem(proven_fd, key, &mark);
+}

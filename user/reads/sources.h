@@ -8,6 +8,7 @@
 #ifndef SLUICE_READS_SOURCES_H
 #define SLUICE_READS_SOURCES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "sluice.h"
@@ -49,5 +50,8 @@ int sources_index(const struct source_table *t, struct source_index *ix);
 const struct source_row *sources_lookup(const struct source_index *ix,
 					const struct sluice_key *key);
 void sources_index_free(struct source_index *ix);
+
+/* Did the source of this bucket prove its address (--prove, map `proven` at proven_fd)? */
+bool source_proven(int proven_fd, const struct sluice_key *key);
 
 #endif /* SLUICE_READS_SOURCES_H */
