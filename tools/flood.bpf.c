@@ -12,7 +12,10 @@
  * contents, so a frame may still hold what the program wrote into an earlier
  * frame, and a frame of the second source set may land where a main-set
  * frame was.  Every field that varies (source address, checksums) is
- * therefore written in full, never adjusted in place.
+ * therefore written in full, never adjusted in place. A receiver may also
+ * have rewritten the page (sluice's --prove sends a SYN back in the same
+ * page as its SYN-ACK), so the headers before the tag are written again
+ * from the template's copy in `headers` each time.
  *
  * Userspace also attaches this program to the sending device in generic mode
  * while it runs (see keep_in_dispatcher() in flood.c), so it may see frames
@@ -53,6 +56,8 @@ const volatile __u32 ip_csum_base;
 const volatile __u32 l4_csum_base;
 /* Random value at FLOOD_TAG_OFF of the template. */
 const volatile __u64 frame_tag;
+/* The template's bytes before the tag: Ethernet, IP and L4 headers. */
+const volatile __u8 headers[FLOOD_TAG_OFF(1, 1)];
 
 /*
  * Frames handed to the device so far, how many of them were the second
@@ -118,6 +123,21 @@ static __always_inline int mixed_turn(void)
 	return mix_every && sent % mix_every == 0;
 }
 
+/*
+ * The template's first len bytes (even) into the frame, read through
+ * volatile: a plain copy of a const array is folded to its zero initializer.
+ */
+static __always_inline void put_headers(void *data, __u32 len)
+{
+	const volatile __u16 *from = (const volatile __u16 *)headers;
+	__u16 *to = data;
+	__u32 i;
+
+#pragma unroll
+	for (i = 0; i < len / 2; i++)
+		to[i] = from[i];
+}
+
 /* The frame came from our template, and holds everything we write. */
 static __always_inline int ours(void *data, void *end, __u32 tag_off)
 {
@@ -135,6 +155,7 @@ static __always_inline int stamp_ipv4(void *data, void *end, int is_tcp, int mix
 
 	if (!ours(data, end, FLOOD_TAG_OFF(0, is_tcp)))
 		return XDP_PASS;
+	put_headers(data, FLOOD_TAG_OFF(0, is_tcp));
 	saddr = bpf_htonl(mix ? mix_base + mix_idx : src_base + src_idx);
 	/* Adding the address as two native 16-bit halves is byte-order safe. */
 	sum = (saddr & 0xffff) + (saddr >> 16);
@@ -152,6 +173,7 @@ static __always_inline int stamp_ipv6(void *data, void *end, int is_tcp, int mix
 
 	if (!ours(data, end, FLOOD_TAG_OFF(1, is_tcp)))
 		return XDP_PASS;
+	put_headers(data, FLOOD_TAG_OFF(1, is_tcp));
 	hi = bpf_cpu_to_be64(mix ? mix6_hi : src6_hi + pfx_idx);
 	lo = bpf_cpu_to_be64(mix ? mix6_lo + mix_idx : src6_lo + host_idx);
 	__builtin_memcpy(&ip6h->saddr.in6_u.u6_addr8[0], &hi, sizeof(hi));

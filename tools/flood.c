@@ -193,6 +193,7 @@ static void set_rodata(struct flood *skel, const struct flood_opts *o, __u64 tag
 	skel->rodata->ip_csum_base = t->ip_csum_base;
 	skel->rodata->l4_csum_base = t->l4_csum_base;
 	skel->rodata->frame_tag = tag;
+	memcpy((void *)skel->rodata->headers, t->data, sizeof(skel->rodata->headers));
 }
 
 /* Loads the program and floods; returns the process exit code. */
