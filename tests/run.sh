@@ -21,6 +21,7 @@ SUITES=(
 	tests/e2e/test_privilege.sh
 	tests/e2e/test_spoof.sh
 	tests/e2e/test_prove_handshake.sh
+	tests/e2e/test_prove.sh
 	tests/fuzz/run.sh
 	tests/e2e/test_observability.sh
 	tests/e2e/test_generator.sh

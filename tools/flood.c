@@ -166,10 +166,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
  */
 static int keep_in_dispatcher(struct flood *skel, int ifindex)
 {
-	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = XDP_FLAGS_SKB_MODE);
+	LIBBPF_OPTS(bpf_link_create_opts, native, .flags = XDP_FLAGS_DRV_MODE);
+	LIBBPF_OPTS(bpf_link_create_opts, generic, .flags = XDP_FLAGS_SKB_MODE);
+	int prog_fd = bpf_program__fd(skel->progs.xdp_flood);
 	int fd;
 
-	fd = bpf_link_create(bpf_program__fd(skel->progs.xdp_flood), ifindex, BPF_XDP, &opts);
+	/* Native first: a veth then also delivers what its peer sends back with XDP_TX. */
+	fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &native);
+	if (fd < 0)
+		fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &generic);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -225,7 +230,7 @@ static int run(const struct flood_opts *o)
 	link_fd = keep_in_dispatcher(skel, o->ifindex);
 	if (link_fd < 0)
 		fprintf(stderr,
-			PROG ": warning: cannot attach to %s in generic mode (%s); every test run "
+			PROG ": warning: cannot attach to %s (%s); every test run "
 			     "will wait for RCU, so sending is slower and burstier\n",
 			o->ifname, strerror(-link_fd));
 	drops = flood_tx_dropped(o->ifname);
