@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -387,6 +388,86 @@ static int bench_spoofed(int drop_fd, const struct frame *f, const char *name, b
 		report(name, &fig, "rotator+DROP");
 	}
 	many_close(&m);
+	return err;
+}
+
+/* A front end that writes the SYN frame f again, then a new source, then tail-calls target. */
+static struct bench *syn_rotator_open(int target_fd, const struct frame *f)
+{
+	struct bench *b;
+	__u32 zero = 0;
+
+	if (f->len > sizeof(b->rodata->syn_frame) || f->len % 2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	b = bench__open();
+	if (!b)
+		return NULL;
+	b->rodata->source_count = UINT32_MAX;
+	memcpy((void *)b->rodata->syn_frame, f->data, f->len);
+	b->rodata->syn_len = (__u32)f->len;
+	if (bench__load(b) ||
+	    bpf_map_update_elem(bpf_map__fd(b->maps.target), &zero, &target_fd, BPF_ANY)) {
+		bench__destroy(b);
+		return NULL;
+	}
+	return b;
+}
+
+static int syn_front_fd(struct bench *b)
+{
+	return bpf_program__fd(b->progs.rotate_syn);
+}
+
+/*
+ * --prove tcp-always under a flood of SYNs from new sources (a Linux
+ * client's 74-byte SYN, its 20 bytes of options as payload): every one is
+ * answered from XDP with a cookie SYN-ACK. Against bare XDP_TX of the same
+ * frame, and the floor of answering it (floor_synack: parse, the kernel's
+ * cookie, the rewrite, XDP_TX), each behind the same front end.
+ */
+static int bench_prove(int tx_fd)
+{
+	struct frame_spec spec = { .family = 4,
+				   .src = "10.0.0.1",
+				   .l4 = IPPROTO_TCP,
+				   .tcp_flags = TCP_FLAG_SYN,
+				   .payload = 20 };
+	struct bench *tx = NULL, *floor = NULL, *front = NULL;
+	struct floor *fl = floor__open_and_load();
+	struct sluice *lim = NULL;
+	struct figure fig;
+	struct settings s;
+	struct frame f;
+	int err = -EINVAL;
+
+	frame_build(&f, &spec);
+	settings_rate(&s, 1, 1);
+	s.prove = PROVE_TCP_ALWAYS;
+	lim = fl ? limiter_open_with(&s, 0) : NULL;
+	if (lim) {
+		tx = syn_rotator_open(tx_fd, &f);
+		floor = syn_rotator_open(bpf_program__fd(fl->progs.floor_synack), &f);
+		front = syn_rotator_open(bpf_program__fd(lim->progs.sluice_xdp), &f);
+	}
+	if (tx && floor && front) {
+		fig = measure(syn_front_fd(floor), syn_front_fd(tx), &f, REPEAT);
+		report("floor: SYN answered with a cookie SYN-ACK", &fig, "bare XDP_TX");
+		printf("%-48s %5.2f of bare XDP_TX's packets per second\n", "", 1 / fig.ratio);
+		fig = measure(syn_front_fd(front), syn_front_fd(tx), &f, REPEAT);
+		report("sluice --prove tcp-always, a new source's SYN", &fig, "bare XDP_TX");
+		printf("%-48s %5.2f of bare XDP_TX's packets per second\n", "", 1 / fig.ratio);
+		fig = measure(syn_front_fd(front), syn_front_fd(floor), &f, REPEAT);
+		report("sluice --prove tcp-always, a new source's SYN", &fig, "the SYN-ACK floor");
+		printf("%-48s %5.2f of the floor's packets per second\n", "", 1 / fig.ratio);
+		err = 0;
+	}
+	bench__destroy(front);
+	bench__destroy(floor);
+	bench__destroy(tx);
+	sluice__destroy(lim);
+	floor__destroy(fl);
 	return err;
 }
 
@@ -827,7 +908,7 @@ static int run_new(int drop_fd, const struct frame *f)
 	return err;
 }
 
-static int run(int drop_fd, const struct frame *f)
+static int run(int drop_fd, int tx_fd, const struct frame *f)
 {
 	struct figure fig = measure(drop_fd, drop_fd, f, REPEAT);
 	long long table_bytes = 0;
@@ -849,6 +930,8 @@ static int run(int drop_fd, const struct frame *f)
 		err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 1/s", 1, 1);
 	if (!err)
 		err = run_new(drop_fd, f);
+	if (!err)
+		err = bench_prove(tx_fd);
 	if (!err)
 		err = bench_algorithms(drop_fd, f);
 	if (!err)
@@ -931,6 +1014,7 @@ int main(int argc, char **argv)
 	bool only_new = argc > 1 && !strcmp(argv[1], "new");
 	bool only_over = argc > 1 && !strcmp(argv[1], "over");
 	bool only_under = argc > 2 && !strcmp(argv[1], "under");
+	bool only_prove = argc > 1 && !strcmp(argv[1], "prove");
 	struct frame_spec spec = { .family = 4, .src = "10.0.0.1", .payload = 18 };
 	struct bench *base;
 	struct frame f;
@@ -957,13 +1041,16 @@ int main(int argc, char **argv)
 		err = bench_floors(bpf_program__fd(base->progs.bare_drop), &f);
 	else if (only_new)
 		err = run_new(bpf_program__fd(base->progs.bare_drop), &f);
+	else if (only_prove)
+		err = bench_prove(bpf_program__fd(base->progs.bare_tx));
 	else if (only_over)
 		err = run_over(bpf_program__fd(base->progs.bare_drop), &f, argc - 2, argv + 2);
 	else if (only_under)
 		err = run_named(bpf_program__fd(base->progs.bare_drop), &f, argc - 2, argv + 2,
 				false);
 	else
-		err = run(bpf_program__fd(base->progs.bare_drop), &f);
+		err = run(bpf_program__fd(base->progs.bare_drop),
+			  bpf_program__fd(base->progs.bare_tx), &f);
 	if (err)
 		fprintf(stderr, "sluice-bench: %s\n", strerror(-err));
 	bench__destroy(base);

@@ -18,6 +18,7 @@
 #include "../bpf/parse.h"
 #include "../bpf/clock.h"
 #include "../bpf/key.h"
+#include "../bpf/cookie.h"
 
 /* The key's seeds: fixed, odd and non-zero (the datapath's are random). */
 const volatile __u64 floor_seed[3] = { 0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL,
@@ -248,6 +249,20 @@ int floor_refuse(struct xdp_md *ctx)
 	if (touched != 6 || !clock_now())
 		return XDP_PASS;
 	return XDP_DROP;
+}
+
+/*
+ * Answering a SYN with a cookie SYN-ACK (--prove): the headers read, the
+ * kernel's cookie, the frame turned around, its checksums, and XDP_TX.
+ */
+SEC("xdp.frags")
+int floor_synack(struct xdp_md *ctx)
+{
+	struct packet pkt;
+
+	if (!floor_parsed(ctx, &pkt))
+		return XDP_PASS;
+	return prove_answer(ctx, pkt.l3_off) ? XDP_DROP : XDP_TX;
 }
 
 char LICENSE[] SEC("license") = "GPL";
