@@ -263,24 +263,39 @@ static __always_inline int prove_answerable(struct xdp_md *ctx, __u32 l3_off)
  * Is the TCP segment at l3_off a RST (no SYN, no ACK) carrying the cookie
  * its SYN-ACK had? 1 if so, -1 for a RST that does not, 0 for any other.
  */
+/* Does the kernel take cookie as one of its own for the frame's addresses and ports? */
+static __always_inline int cookie_valid(const struct prove_frame *f, __u32 cookie)
+{
+	struct tcphdr ack;
+
+	/* The ACK it would have been: cookie + 1 acknowledged, ISN + 1 its sequence. */
+	prove_cookie_syn(&ack, f->th);
+	ack.syn = 0;
+	ack.ack = 1;
+	ack.seq = bpf_htonl(PROVE_COOKIE_ISN + 1);
+	ack.ack_seq = bpf_htonl(cookie + 1);
+	if (f->family == 4)
+		return !bpf_tcp_raw_check_syncookie_ipv4(f->l3, &ack);
+	return !bpf_tcp_raw_check_syncookie_ipv6(f->l3, &ack);
+}
+
+/*
+ * The kernel's check takes a cookie of any of its four MSS classes, which
+ * are its low bits counted up: the one sent (class 0, as the cookie's SYN
+ * has no MSS option) plus 1, 2 or 3 would do too. Only the cookie sent
+ * proves: valid, and the number below it is not.
+ */
 static __always_inline int prove_check(struct xdp_md *ctx, __u32 l3_off)
 {
 	struct prove_frame f;
-	struct tcphdr ack;
+	__u32 seq;
 
 	if (!prove_cookies || prove_frame_of(ctx, l3_off, &f))
 		return 0;
 	if (!f.th->rst || f.th->syn || f.th->ack)
 		return 0;
-	/* The ACK it would have been: cookie + 1 acknowledged, ISN + 1 its sequence. */
-	prove_cookie_syn(&ack, f.th);
-	ack.syn = 0;
-	ack.ack = 1;
-	ack.seq = bpf_htonl(PROVE_COOKIE_ISN + 1);
-	ack.ack_seq = bpf_htonl(bpf_ntohl(f.th->seq) + 1);
-	if (f.family == 4)
-		return bpf_tcp_raw_check_syncookie_ipv4(f.l3, &ack) ? -1 : 1;
-	return bpf_tcp_raw_check_syncookie_ipv6(f.l3, &ack) ? -1 : 1;
+	seq = bpf_ntohl(f.th->seq);
+	return cookie_valid(&f, seq) && !cookie_valid(&f, seq - 1) ? 1 : -1;
 }
 
 #endif /* SLUICE_BPF_COOKIE_H */

@@ -35,5 +35,7 @@ int main(int argc, char **argv)
 		suite_algorithms();
 	if (!only || !strcmp(only, "fleet"))
 		suite_fleet();
+	if (!only || !strcmp(only, "prove"))
+		suite_prove();
 	return harness_finish();
 }

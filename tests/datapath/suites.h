@@ -13,5 +13,6 @@ void suite_table(void);
 void suite_counts(void);
 void suite_algorithms(void);
 void suite_fleet(void);
+void suite_prove(void);
 
 #endif /* SLUICE_TEST_SUITES_H */
