@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Runs every datapath suite; needs root for BPF_PROG_TEST_RUN. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "harness.h"
@@ -15,6 +16,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* The fuzz target over RST sequence numbers: tests/fuzz/run.sh. */
+	if (only && !strcmp(only, "prove-fuzz")) {
+		suite_prove_fuzz(argc > 2 ? (unsigned int)atoi(argv[2]) : 10);
+		return harness_finish();
+	}
 	if (!only || !strcmp(only, "parse"))
 		suite_parse();
 	if (!only || !strcmp(only, "meter"))

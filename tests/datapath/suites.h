@@ -14,5 +14,6 @@ void suite_counts(void);
 void suite_algorithms(void);
 void suite_fleet(void);
 void suite_prove(void);
+void suite_prove_fuzz(unsigned int seconds);
 
 #endif /* SLUICE_TEST_SUITES_H */

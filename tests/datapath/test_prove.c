@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
@@ -263,6 +264,56 @@ static void case_leaves_alone(void)
 	check(fixture_run(&fx, f.data, f.len, 1) == XDP_PASS &&
 		      fixture_counter(&fx, SLUICE_CNT_SYNACK_SENT) == 0,
 	      "prove off: a new source's SYN passes as before", " ");
+	fixture_close(&fx);
+}
+
+/*
+ * The fuzz target (tests/fuzz/run.sh): for about `seconds`, RSTs with random
+ * sequence numbers, from sources and ports whose SYNs got cookies and from
+ * others, with a new seed each run (printed); a source is proven only by
+ * the exact cookie its own SYN-ACK carried.
+ */
+void suite_prove_fuzz(unsigned int seconds)
+{
+	struct frame_spec udp = { .family = 4, .src = "11.1.0.99", .payload = 18 };
+	uint32_t cookies[16], seq, exact = 0, tries = 0;
+	unsigned int seed = (unsigned int)time(NULL);
+	time_t end = time(NULL) + seconds;
+	char src[32];
+	struct fixture fx;
+	struct frame f;
+	int i;
+
+	if (open_proving(&fx, "prove tcp-always new-sources 1/h")) {
+		check(false, "prove fuzz: the program loads", "cannot open");
+		return;
+	}
+	frame_build(&f, &udp);
+	fixture_run(&fx, f.data, f.len, 1);
+	for (i = 0; i < 16; i++) {
+		snprintf(src, sizeof(src), "11.1.0.%d", i + 1);
+		cookies[i] = cookie_for(&fx, src, (uint16_t)(41000 + i));
+	}
+	srandom(seed);
+	while (time(NULL) < end) {
+		i = (int)(random() % 16);
+		seq = (uint32_t)random() ^ ((uint32_t)random() << 16);
+		if (random() % 64 == 0)
+			seq = cookies[i] + (uint32_t)(random() % 9) - 4;
+		if (seq == cookies[i])
+			continue;
+		snprintf(src, sizeof(src), "11.1.0.%d", i + 1);
+		/* Half of them from a port no SYN came from. */
+		run_rst(&fx, src, (uint16_t)(41000 + i + (random() & 1) * 16), seq);
+		tries++;
+	}
+	exact = (uint32_t)fixture_counter(&fx, SLUICE_CNT_COOKIE_GOOD);
+	check(exact == 0, "prove fuzz: no RST without its exact cookie proves a source",
+	      "%u of %u did (seed %u)", exact, tries, seed);
+	check(fixture_counter(&fx, SLUICE_CNT_COOKIE_BAD) >= tries,
+	      "prove fuzz: every one was checked, and failed", "%llu of %u",
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_COOKIE_BAD), tries);
+	printf("     prove fuzz: %u forged RSTs, seed %u\n", tries, seed);
 	fixture_close(&fx);
 }
 

@@ -21,6 +21,10 @@ add_counts() {
 out=$(build/fuzz-datapath "$seconds" 2>&1)
 echo "$out"
 add_counts "$out"
+# Forged RSTs against --prove's cookies (tests/datapath/test_prove.c).
+out=$(build/test-datapath prove-fuzz "$seconds" 2>&1)
+echo "$out"
+add_counts "$out"
 # The datapath against the reference model, on as many sequences of a new seed as fit
 # (build/test-model alone runs the same seeded sequences every time).
 out=$(build/test-model --seed random --seconds "$seconds" 2>&1)
