@@ -186,7 +186,7 @@ test_top_ranking() {
 		test "$(jq -s '[.[].sources[0] | .limited == (.next_pass_ns > 0)] | all' "$LAB_TMP"/drops.?.json)" = true
 	CHECK_DETAIL=$(sed -n 3p "$LAB_TMP/drops.txt")
 	check "top (table): the flooding source on the first row" \
-		bash -c "sed -n 3p '$LAB_TMP/drops.txt' | grep -qE '^$p +default +[0-9]+ +[0-9]+ +- +bucket [0-9]+/[0-9]+ +(yes +[0-9.]+ (us|ms|s)|no +-)\$'"
+		bash -c "sed -n 3p '$LAB_TMP/drops.txt' | grep -qE '^$p +default +[0-9]+ +[0-9]+ +- +bucket [0-9]+/[0-9]+ +(yes +[0-9.]+ (us|ms|s)|no +-) +-\$'"
 	sleep 0.5 # longer than one interval: the source may pass again
 	top_json -n 1 >"$LAB_TMP/after.json"
 	CHECK_DETAIL="$(jq -c '.sources[0]' "$LAB_TMP/after.json"), sent $sent in $secs s, $txdrop lost in the ring"
@@ -638,12 +638,13 @@ STATS_SCHEMA="$PAIR_SCHEMA"'
 		and (if rated then (.new_sources_per_s | type == "number") else .new_sources_per_s == null end));'
 TOP_SCHEMA='keys == ["interface","interval_s","sort","sources","sources_tracked","time_ns"]
 	and (.sources | length > 0)
-	and ([.sources[] | keys == ["algorithm","bucket","dropped","family","limit","limited","next_pass_ns","passed","pps","prefix","rule","warmup_stored","window_count"]
+	and ([.sources[] | keys == ["algorithm","bucket","dropped","family","limit","limited","next_pass_ns","passed","pps","prefix","proven","rule","warmup_stored","window_count"]
 		and (.algorithm | type == "string") and (.limit | type == "number")
 		and ([.bucket, .window_count, .warmup_stored] | map(select(. != null)) | length == 1)
 		and (.prefix | test("^[0-9a-f.:]+/[0-9]+$")) and (.family == "ipv4" or .family == "ipv6")
 		and (.rule | type == "string") and (.passed | type == "number") and (.dropped | type == "number")
 		and (.limited | type == "boolean") and (.next_pass_ns | type == "number")
+		and (.proven | type == "boolean")
 		and (.pps == null or (.pps | type == "number"))] | all)'
 
 test_json_schemas() {
