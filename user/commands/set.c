@@ -76,6 +76,9 @@ static void set_apply(const struct cli_args *a, struct settings *s)
 		s->on_full_pass = g->on_full_pass;
 	if (a->given[OPT_PROVE])
 		s->prove = g->prove;
+	/* The proven-source budget belongs to proof: --prove off drops it with it. */
+	if (a->given[OPT_PROVE] && g->prove == PROVE_OFF)
+		memset(&s->proven_sources, 0, sizeof(s->proven_sources));
 	if (a->given[OPT_PROVEN_SOURCES])
 		s->proven_sources = g->proven_sources;
 	if (a->given[OPT_AGGREGATE]) {
