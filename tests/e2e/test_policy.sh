@@ -158,11 +158,40 @@ test_aggregates() {
 		bash -c "'$SLUICE' show '$LAB_HOST' | grep -qx 'default rate 50/s burst 50'"
 }
 
+# --prove and --proven-sources: show prints them, apply of show's output
+# changes nothing, bad uses change nothing, set --prove off turns proof off.
+test_prove_round_trip() {
+	local out rc before
+	"$SLUICE" set "$LAB_HOST" --prove tcp --proven-sources 500/s >/dev/null
+	check "show prints --prove and --proven-sources" \
+		bash -c "'$SLUICE' show '$LAB_HOST' | grep -q '^default .*prove tcp proven-sources 500/s'"
+	"$SLUICE" show "$LAB_HOST" >"$LAB_TMP/prove.conf"
+	out=$("$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/prove.conf" 2>&1)
+	CHECK_DETAIL=$out
+	check "apply of show's output is a no-op" grep -q "nothing changed" <<<"$out"
+	before=$("$SLUICE" show "$LAB_HOST")
+	out=$("$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 5/s --proto udp --prove tcp 2>&1)
+	rc=$?
+	CHECK_DETAIL="rc $rc: $out"
+	check "--prove on a UDP-only rule: one line, exit 2" \
+		test "$rc" = 2 -a "$(wc -l <<<"$out")" = 1
+	out=$("$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 5/s --proven-sources 5/s 2>&1)
+	rc=$?
+	CHECK_DETAIL="rc $rc: $out"
+	check "--proven-sources without --prove: one line, exit 2" \
+		test "$rc" = 2 -a "$(wc -l <<<"$out")" = 1
+	check "neither changed the policy" test "$before" = "$("$SLUICE" show "$LAB_HOST")"
+	"$SLUICE" set "$LAB_HOST" --prove off >/dev/null
+	check "set --prove off turns proof and its budget off" \
+		bash -c "! '$SLUICE' show '$LAB_HOST' | grep -q prove"
+}
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 "$SLUICE" attach "$LAB_HOST" --rate 50/s --burst 50 >/dev/null
 test_two_rates_and_lists
 test_apply_mid_flood
 test_bad_apply_changes_nothing
 test_aggregates
+test_prove_round_trip
 "$SLUICE" detach "$LAB_HOST" >/dev/null
 lab_finish
