@@ -10,6 +10,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/tcp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -130,6 +131,69 @@ static void case_synack(void)
 	fixture_run_out(&fx, syn.data, syn.len, out.data, sizeof(out.data));
 	check(tcp_of(out.data)->ack_seq == want.ack_seq, "prove: a SYN sent again, the same cookie",
 	      " ");
+	fixture_close(&fx);
+}
+
+/* One's complement sum over the IPv6 pseudo-header and the TCP segment: 0 when right. */
+static uint16_t tcp6_checksum(const struct ipv6hdr *ip6, const struct tcphdr *th, size_t len)
+{
+	uint8_t buf[40 + 60];
+
+	memcpy(buf, &ip6->saddr, 16);
+	memcpy(buf + 16, &ip6->daddr, 16);
+	memset(buf + 32, 0, 8);
+	buf[34] = (uint8_t)(len >> 8);
+	buf[35] = (uint8_t)len;
+	buf[39] = IPPROTO_TCP;
+	memcpy(buf + 40, th, len);
+	return ip_checksum(buf, 40 + len);
+}
+
+/* IPv6, and IPv4 behind a VLAN tag: answered too, the tag kept. */
+static void case_ipv6_and_vlan(void)
+{
+	struct frame_spec v6 = { .family = 6,
+				 .src = "2001:db8::7",
+				 .l4 = IPPROTO_TCP,
+				 .tcp_flags = TCP_FLAG_SYN,
+				 .payload = 20 };
+	struct frame_spec vlan = { .vlan_tpids = { ETH_P_8021Q },
+				   .family = 4,
+				   .src = "11.0.0.9",
+				   .l4 = IPPROTO_TCP,
+				   .tcp_flags = TCP_FLAG_SYN,
+				   .payload = 20 };
+	struct frame syn, out;
+	struct ipv6hdr *ip6;
+	struct tcphdr *th;
+	struct fixture fx;
+	size_t l3;
+
+	if (open_proving(&fx, "prove tcp-always")) {
+		check(false, "prove: the program loads", "cannot open");
+		return;
+	}
+	frame_build(&syn, &v6);
+	l3 = frame_l3_offset(&v6);
+	check(fixture_run_out(&fx, syn.data, syn.len, out.data, sizeof(out.data)) == XDP_TX,
+	      "prove IPv6: a new source's SYN is sent back", " ");
+	ip6 = (struct ipv6hdr *)(out.data + l3);
+	th = (struct tcphdr *)(ip6 + 1);
+	check(!memcmp(&ip6->daddr, &((struct ipv6hdr *)(syn.data + l3))->saddr, 16) &&
+		      ntohs(ip6->payload_len) == sizeof(*th) && th->syn && th->ack && th->doff == 5,
+	      "prove IPv6: a 20-byte SYN-ACK to the SYN's source", " ");
+	check(tcp6_checksum(ip6, th, sizeof(*th)) == 0, "prove IPv6: its TCP checksum is right",
+	      " ");
+
+	frame_build(&syn, &vlan);
+	l3 = frame_l3_offset(&vlan);
+	check(fixture_run_out(&fx, syn.data, syn.len, out.data, sizeof(out.data)) == XDP_TX,
+	      "prove VLAN: a tagged SYN is sent back", " ");
+	check(!memcmp(out.data + 12, syn.data + 12, l3 - 12), "prove VLAN: its tag kept", " ");
+	th = (struct tcphdr *)(out.data + l3 + sizeof(struct iphdr));
+	check(th->syn && th->ack &&
+		      tcp_checksum((struct iphdr *)(out.data + l3), th, sizeof(*th)) == 0,
+	      "prove VLAN: a SYN-ACK with a right checksum", " ");
 	fixture_close(&fx);
 }
 
@@ -320,6 +384,7 @@ void suite_prove_fuzz(unsigned int seconds)
 void suite_prove(void)
 {
 	case_synack();
+	case_ipv6_and_vlan();
 	case_proof();
 	case_forged();
 	case_past_budget();
