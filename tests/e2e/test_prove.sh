@@ -17,6 +17,11 @@ FORGED_COUNT=10000000
 CLIENTS=200
 HTTP_PORT=8080
 FLOOD_SECS=9
+# The flood and the clients share the veth's one receive ring: at the
+# generator's full rate (4 to 5 Mpps offered here) the ring overflows and
+# drops the clients' packets before sluice sees them, which no limiter can
+# help. Capped below what sluice answers on one core (2 to 2.8 Mpps).
+FLOOD_PPS=${FLOOD_PPS:-1000000}
 PAGE_BYTES=16384
 export NSTAT_HISTORY=$LAB_TMP/nstat.history
 MAIN_DEV=$(ip -o route show default | awk '{ for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit } }')
@@ -53,26 +58,29 @@ client_ip() {
 	echo "$LAB_NET.$((2 + ($1 - 1) / 250)).$((($1 - 1) % 250 + 1))"
 }
 
-# Packets to a forged address out of the main interface: none may go.
+# Packets to a forged address out of the main interface: none may go. And
+# the SYN-ACKs the server's kernel itself sends to forged addresses (sluice's
+# own, sent with XDP_TX, never pass netfilter): what forged SYNs cost it.
 tx_counter_up() {
-	[ -n "$MAIN_DEV" ] || return 0
 	nft -f - <<-EOF
 		table inet $NFT_TABLE {
 			counter leaked { }
+			counter kernel_synacks { }
 			chain out {
 				type filter hook postrouting priority 0;
-				oifname "$MAIN_DEV" ip daddr $FORGED counter name leaked
+				oifname "${MAIN_DEV:-none}" ip daddr $FORGED counter name leaked
+				oifname "$LAB_HOST" ip daddr $FORGED tcp flags & (syn | ack) == syn | ack counter name kernel_synacks
 			}
 		}
 	EOF
 }
 
+nft_counter() {
+	nft -j list counter inet "$NFT_TABLE" "$1" | jq '.nftables[] | select(.counter) | .counter.packets'
+}
+
 leaked_packets() {
-	[ -n "$MAIN_DEV" ] || {
-		echo 0
-		return
-	}
-	nft -j list counter inet "$NFT_TABLE" leaked | jq '.nftables[] | select(.counter) | .counter.packets'
+	nft_counter leaked
 }
 
 # A threaded server with a deep backlog: 200 clients at once must not
@@ -129,7 +137,7 @@ completed() {
 flood_start() {
 	ip netns exec "$LAB_NS" "$FLOOD" "$LAB_PEER" --dst-mac "$(cat "/sys/class/net/$LAB_HOST/address")" \
 		--dst "$LAB_HOST_IP" --dport "$HTTP_PORT" --src "$FORGED_FIRST" \
-		--sources "$FORGED_COUNT" --proto tcp-syn --duration "$FLOOD_SECS" \
+		--sources "$FORGED_COUNT" --proto tcp-syn --duration "$FLOOD_SECS" --rate "$FLOOD_PPS" \
 		>"$LAB_TMP/flood.$1" 2>"$LAB_TMP/flood.$1.err" &
 	FLOOD_PID=$!
 	LAB_PIDS[${#LAB_PIDS[@]} - 1]=$FLOOD_PID
@@ -142,23 +150,28 @@ flood_start() {
 run_mode() {
 	local name=$1
 	shift
-	"$SLUICE" attach "$LAB_HOST" --rate 20/s --new-sources 1000/s "$@" >/dev/null || return 1
+	"$SLUICE" attach "$LAB_HOST" --rate 20/s --new-sources 100/s "$@" >/dev/null || return 1
 	LAB_PIDS+=(0) # the flood's slot, so lab_down stops it too
 
+	RING0=$(peer_tx_dropped)
+	local synacks0
+	synacks0=$(nft_counter kernel_synacks)
 	flood_start "$name"
 	sleep 2
 	nstat -n
 	clients_run "$LAB_TMP/clients.$name"
 	SYN_DELTA[$name]=$(syn_counters_moved)
 	wait "$FLOOD_PID"
+	KERNEL_SYNACKS[$name]=$(($(nft_counter kernel_synacks) - synacks0))
 	STATS[$name]=$("$SLUICE" stats "$LAB_HOST" --json)
 	DONE[$name]=$(completed "$LAB_TMP/clients.$name")
-	printf '     %-12s %3d of %d clients got the page within 3 s; flood: %s; SYN counters moved by %s\n' \
-		"$name" "${DONE[$name]}" "$CLIENTS" "$(cat "$LAB_TMP/flood.$name")" "${SYN_DELTA[$name]}"
+	printf '     %-12s %3d of %d clients got the page within 3 s; flood: %s, %d lost in the veth ring; SYN counters moved by %s; the kernel sent %d SYN-ACKs to forged addresses\n' \
+		"$name" "${DONE[$name]}" "$CLIENTS" "$(cat "$LAB_TMP/flood.$name")" \
+		$(($(peer_tx_dropped) - RING0)) "${SYN_DELTA[$name]}" "${KERNEL_SYNACKS[$name]}"
 	"$SLUICE" detach "$LAB_HOST" >/dev/null
 }
 
-declare -A DONE STATS SYN_DELTA
+declare -A DONE STATS SYN_DELTA KERNEL_SYNACKS
 
 prove_lab_up || {
 	echo "FAIL the lab"
@@ -168,8 +181,10 @@ prove_lab_up || {
 check "a real HTTP server answers before sluice" http_up
 leaked0=$(leaked_packets)
 
-run_mode prove --prove tcp
+# tcp-always first: the kernel resends its SYN-ACKs to the forged SYNs the
+# other modes let through for a minute, which would be counted in the next.
 run_mode always --prove tcp-always
+run_mode prove --prove tcp
 run_mode no-prove
 
 stat_of() {
@@ -192,14 +207,17 @@ check "without --prove the same flood keeps more of them out" \
 CHECK_DETAIL="proven $(stat_of always proven)"
 check "--prove tcp-always: every client that got the page proved its address" \
 	test "$(stat_of always proven)" -ge "${DONE[always]}"
+CHECK_DETAIL="${KERNEL_SYNACKS[always]}, and ${KERNEL_SYNACKS[no-prove]} without --prove"
+check "--prove tcp-always: no forged SYN reached the server's kernel (it answered none)" \
+	test "${KERNEL_SYNACKS[always]}" = 0 -a "${KERNEL_SYNACKS[no-prove]}" -gt 0
 CHECK_DETAIL="moved by ${SYN_DELTA[always]}"
 check "--prove tcp-always: the server's SYN counters did not move with the flood" \
 	test "${SYN_DELTA[always]}" = 0
 # --prove tcp lets the new-source budget's worth of forged SYNs through:
-# 1000/s, over the 3 s or so the counters were read apart.
+# 100/s and its burst of 100, over the 3 s or so the counters were read apart.
 CHECK_DETAIL="moved by ${SYN_DELTA[prove]}"
 check "--prove tcp: the SYN counters moved by no more than the new-source budget" \
-	test "${SYN_DELTA[prove]}" -le 5000
+	test "${SYN_DELTA[prove]}" -le 1000
 CHECK_DETAIL="$(($(leaked_packets) - leaked0)) packets"
 check "nothing went out of $MAIN_DEV to a forged address" test "$(leaked_packets)" = "$leaked0"
 
