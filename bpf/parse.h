@@ -50,10 +50,34 @@ struct packet {
 	__u8 family;   /* enum sluice_family */
 	__u8 proto;    /* L4 protocol, 0 when there is no L4 header to see */
 	__u8 tcp_syn;  /* TCP SYN without ACK */
-	__u8 prove;    /* PKT_PROVE*: what --prove makes of it (prove.h); 0 from parse */
+	__u8 prove;    /* PKT_*: what --prove makes of it (prove.h); from parse, PKT_TCP_RST */
 	__u16 dport;  /* host byte order, 0 without a TCP or UDP header */
 	__u16 l3_off; /* offset of the IP header, for marking */
 };
+
+/*
+ * struct packet.prove as parse leaves it: a TCP RST without SYN or ACK,
+ * which may bring a cookie back (prove.h); else 0.
+ */
+#define PKT_TCP_RST (1U << 3)
+/* The TCP flags byte (RFC 9293): what PKT_TCP_RST looks at. */
+#define TCP_FLAGS_OFF 13
+#define TCP_FLAG_BITS_SYN_RST_ACK 0x16
+#define TCP_FLAG_BIT_RST	  0x04
+
+/*
+ * PKT_TCP_RST for a RST without SYN or ACK, else 0, without a branch: BPF
+ * has no conditional set, and a branch here doubles what the verifier
+ * walks after it. Of the masked flags, only RST alone makes x 0, and x - 1
+ * then wraps to set the top bit.
+ */
+static __always_inline __u8 tcp_rst_only(const struct tcphdr *tcp)
+{
+	__u32 x = (((const __u8 *)tcp)[TCP_FLAGS_OFF] & TCP_FLAG_BITS_SYN_RST_ACK) ^
+		  TCP_FLAG_BIT_RST;
+
+	return (__u8)(((x - 1) >> 31) * PKT_TCP_RST);
+}
 
 struct ipv6_ext {
 	__u8 nexthdr;
@@ -193,6 +217,7 @@ static __always_inline void parse_l4(struct cursor *c, struct packet *pkt)
 		}
 		pkt->dport = bpf_ntohs(tcp->dest);
 		pkt->tcp_syn = tcp->syn && !tcp->ack;
+		pkt->prove = tcp_rst_only(tcp);
 	} else if (pkt->proto == IPPROTO_UDP) {
 		if ((void *)(udp + 1) > c->end) {
 			pkt->proto = 0;

@@ -70,9 +70,10 @@ int sluice_xdp(struct xdp_md *ctx)
 		ret = act_on_lists(ctx, &pkt, cfg);
 		if (ret >= 0)
 			return ret;
-		if (cfg->provers && pkt.proto == IPPROTO_TCP && !pkt.tcp_syn) {
+		/* Only a RST calls out: other TCP traffic pays one test while a rule proves. */
+		if (cfg->provers && (pkt.prove & PKT_TCP_RST)) {
 			pkt.prove = prove_rst(ctx, pkt.l3_off);
-			pkt.tcp_syn = pkt.prove;
+			pkt.tcp_syn = pkt.prove; /* PKT_PROVEN is 1: it stands for its SYN */
 		}
 	}
 	p = cfg ? classify_policy(&pkt, cfg, &index) : NULL;
