@@ -136,7 +136,7 @@ static bool audit_after(const struct cli_args *a, struct audit_snapshot *before,
 		.before = before,
 		.after = &after,
 		.exit_status = ret,
-		.timeout_ns = a->timeout_ns,
+		.timeout_ns = a->cmd.deny.timeout_ns,
 	};
 	char line[AUDIT_LINE_MAX];
 	bool changed;
@@ -235,7 +235,7 @@ static int dispatch(const struct command *c, int argc, char **argv)
 		command_help(stdout, c);
 		return EXIT_OK;
 	}
-	cli_args_init(&a);
+	cli_args_init(&a, c->id);
 	a.command = c->id;
 	a.name = c->name;
 	ret = cli_parse(c->name, c->id, argc, argv, &a);

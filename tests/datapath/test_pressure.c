@@ -26,7 +26,7 @@ static void option_set(struct settings *s, const char *name, const char *value)
 	struct cli_args a;
 	const char *why;
 
-	cli_args_init(&a);
+	cli_args_init(&a, CMD_RULE);
 	a.settings = *s;
 	option_apply(&a, (enum option_id)option_find(name), value, &why);
 	*s = a.settings;

@@ -414,11 +414,11 @@ static void test_durations(void)
 	int err;
 
 	for (i = 0; i < sizeof(duration_cases) / sizeof(duration_cases[0]); i++) {
-		cli_args_init(&a);
+		cli_args_init(&a, CMD_DENY);
 		ns = 0;
 		out[0] = '\0';
 		err = option_apply(&a, OPT_TIMEOUT, duration_cases[i].in, &why);
-		ns = a.timeout_ns;
+		ns = a.cmd.deny.timeout_ns;
 		if (!err)
 			format_duration(out, sizeof(out), ns);
 		snprintf(name, sizeof(name), "duration '%s'%s%s", duration_cases[i].in,
@@ -432,7 +432,7 @@ static void test_durations(void)
 	check(parse_rate("5/d", &(struct rate){ 0 }, &why) == -EINVAL,
 	      "a rate per day is still refused: days are for durations", "%s", why);
 	test_duration_round_trip();
-	cli_args_init(&a);
+	cli_args_init(&a, CMD_DENY);
 	err = option_apply(&a, OPT_TIMEOUT, "3651d", &why);
 	check(err == -ERANGE && !strcmp(why, "a deny entry lasts at most 3650d"),
 	      "--timeout 3651d: the one ban limit says the most", "%d '%s'", err, why);
@@ -861,7 +861,7 @@ static int build_message(const char *cidr, const char *options, char *msg, size_
 	bool host_bits;
 	int err = 0, id;
 
-	cli_args_init(&a);
+	cli_args_init(&a, CMD_RULE);
 	snprintf(words, sizeof(words), "%s", options);
 	for (word = strtok_r(words, " ", &save); word && !err; word = strtok_r(NULL, " ", &save)) {
 		id = option_find(word);

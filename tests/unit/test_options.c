@@ -20,7 +20,7 @@ static int parse(enum command_id cmd, struct cli_args *a, char *const *words)
 
 	while (*words && argc < 31)
 		argv[argc++] = *words++;
-	cli_args_init(a);
+	cli_args_init(a, (int)cmd);
 	/* Errors are the point of half of these cases: keep stderr quiet. */
 	freopen("/dev/null", "w", stderr);
 	ret = cli_parse("test", cmd, argc, argv, a);
@@ -69,25 +69,25 @@ static void test_short_and_optional(void)
 	int ret;
 
 	ret = parse(CMD_TOP, &a, (char *[]){ "-n5", "eth0", NULL });
-	check(ret == -1 && a.limit == 5 && a.nargs == 1, "-n5", "limit %llu",
-	      (unsigned long long)a.limit);
+	check(ret == -1 && a.cmd.top.limit == 5 && a.nargs == 1, "-n5", "limit %llu",
+	      (unsigned long long)a.cmd.top.limit);
 	cli_args_free(&a);
 	check(parse(CMD_TOP, &a, (char *[]){ "-jp", "-n", "7", NULL }) == -1 && a.json &&
-		      a.pretty && a.limit == 7,
+		      a.pretty && a.cmd.top.limit == 7,
 	      "-jp -n 7", " ");
 	cli_args_free(&a);
 	check(parse(CMD_TOP, &a, (char *[]){ "-x", NULL }) == 2, "an unknown short option", " ");
 	cli_args_free(&a);
 	check(parse(CMD_STATS, &a, (char *[]){ "--watch", "2", "eth0", NULL }) == -1 &&
-		      a.watch_ns == 2000000000ULL && a.nargs == 1,
+		      a.cmd.stats.watch_ns == 2000000000ULL && a.nargs == 1,
 	      "--watch 2 takes the number", " ");
 	cli_args_free(&a);
 	check(parse(CMD_STATS, &a, (char *[]){ "--watch", "eth0", NULL }) == -1 &&
-		      a.watch_ns == 1000000000ULL && a.nargs == 1,
+		      a.cmd.stats.watch_ns == 1000000000ULL && a.nargs == 1,
 	      "--watch eth0 leaves the interface", " ");
 	cli_args_free(&a);
 	check(parse(CMD_STATS, &a, (char *[]){ "--watch=0.5", NULL }) == -1 &&
-		      a.watch_ns == 500000000ULL,
+		      a.cmd.stats.watch_ns == 500000000ULL,
 	      "--watch=0.5", " ");
 	cli_args_free(&a);
 	check(parse(CMD_RULE, &a,
@@ -118,13 +118,13 @@ static void test_show_round_trip(void)
 	const char *why;
 	int i, err = 0;
 
-	cli_args_init(&a);
+	cli_args_init(&a, CMD_RULE);
 	for (i = 0; i < OPT_MAX; i++) {
 		const struct option_def *o = &option_table[i];
 
 		if (o->scope != SCOPE_LIMITER && o->scope != SCOPE_MATCH)
 			continue;
-		check(o->statements && o->format, o->name, "no statement or format");
+		check(o->statements && o->home, o->name, "no statement or format");
 		err |= option_apply(&a, i, o->metavar ? samples[i] : NULL, &why);
 		snprintf(name, sizeof(name), "show prints --%s when set", o->name);
 		format_settings(shown, sizeof(shown), &a.settings);
@@ -135,7 +135,7 @@ static void test_show_round_trip(void)
 	check(!err, "every sample value parses", " ");
 	/* What show prints, parsed back word by word through the same table. */
 	format_settings(shown, sizeof(shown), &a.settings);
-	cli_args_init(&b);
+	cli_args_init(&b, CMD_RULE);
 	for (char *w = strtok(shown, " "); w; w = strtok(NULL, " ")) {
 		int id = option_find(w);
 
@@ -167,8 +167,8 @@ static void test_takers(void)
 	      "attach takes -f and --replace", " ");
 	for (int i = 0; i < OPT_MAX; i++)
 		if (option_table[i].statements & STMT_ATTACH)
-			check(option_table[i].format_attach, option_table[i].name,
-			      "an attach option show cannot print");
+			check(option_table[i].home == IN_ATTACH, option_table[i].name,
+			      "an attach option that is not in struct attach_settings");
 	check(option_takes(CMD_DETACH, 0, OPT_WAIT) && option_takes(CMD_EXPORTER, 0, OPT_HELP),
 	      "--wait and --help go with every command", " ");
 	check(option_find("rat") < 0 && option_find("rate") == OPT_RATE, "option_find is exact",

@@ -174,8 +174,8 @@ static int agent_check(struct cli_args *a)
 		return fail_input("agent", "--redis HOST:PORT is required");
 	if (a->given[OPT_REDIS_USER] && !a->given[OPT_REDIS_PASSWORD_FILE])
 		return fail_input("agent", "--redis-user needs --redis-password-file");
-	if (a->agent.password_file && password_read(a->agent.password_file, pw, &why))
-		return fail_input("agent", "--redis-password-file %s: %s", a->agent.password_file,
+	if (a->cmd.agent.password_file && password_read(a->cmd.agent.password_file, pw, &why))
+		return fail_input("agent", "--redis-password-file %s: %s", a->cmd.agent.password_file,
 				  why);
 	return -1;
 }
@@ -882,9 +882,9 @@ static int agent_setup(struct agent *ag, struct cli_args *a)
 	int n, err;
 
 	ag->ifname = a->ifname;
-	ag->opt = a->agent;
-	ag->hosts = (uint32_t)a->agent.hosts;
-	n = parse_endpoints(a->agent.redis, seeds, ENDPOINTS_MAX, &why);
+	ag->opt = a->cmd.agent;
+	ag->hosts = (uint32_t)a->cmd.agent.hosts;
+	n = parse_endpoints(a->cmd.agent.redis, seeds, ENDPOINTS_MAX, &why);
 	if (n < 0)
 		return n;
 	if (ag->opt.password_file && password_read(ag->opt.password_file, ag->password, &why))

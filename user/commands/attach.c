@@ -59,8 +59,8 @@ static int attach_check_file(struct cli_args *a)
 		return fail_input("attach", "%s", err_line);
 	if (prove_refusal(a->doc, &why))
 		return fail_input("attach", "%s", why);
-	a->xdp_flags = a->doc->attach.xdp_flags;
-	a->max_sources = a->doc->attach.max_sources;
+	a->attach.xdp_flags = a->doc->attach.xdp_flags;
+	a->attach.max_sources = a->doc->attach.max_sources;
 	return -1;
 }
 
@@ -73,11 +73,11 @@ static int attach_check_args(struct cli_args *a)
 		return fail_input("attach", "missing --rate (for example --rate 500/s)");
 	doc_init(a->doc);
 	a->doc->dflt = a->settings;
-	a->doc->attach.xdp_flags = a->xdp_flags;
+	a->doc->attach.xdp_flags = a->attach.xdp_flags;
 	a->doc->attach.mode_given = a->given[OPT_MODE];
-	a->doc->attach.max_sources = a->max_sources;
+	a->doc->attach.max_sources = a->attach.max_sources;
 	a->doc->attach.max_sources_given = a->given[OPT_MAX_SOURCES];
-	a->doc->attach.group = a->group;
+	a->doc->attach.group = a->attach.group;
 	a->doc->attach.group_given = a->given[OPT_GROUP];
 	if (doc_validate(a->doc, &why) || prove_refusal(a->doc, &why))
 		return fail_input("attach", "%s", why);
@@ -93,7 +93,7 @@ static int attach_check(struct cli_args *a)
 	if (!a->doc)
 		return fail_runtime("attach", -ENOMEM, "cannot check the policy");
 	/* libxdp only detaches and re-attaches: no live replace to offer yet. */
-	if (a->multiprog && a->given[OPT_REPLACE])
+	if (a->cmd.attach.multiprog && a->given[OPT_REPLACE])
 		return fail_input("attach", "--replace does not work with --multiprog (detach, "
 					    "then attach --multiprog)");
 	ret = a->file ? attach_check_file(a) : attach_check_args(a);
@@ -374,9 +374,9 @@ static int attach_locked(struct cli_args *a)
 {
 	struct attach_opts o = { .ifname = a->ifname,
 				 .doc = *a->doc,
-				 .max_sources = a->max_sources,
-				 .xdp_flags = a->xdp_flags,
-				 .multiprog = a->multiprog,
+				 .max_sources = a->attach.max_sources,
+				 .xdp_flags = a->attach.xdp_flags,
+				 .multiprog = a->cmd.attach.multiprog,
 				 .group = a->doc->attach.group_given ? (gid_t)a->doc->attach.group
 								     : STATE_NO_GROUP };
 	struct sluice *skel = NULL;

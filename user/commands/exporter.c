@@ -552,7 +552,7 @@ static void serving_say(const struct cli_args *a, const char *where)
 
 static int exporter_run(struct cli_args *a, struct state *unused)
 {
-	struct sockaddr_storage ss = a->listen;
+	struct sockaddr_storage ss = a->cmd.exporter.listen;
 	struct MHD_Daemon *d;
 	char where[INET6_ADDRSTRLEN + 16];
 	sigset_t stop_signals;

@@ -169,6 +169,6 @@ int list_run(struct cli_args *a, struct state *st)
 {
 	if (!strcmp(a->verb, "list") || !strcmp(a->verb, "flush"))
 		return list_whole(a, st, !strcmp(a->verb, "flush"));
-	set_expiry(&a->items, a->timeout_ns);
+	set_expiry(&a->items, a->cmd.deny.timeout_ns);
 	return list_change(a, st, !strcmp(a->verb, "add"), &a->items);
 }

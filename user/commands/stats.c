@@ -138,11 +138,11 @@ static int stats_once(const struct stats_opts *o, const struct state *st)
 
 static int stats_check(struct cli_args *a)
 {
-	if (a->json && a->prometheus)
+	if (a->json && a->cmd.stats.prometheus)
 		return fail_input("stats", "--json and --prometheus exclude each other");
-	if (a->given[OPT_COUNT] && !a->watch_ns)
+	if (a->given[OPT_COUNT] && !a->cmd.stats.watch_ns)
 		return fail_input("stats", "--count needs --watch");
-	if (a->watch_ns && a->prometheus)
+	if (a->cmd.stats.watch_ns && a->cmd.stats.prometheus)
 		return fail_input("stats", "--prometheus prints once; scrape 'sluice exporter' "
 					   "for a series");
 	return -1;
@@ -150,10 +150,10 @@ static int stats_check(struct cli_args *a)
 
 static int stats_run(struct cli_args *a, struct state *st)
 {
-	struct stats_opts o = { .ifname = a->ifname, .watch_ns = a->watch_ns, .count = a->count };
+	struct stats_opts o = { .ifname = a->ifname, .watch_ns = a->cmd.stats.watch_ns, .count = a->cmd.stats.count };
 	struct sigaction sa = { .sa_handler = on_signal };
 
-	o.format = a->json ? FORMAT_JSON : a->prometheus ? FORMAT_PROMETHEUS : FORMAT_TABLE;
+	o.format = a->json ? FORMAT_JSON : a->cmd.stats.prometheus ? FORMAT_PROMETHEUS : FORMAT_TABLE;
 	if (!o.watch_ns)
 		return stats_once(&o, st);
 	/* No SA_RESTART: Ctrl-C must end the sleep, not resume it. */

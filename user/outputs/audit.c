@@ -202,8 +202,7 @@ static void item(struct items *it, const char *fmt, ...)
 static void option_value(const struct option_def *o, const struct settings *s, char *buf,
 			 size_t len)
 {
-	static const struct match none;
-	bool set = o->format(s, &none, buf, len);
+	bool set = format_setting(o, s, buf, len);
 
 	if (!o->metavar)
 		snprintf(buf, len, "%s", set ? "on" : "off");

@@ -148,7 +148,7 @@ static int parse_rule(struct parse_ctx *pc, const struct tokens *t, struct polic
 	if (doc->n_rules == SLUICE_MAX_POLICIES - 1)
 		return fail_at(pc, t->col[0], "too many rules (at most %d)",
 			       SLUICE_MAX_POLICIES - 1);
-	cli_args_init(&a);
+	cli_args_init(&a, -1);
 	err = parse_cidr_word(pc, t, 1, &a.match.cidr);
 	if (!err)
 		err = parse_options(pc, t, 2, STMT_RULE, &a);
@@ -172,7 +172,7 @@ static int parse_default(struct parse_ctx *pc, const struct tokens *t, struct po
 
 	if (pc->have_default)
 		return fail_at(pc, t->col[0], "a second 'default' statement");
-	cli_args_init(&a);
+	cli_args_init(&a, -1);
 	err = parse_options(pc, t, 1, STMT_DEFAULT, &a);
 	if (err)
 		return err;
@@ -196,16 +196,11 @@ static int parse_attach(struct parse_ctx *pc, const struct tokens *t, struct pol
 		statement_options(STMT_ATTACH, names, sizeof(names));
 		return fail_at(pc, t->col[0], "expected an option after 'attach' (%s)", names);
 	}
-	cli_args_init(&a);
+	cli_args_init(&a, -1);
 	err = parse_options(pc, t, 1, STMT_ATTACH, &a);
 	if (err)
 		return err;
-	doc->attach.xdp_flags = a.xdp_flags;
-	doc->attach.mode_given = a.given[OPT_MODE];
-	doc->attach.max_sources = a.max_sources;
-	doc->attach.max_sources_given = a.given[OPT_MAX_SOURCES];
-	doc->attach.group = a.group;
-	doc->attach.group_given = a.given[OPT_GROUP];
+	doc->attach = a.attach;
 	pc->have_attach = true;
 	return 0;
 }

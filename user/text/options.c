@@ -9,15 +9,12 @@
 #include "values/listen.h"
 #include "values/words.h"
 
-#define WATCH_DEFAULT_NS  NSEC_PER_SEC
-#define WATCH_MIN_NS	  (NSEC_PER_SEC / 10)
-#define WATCH_MAX_NS	  (3600 * NSEC_PER_SEC)
-#define WAIT_MAX_NS	  (1000000 * NSEC_PER_SEC)
-#define TOP_DEFAULT	  20
-#define LISTEN_DEFAULT	  "127.0.0.1:9723"
-#define PERIOD_DEFAULT_NS (100 * NSEC_PER_SEC / 1000)
-#define PERIOD_MIN_NS	  (NSEC_PER_SEC / 1000)
-#define PERIOD_MAX_NS	  (10 * NSEC_PER_SEC)
+#define WATCH_MIN_NS   (NSEC_PER_SEC / 10)
+#define WATCH_MAX_NS   (3600 * NSEC_PER_SEC)
+#define WAIT_MAX_NS    (1000000 * NSEC_PER_SEC)
+#define LISTEN_DEFAULT "127.0.0.1:9723"
+#define PERIOD_MIN_NS  (NSEC_PER_SEC / 1000)
+#define PERIOD_MAX_NS  (10 * NSEC_PER_SEC)
 
 /* Appends a word (printf-style) to buf, space-separated, keeping it terminated. */
 static void append(char *buf, size_t len, const char *fmt, ...)
@@ -36,785 +33,491 @@ static void append(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Limiter options. */
-
-static int apply_rate(struct cli_args *a, const char *v, const char **why)
+/* Where option o's member is in a, or NULL for IN_NONE. */
+static void *member_of(struct cli_args *a, const struct option_def *o)
 {
-	return parse_rate(v, &a->settings.rate, why);
-}
-
-static int apply_burst(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_burst(v, &a->settings.burst, why);
-}
-
-static int apply_algorithm(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_algorithm(v, &a->settings.algorithm, why);
-}
-
-static int apply_window(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_duration(v, WINDOW_MIN_NS, WINDOW_MAX_NS, &a->settings.window_ns, why);
-}
-
-static int apply_warmup(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_duration(v, WINDOW_MIN_NS, WINDOW_MAX_NS, &a->settings.warmup_ns, why);
-}
-
-static int apply_action(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_action(v, &a->settings.action, why);
-}
-
-static int apply_dscp(struct cli_args *a, const char *v, const char **why)
-{
-	int err = parse_dscp(v, &a->settings.dscp, why);
-
-	if (!err)
-		a->settings.mark_dscp = true;
-	return err;
-}
-
-static int apply_ecn(struct cli_args *a, const char *v, const char **why)
-{
-	(void)v, (void)why;
-	a->settings.mark_ecn = true;
-	return 0;
-}
-
-static int apply_ipv4_prefix(struct cli_args *a, const char *v, const char **why)
-{
-	a->settings.ipv4_prefix_given = true;
-	return parse_prefix(v, 32, &a->settings.ipv4_prefix, why);
-}
-
-static int apply_ipv6_prefix(struct cli_args *a, const char *v, const char **why)
-{
-	a->settings.ipv6_prefix_given = true;
-	return parse_prefix(v, 128, &a->settings.ipv6_prefix, why);
-}
-
-static int apply_new_sources(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_rate(v, &a->settings.new_sources, why);
-}
-
-static int apply_overflow_rate(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_rate(v, &a->settings.overflow, why);
-}
-
-static int apply_initial_burst(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_burst(v, &a->settings.initial, why);
-}
-
-static int apply_on_full(struct cli_args *a, const char *v, const char **why)
-{
-	if (strcmp(v, "drop") && strcmp(v, "pass")) {
-		*why = "expected drop or pass";
-		return -EINVAL;
-	}
-	a->settings.on_full_pass = !strcmp(v, "pass");
-	return 0;
-}
-
-static int apply_prove(struct cli_args *a, const char *v, const char **why)
-{
-	static const char *const modes[] = {
-		[PROVE_OFF] = "off", [PROVE_TCP] = "tcp", [PROVE_TCP_ALWAYS] = "tcp-always"
+	char *home[] = {
+		[IN_NONE] = NULL,
+		[IN_ARGS] = (char *)a,
+		[IN_SETTINGS] = (char *)&a->settings,
+		[IN_MATCH] = (char *)&a->match,
+		[IN_ATTACH] = (char *)&a->attach,
+		[IN_COMMAND] = (char *)&a->cmd,
 	};
+
+	return home[o->home] ? home[o->home] + o->offset : NULL;
+}
+
+/* The n-th word of a space-separated list into buf; false past its end. */
+static bool nth_word(const char *list, unsigned int n, char *buf, size_t len)
+{
+	size_t w;
+
+	for (; list && *list; n--) {
+		w = strcspn(list, " ");
+		if (!n) {
+			snprintf(buf, len, "%.*s", (int)w, list);
+			return true;
+		}
+		list += w + (list[w] == ' ');
+	}
+	return false;
+}
+
+/* "expected off, tcp or tcp-always": what a TYPE_WORD option takes. */
+static const char *expected_words(const char *list)
+{
+	static char msg[128];
+	char word[32];
+	unsigned int i, n = 0;
+
+	while (nth_word(list, n, word, sizeof(word)))
+		n++;
+	snprintf(msg, sizeof(msg), "expected");
+	for (i = 0; i < n; i++) {
+		nth_word(list, i, word, sizeof(word));
+		append(msg, sizeof(msg), "%s%s%s", i + 1 == n && n > 1 ? "or " : "", word,
+		       i + 2 < n ? "," : "");
+	}
+	return msg;
+}
+
+static void store_index(void *field, size_t size, unsigned int i)
+{
+	if (size == sizeof(uint8_t))
+		*(uint8_t *)field = (uint8_t)i;
+	else
+		*(uint32_t *)field = i;
+}
+
+static unsigned int load_index(const void *field, size_t size)
+{
+	return size == sizeof(uint8_t) ? *(const uint8_t *)field : *(const uint32_t *)field;
+}
+
+static int parse_word(const struct option_def *o, void *field, const char *v, const char **why)
+{
+	char word[32];
 	unsigned int i;
 
-	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-		if (!strcmp(v, modes[i])) {
-			a->settings.prove = (uint8_t)i;
+	for (i = 0; nth_word(o->values, i, word, sizeof(word)); i++)
+		if (!strcmp(v, word)) {
+			store_index(field, o->size, i);
 			return 0;
 		}
-	*why = "expected off, tcp or tcp-always";
+	*why = expected_words(o->values);
 	return -EINVAL;
 }
 
-static int apply_proven_sources(struct cli_args *a, const char *v, const char **why)
+/* Each --aggregate adds one, counted in the member after the array; "none" clears them. */
+static int parse_aggregates(const struct option_def *o, void *field, const char *v,
+			    const char **why)
 {
-	return parse_rate(v, &a->settings.proven_sources, why);
-}
-
-/* Each --aggregate adds one; "none" clears them. */
-static int apply_aggregate(struct cli_args *a, const char *v, const char **why)
-{
-	struct settings *s = &a->settings;
+	struct aggregate *aggs = field;
+	unsigned int *n = (unsigned int *)((char *)field + o->size);
 	int err;
 
 	if (!strcmp(v, "none")) {
-		s->n_aggregates = 0;
+		*n = 0;
 		return 0;
 	}
-	if (s->n_aggregates == SLUICE_MAX_AGGREGATES) {
+	if (*n == SLUICE_MAX_AGGREGATES) {
 		*why = "at most 4 aggregates per rule";
 		return -E2BIG;
 	}
-	err = parse_aggregate(v, &s->aggregates[s->n_aggregates], why);
+	err = parse_aggregate(v, &aggs[*n], why);
 	if (!err)
-		s->n_aggregates++;
+		(*n)++;
 	return err;
 }
 
-/* Match options. */
-
-static int apply_proto(struct cli_args *a, const char *v, const char **why)
+static int parse_name(const char *v, const char **field, const char **why)
 {
-	return parse_proto(v, &a->match.proto, why);
-}
-
-static int apply_dport(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_port_range(v, &a->match.dport_lo, &a->match.dport_hi, why);
-}
-
-static int apply_syn(struct cli_args *a, const char *v, const char **why)
-{
-	(void)v, (void)why;
-	a->match.syn = true;
-	return 0;
-}
-
-/* Command options. */
-
-static int apply_multiprog(struct cli_args *a, const char *v, const char **why)
-{
-	(void)v, (void)why;
-	a->multiprog = true;
-	return 0;
-}
-
-static int apply_mode(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_mode(v, &a->xdp_flags, why);
-}
-
-static int apply_max_sources(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_count(v, 1, MAX_SOURCES_MAX, &a->max_sources, why);
-}
-
-static int apply_group(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_group(v, &a->group, why);
-}
-
-static int apply_file(struct cli_args *a, const char *v, const char **why)
-{
-	(void)why;
-	a->file = v;
-	return 0;
-}
-
-static int apply_timeout(struct cli_args *a, const char *v, const char **why)
-{
-	int err = parse_duration(v, NSEC_PER_SEC, UINT64_MAX, &a->timeout_ns, why);
-
-	return err ?: ban_length_check(a->timeout_ns, why);
-}
-
-static int apply_check(struct cli_args *a, const char *v, const char **why)
-{
-	(void)a, (void)v, (void)why;
-	return 0;
-}
-
-static int apply_replace(struct cli_args *a, const char *v, const char **why)
-{
-	(void)a, (void)v, (void)why;
-	return 0;
-}
-
-static int apply_prometheus(struct cli_args *a, const char *v, const char **why)
-{
-	(void)v, (void)why;
-	a->prometheus = true;
-	return 0;
-}
-
-static int apply_watch(struct cli_args *a, const char *v, const char **why)
-{
-	a->watch_ns = WATCH_DEFAULT_NS;
-	return v ? parse_seconds(v, WATCH_MIN_NS, WATCH_MAX_NS, &a->watch_ns, why) : 0;
-}
-
-static int apply_count(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_count(v, 1, UINT32_MAX, &a->count, why);
-}
-
-static int apply_limit(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_count(v, 1, MAX_SOURCES_MAX, &a->limit, why);
-}
-
-static const char *const sort_names[] = {
-	[SORT_DROPS] = "drops",
-	[SORT_PASSED] = "passed",
-	[SORT_RATE] = "rate",
-};
-
-static int apply_sort(struct cli_args *a, const char *v, const char **why)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++) {
-		if (!strcmp(v, sort_names[i])) {
-			a->sort = (enum top_sort)i;
-			return 0;
-		}
+	if (!*v || strpbrk(v, " \t\r\n")) {
+		*why = "expected an ACL user name without spaces";
+		return -EINVAL;
 	}
-	*why = "expected drops, passed or rate";
-	return -EINVAL;
+	*field = v;
+	return 0;
 }
 
-static int apply_listen(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_listen(v, &a->listen, why);
-}
-
-static int apply_redis(struct cli_args *a, const char *v, const char **why)
+static int parse_endpoint_list(const char *v, const char **field, const char **why)
 {
 	struct endpoint e[ENDPOINTS_MAX];
 	int n = parse_endpoints(v, e, ENDPOINTS_MAX, why);
 
 	if (n < 0)
 		return n;
-	a->agent.redis = v;
+	*field = v;
 	return 0;
 }
 
-static int apply_period(struct cli_args *a, const char *v, const char **why)
+static int parse_timeout(const char *v, uint64_t *field, const char **why)
 {
-	return parse_duration(v, PERIOD_MIN_NS, PERIOD_MAX_NS, &a->agent.period_ns, why);
+	int err = parse_duration(v, NSEC_PER_SEC, UINT64_MAX, field, why);
+
+	return err ?: ban_length_check(*field, why);
 }
 
-static int apply_fallback(struct cli_args *a, const char *v, const char **why)
+/* Parses v, as o's type says, into o's member; v is NULL for a flag. */
+static int parse_typed(const struct option_def *o, void *field, const char *v, const char **why)
 {
-	if (strcmp(v, "local") && strcmp(v, "split")) {
-		*why = "expected local or split";
+	switch (o->type) {
+	case TYPE_FLAG:
+		*(bool *)field = true;
+		return 0;
+	case TYPE_STRING:
+		*(const char **)field = v;
+		return 0;
+	case TYPE_NAME:
+		return parse_name(v, field, why);
+	case TYPE_WORD:
+		return parse_word(o, field, v, why);
+	case TYPE_COUNT:
+		return parse_count(v, o->min, o->max, field, why);
+	case TYPE_DURATION:
+		return parse_duration(v, o->min, o->max, field, why);
+	case TYPE_SECONDS:
+		return parse_seconds(v, o->min, o->max, field, why);
+	case TYPE_TIMEOUT:
+		return parse_timeout(v, field, why);
+	case TYPE_PREFIX:
+		return parse_prefix(v, (unsigned int)o->max, field, why);
+	case TYPE_RATE:
+		return parse_rate(v, field, why);
+	case TYPE_BURST:
+		return parse_burst(v, field, why);
+	case TYPE_ALGORITHM:
+		return parse_algorithm(v, field, why);
+	case TYPE_ACTION:
+		return parse_action(v, field, why);
+	case TYPE_DSCP:
+		return parse_dscp(v, field, why);
+	case TYPE_AGGREGATE:
+		return parse_aggregates(o, field, v, why);
+	case TYPE_PROTO:
+		return parse_proto(v, field, why);
+	case TYPE_PORT_RANGE:
+		return parse_port_range(v, field, (uint16_t *)field + 1, why);
+	case TYPE_MODE:
+		return parse_mode(v, field, why);
+	case TYPE_GROUP:
+		return parse_group(v, field, why);
+	case TYPE_LISTEN:
+		return parse_listen(v, field, why);
+	case TYPE_ENDPOINTS:
+		return parse_endpoint_list(v, field, why);
+	default:
+		*why = "no parser for this type";
 		return -EINVAL;
 	}
-	a->agent.fallback = strcmp(v, "local") ? FALLBACK_SPLIT : FALLBACK_LOCAL;
-	return 0;
-}
-
-static int apply_hosts(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_count(v, 1, AGENT_HOSTS_MAX, &a->agent.hosts, why);
-}
-
-static int apply_shadow(struct cli_args *a, const char *v, const char **why)
-{
-	(void)v, (void)why;
-	a->agent.shadow = true;
-	return 0;
-}
-
-static int apply_redis_user(struct cli_args *a, const char *v, const char **why)
-{
-	if (!*v || strpbrk(v, " \t\r\n")) {
-		*why = "expected an ACL user name without spaces";
-		return -EINVAL;
-	}
-	a->agent.user = v;
-	return 0;
-}
-
-static int apply_redis_password_file(struct cli_args *a, const char *v, const char **why)
-{
-	(void)why;
-	a->agent.password_file = v;
-	return 0;
-}
-
-static int apply_json(struct cli_args *a, const char *v, const char **why)
-{
-	(void)v, (void)why;
-	a->json = true;
-	return 0;
-}
-
-static int apply_pretty(struct cli_args *a, const char *v, const char **why)
-{
-	(void)v, (void)why;
-	a->pretty = true;
-	return 0;
-}
-
-static int apply_wait(struct cli_args *a, const char *v, const char **why)
-{
-	return parse_seconds(v, 0, WAIT_MAX_NS, &a->wait_ns, why);
-}
-
-static int apply_help(struct cli_args *a, const char *v, const char **why)
-{
-	(void)a, (void)v, (void)why;
-	return 0;
-}
-
-/* How show prints each limiter and match option: false at the default. */
-
-static bool show_rate(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	format_rate(buf, len, &s->rate);
-	return true;
-}
-
-static bool show_burst(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	format_burst(buf, len, &s->burst);
-	return s->burst.value;
-}
-
-static bool show_algorithm(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	snprintf(buf, len, "%s", algorithm_name(s->algorithm));
-	return s->algorithm != SLUICE_METER_GCRA;
-}
-
-static bool show_window(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	format_duration(buf, len, s->window_ns);
-	return s->window_ns;
-}
-
-static bool show_warmup(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	format_duration(buf, len, s->warmup_ns);
-	return s->warmup_ns;
-}
-
-static bool show_action(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	snprintf(buf, len, "%s", action_name(s->action));
-	return s->action != SLUICE_ACTION_DROP;
-}
-
-static bool show_dscp(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	snprintf(buf, len, "%u", s->dscp);
-	return s->mark_dscp;
-}
-
-static bool show_ecn(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m, (void)len;
-	buf[0] = '\0';
-	return s->mark_ecn;
-}
-
-static bool show_ipv4_prefix(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	snprintf(buf, len, "%u", s->ipv4_prefix);
-	return s->ipv4_prefix != SLUICE_DEFAULT_IPV4_PREFIX;
-}
-
-static bool show_ipv6_prefix(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	snprintf(buf, len, "%u", s->ipv6_prefix);
-	return s->ipv6_prefix != SLUICE_DEFAULT_IPV6_PREFIX;
-}
-
-static bool show_new_sources(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	if (s->new_sources.amount)
-		format_rate(buf, len, &s->new_sources);
-	return s->new_sources.amount;
-}
-
-static bool show_overflow_rate(const struct settings *s, const struct match *m, char *buf,
-			       size_t len)
-{
-	(void)m;
-	if (s->overflow.amount)
-		format_rate(buf, len, &s->overflow);
-	return s->overflow.amount;
-}
-
-static bool show_initial_burst(const struct settings *s, const struct match *m, char *buf,
-			       size_t len)
-{
-	(void)m;
-	format_burst(buf, len, &s->initial);
-	return s->initial.value;
-}
-
-static bool show_on_full(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	snprintf(buf, len, "pass");
-	return s->on_full_pass;
-}
-
-static bool show_prove(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)m;
-	snprintf(buf, len, "%s", s->prove == PROVE_TCP_ALWAYS ? "tcp-always" : "tcp");
-	return s->prove != PROVE_OFF;
-}
-
-static bool show_proven_sources(const struct settings *s, const struct match *m, char *buf,
-				size_t len)
-{
-	(void)m;
-	if (s->proven_sources.amount)
-		format_rate(buf, len, &s->proven_sources);
-	return s->proven_sources.amount;
 }
 
 /* Every aggregate, each with its own "aggregate" word. */
-static bool show_aggregate(const struct settings *s, const struct match *m, char *buf, size_t len)
+static void format_aggregates(const struct option_def *o, const void *field, char *buf, size_t len)
 {
+	const struct aggregate *aggs = field;
+	unsigned int i, n = *(const unsigned int *)((const char *)field + o->size);
 	char one[96];
-	unsigned int i;
 
-	(void)m;
 	buf[0] = '\0';
-	for (i = 0; i < s->n_aggregates && i < SLUICE_MAX_AGGREGATES; i++) {
-		format_aggregate(one, sizeof(one), &s->aggregates[i]);
+	for (i = 0; i < n && i < SLUICE_MAX_AGGREGATES; i++) {
+		format_aggregate(one, sizeof(one), &aggs[i]);
 		append(buf, len, "%s%s", i ? "aggregate " : "", one);
 	}
-	return s->n_aggregates;
 }
 
-static bool show_proto(const struct settings *s, const struct match *m, char *buf, size_t len)
+static void format_port_range(const uint16_t *range, char *buf, size_t len)
 {
-	(void)s;
-	snprintf(buf, len, "%s", proto_name(m->proto));
-	return m->proto;
-}
-
-static bool show_dport(const struct settings *s, const struct match *m, char *buf, size_t len)
-{
-	(void)s;
-	if (m->dport_lo == m->dport_hi)
-		snprintf(buf, len, "%u", m->dport_lo);
+	if (range[0] == range[1])
+		snprintf(buf, len, "%u", range[0]);
 	else
-		snprintf(buf, len, "%u-%u", m->dport_lo, m->dport_hi);
-	return m->dport_hi;
+		snprintf(buf, len, "%u-%u", range[0], range[1]);
 }
 
-static bool show_syn(const struct settings *s, const struct match *m, char *buf, size_t len)
+/* o's member as show writes it, in the words it was parsed from. */
+static void format_typed(const struct option_def *o, const void *field, char *buf, size_t len)
 {
-	(void)s, (void)len;
 	buf[0] = '\0';
-	return m->syn;
-}
-
-/* How show prints the attach statement's options: false when not stated. */
-
-static bool show_mode(const struct attach_settings *as, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", mode_name(as->xdp_flags));
-	return as->mode_given && as->xdp_flags;
-}
-
-static bool show_max_sources(const struct attach_settings *as, char *buf, size_t len)
-{
-	snprintf(buf, len, "%llu", (unsigned long long)as->max_sources);
-	return as->max_sources_given;
-}
-
-static bool show_group(const struct attach_settings *as, char *buf, size_t len)
-{
-	format_group(buf, len, as->group);
-	return as->group_given;
-}
-
-#define LIMITER(_name, _meta, _values, _fn, _help)                                               \
-	{                                                                                        \
-		.name = _name, .metavar = _meta, .scope = SCOPE_LIMITER, .commands = ON_POLICY,  \
-		.statements = STMT_DEFAULT | STMT_RULE, .values = _values, .apply = apply_##_fn, \
-		.format = show_##_fn, .help = _help                                              \
+	switch (o->type) {
+	case TYPE_WORD:
+		nth_word(o->values, load_index(field, o->size), buf, len);
+		break;
+	case TYPE_COUNT:
+		snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)field);
+		break;
+	case TYPE_DURATION:
+		format_duration(buf, len, *(const uint64_t *)field);
+		break;
+	case TYPE_PREFIX:
+		snprintf(buf, len, "%u", *(const unsigned int *)field);
+		break;
+	case TYPE_RATE:
+		format_rate(buf, len, field);
+		break;
+	case TYPE_BURST:
+		format_burst(buf, len, field);
+		break;
+	case TYPE_ALGORITHM:
+		snprintf(buf, len, "%s", algorithm_name(*(const uint8_t *)field));
+		break;
+	case TYPE_ACTION:
+		snprintf(buf, len, "%s", action_name(*(const uint32_t *)field));
+		break;
+	case TYPE_DSCP:
+		snprintf(buf, len, "%u", *(const uint8_t *)field);
+		break;
+	case TYPE_AGGREGATE:
+		format_aggregates(o, field, buf, len);
+		break;
+	case TYPE_PROTO:
+		snprintf(buf, len, "%s", proto_name(*(const uint8_t *)field));
+		break;
+	case TYPE_PORT_RANGE:
+		format_port_range(field, buf, len);
+		break;
+	case TYPE_MODE:
+		snprintf(buf, len, "%s", mode_name(*(const uint32_t *)field));
+		break;
+	case TYPE_GROUP:
+		format_group(buf, len, *(const unsigned int *)field);
+		break;
+	default:
+		break;
 	}
-#define PREFIX(_name, _fn, _help)                                                          \
-	{                                                                                  \
-		.name = _name, .metavar = "N", .scope = SCOPE_LIMITER,                     \
-		.commands = ON(ATTACH) | ON(RULE), .statements = STMT_DEFAULT | STMT_RULE, \
-		.apply = apply_##_fn, .format = show_##_fn, .help = _help                  \
-	}
-#define MATCH(_name, _meta, _values, _fn, _help)                                             \
-	{                                                                                    \
-		.name = _name, .metavar = _meta, .scope = SCOPE_MATCH, .commands = ON(RULE), \
-		.statements = STMT_RULE, .values = _values, .apply = apply_##_fn,            \
-		.format = show_##_fn, .help = _help                                          \
-	}
+}
+
+/* The member _m of struct _t, in home _home, that an option's value goes to. */
+#define MEMBER(_home, _t, _m) \
+	.home = _home, .offset = offsetof(_t, _m), .size = sizeof(((_t *)0)->_m)
+/* Two adjacent members as one value: a range's low and high ends. */
+#define MEMBERS(_home, _t, _first, _last)              \
+	.home = _home, .offset = offsetof(_t, _first), \
+	.size = offsetof(_t, _last) + sizeof(((_t *)0)->_last) - offsetof(_t, _first)
+/* The bool member _m of the same struct that says the option was given. */
+#define MARKS(_t, _m) .marks = true, .marked_offset = offsetof(_t, _m)
+
+#define LIMITER(_name, _meta, _values, _type, _member)                                  \
+	.name = _name, .metavar = _meta, .scope = SCOPE_LIMITER, .commands = ON_POLICY, \
+	.statements = STMT_DEFAULT | STMT_RULE, .values = _values, .type = _type,       \
+	MEMBER(IN_SETTINGS, struct settings, _member)
+#define PREFIX(_name, _max, _member, _given)                                                      \
+	.name = _name, .metavar = "N", .scope = SCOPE_LIMITER, .commands = ON(ATTACH) | ON(RULE), \
+	.statements = STMT_DEFAULT | STMT_RULE, .type = TYPE_PREFIX, .max = _max,                 \
+	MEMBER(IN_SETTINGS, struct settings, _member), MARKS(struct settings, _given)
+#define MATCH(_name, _meta, _values, _type)                                          \
+	.name = _name, .metavar = _meta, .scope = SCOPE_MATCH, .commands = ON(RULE), \
+	.statements = STMT_RULE, .values = _values, .type = _type
+#define FIXED(_name, _meta, _values, _type, _member, _given)                                       \
+	.name = _name, .metavar = _meta, .scope = SCOPE_COMMAND, .commands = ON(ATTACH),           \
+	.statements = STMT_ATTACH, .values = _values, .type = _type,                               \
+	MEMBER(IN_ATTACH, struct attach_settings, _member), MARKS(struct attach_settings, _given), \
+	.shown_when_marked = true
+#define COMMAND(_name, _meta, _cmds, _type) \
+	.name = _name, .metavar = _meta, .scope = SCOPE_COMMAND, .commands = _cmds, .type = _type
+#define GLOBAL(_name, _short, _meta, _type)                                           \
+	.name = _name, .short_name = _short, .metavar = _meta, .scope = SCOPE_GLOBAL, \
+	.commands = ON_EVERY, .type = _type
+
+/* The aggregates' count follows them; a port range's high end its low end. */
+_Static_assert(offsetof(struct settings, n_aggregates) ==
+		       offsetof(struct settings, aggregates) +
+			       sizeof(((struct settings *)0)->aggregates),
+	       "TYPE_AGGREGATE counts in the member after the array");
+_Static_assert(offsetof(struct match, dport_hi) ==
+		       offsetof(struct match, dport_lo) + sizeof(uint16_t),
+	       "TYPE_PORT_RANGE writes hi after lo");
 
 const struct option_def option_table[OPT_MAX] = {
-	[OPT_RATE] = LIMITER("rate", "RATE", NULL, rate,
-			     "the limit per source: packets (500/s, 30/m, 1.5k/s) or bandwidth "
-			     "(10mbit/s, 500kB/s)"),
-	[OPT_ALGORITHM] =
-		LIMITER("algorithm", "ALGORITHM", "gcra sliding-window fixed-window", algorithm,
-			"how a source is counted: gcra (a token bucket, the default), "
-			"sliding-window (the weighted estimate over two windows) or "
-			"fixed-window; a window allows --rate per its unit"),
-	[OPT_WINDOW] = LIMITER("window", "DURATION", NULL, window,
-			       "window algorithms: the window's length (1ms to 24h, such as 10s; "
-			       "default the rate's unit); the limit per window is --rate times it"),
-	[OPT_BURST] = LIMITER("burst", "N", NULL, burst,
-			      "bucket depth in packets, or bytes for a bandwidth (64kB); default "
-			      "one second of rate, at least 1 packet or 64 kB"),
-	[OPT_WARMUP] = LIMITER("warmup", "DURATION", NULL, warmup,
-			       "gcra, packet rates: an idle or new source ramps up to --rate over "
-			       "DURATION (1ms to 24h), its first packets 3 times as far apart "
-			       "(Guava's SmoothWarmingUp), instead of taking a burst"),
-	[OPT_ACTION] = LIMITER("action", "ACTION", "drop mark dry-run", action,
-			       "what happens over the limit: drop (default), mark (with --dscp "
-			       "and/or --ecn), or dry-run (pass, but count would-drops)"),
-	[OPT_DSCP] = LIMITER(
-		"dscp", "N", NULL, dscp,
-		"mark: rewrite the DSCP of over-limit packets to N: 0-63, or a class name (ef, "
-		"af11-af43, cs0-cs7)"),
-	[OPT_ECN] = LIMITER("ecn", NULL, NULL, ecn,
-			    "mark: set ECN CE on over-limit packets; drop those not ECN-capable"),
+	[OPT_RATE] = { LIMITER("rate", "RATE", NULL, TYPE_RATE, rate),
+		       .help = "the limit per source: packets (500/s, 30/m, 1.5k/s) or bandwidth "
+			       "(10mbit/s, 500kB/s)" },
+	[OPT_ALGORITHM] = { LIMITER("algorithm", "ALGORITHM", "gcra sliding-window fixed-window",
+				    TYPE_ALGORITHM, algorithm),
+			    .help = "how a source is counted: gcra (a token bucket, the default), "
+				    "sliding-window (the weighted estimate over two windows) or "
+				    "fixed-window; a window allows --rate per its unit" },
+	[OPT_WINDOW] = { LIMITER("window", "DURATION", NULL, TYPE_DURATION, window_ns),
+			 .min = WINDOW_MIN_NS, .max = WINDOW_MAX_NS,
+			 .help = "window algorithms: the window's length (1ms to 24h, such as 10s; "
+				 "default the rate's unit); the limit per window is --rate times it" },
+	[OPT_BURST] = { LIMITER("burst", "N", NULL, TYPE_BURST, burst),
+			.help = "bucket depth in packets, or bytes for a bandwidth (64kB); default "
+				"one second of rate, at least 1 packet or 64 kB" },
+	[OPT_WARMUP] = { LIMITER("warmup", "DURATION", NULL, TYPE_DURATION, warmup_ns),
+			 .min = WINDOW_MIN_NS, .max = WINDOW_MAX_NS,
+			 .help = "gcra, packet rates: an idle or new source ramps up to --rate over "
+				 "DURATION (1ms to 24h), its first packets 3 times as far apart "
+				 "(Guava's SmoothWarmingUp), instead of taking a burst" },
+	[OPT_ACTION] = { LIMITER("action", "ACTION", "drop mark dry-run", TYPE_ACTION, action),
+			 .help = "what happens over the limit: drop (default), mark (with --dscp "
+				 "and/or --ecn), or dry-run (pass, but count would-drops)" },
+	[OPT_DSCP] = { LIMITER("dscp", "N", NULL, TYPE_DSCP, dscp),
+		       MARKS(struct settings, mark_dscp), .shown_when_marked = true,
+		       .help = "mark: rewrite the DSCP of over-limit packets to N: 0-63, or a class name (ef, "
+			       "af11-af43, cs0-cs7)" },
+	[OPT_ECN] = { LIMITER("ecn", NULL, NULL, TYPE_FLAG, mark_ecn),
+		      .help = "mark: set ECN CE on over-limit packets; drop those not ECN-capable" },
 	/* Not on set: a bucket's key is its prefix, fixed while the rule lives. */
-	[OPT_IPV4_PREFIX] = PREFIX("ipv4-prefix", ipv4_prefix,
-				   "sources share a bucket per IPv4 /N (default 32)"),
-	[OPT_IPV6_PREFIX] = PREFIX("ipv6-prefix", ipv6_prefix,
-				   "sources share a bucket per IPv6 /N (default 64)"),
-	[OPT_NEW_SOURCES] = LIMITER("new-sources", "RATE", NULL, new_sources,
-				    "new buckets admitted per rule (default 10k/s); other new "
-				    "sources share the overflow bucket"),
-	[OPT_OVERFLOW_RATE] = LIMITER("overflow-rate", "RATE", NULL, overflow_rate,
-				      "the overflow bucket's rate (default: --rate, with --burst)"),
-	[OPT_INITIAL_BURST] = LIMITER("initial-burst", "N", NULL, initial_burst,
-				      "credit of a new bucket (default: the whole burst)"),
-	[OPT_ON_FULL] = LIMITER("on-full", "ACTION", "drop pass", on_full,
-				"when a bucket cannot be created at all: drop (default) or pass"),
-	[OPT_PROVE] = LIMITER("prove", "WHEN", "off tcp tcp-always", prove,
-			      "make a TCP client prove its address before it gets a bucket: "
-			      "tcp answers a new source's SYN the new-source budget refuses with "
-			      "a SYN cookie from XDP, tcp-always every new source's SYN; off "
-			      "(default) sends refused sources to the overflow bucket"),
-	[OPT_PROVEN_SOURCES] = LIMITER("proven-sources", "RATE", NULL, proven_sources,
-				       "new buckets per rule for sources that proved their "
-				       "address (default 10k/s), apart from --new-sources"),
-	[OPT_AGGREGATE] = LIMITER("aggregate", "[ipv4|ipv6]/LEN=RATE[,burst=N]", "none", aggregate,
-				  "also limit each wider prefix as a whole, such as /24=5000/s "
-				  "(repeatable, up to 4; a length up to 32 is IPv4 unless ipv6/ is "
-				  "written; none clears them)"),
-	[OPT_PROTO] = MATCH("proto", "PROTO", "tcp udp icmp icmpv6", proto,
-			    "the rule applies to this protocol only"),
-	[OPT_DPORT] = MATCH("dport", "PORT[-PORT]", NULL, dport,
-			    "the rule applies to this destination port or range only"),
-	[OPT_SYN] = MATCH("syn", NULL, NULL, syn,
-			  "the rule applies to TCP connection attempts only (SYN without ACK)"),
-	[OPT_MODE] = { .name = "mode",
-		       .metavar = "MODE",
-		       .scope = SCOPE_COMMAND,
-		       .commands = ON(ATTACH),
-		       .statements = STMT_ATTACH,
-		       .values = "native generic skb",
-		       .apply = apply_mode,
-		       .format_attach = show_mode,
+	[OPT_IPV4_PREFIX] = { PREFIX("ipv4-prefix", 32, ipv4_prefix, ipv4_prefix_given),
+			      .help = "sources share a bucket per IPv4 /N (default 32)" },
+	[OPT_IPV6_PREFIX] = { PREFIX("ipv6-prefix", 128, ipv6_prefix, ipv6_prefix_given),
+			      .help = "sources share a bucket per IPv6 /N (default 64)" },
+	[OPT_NEW_SOURCES] = { LIMITER("new-sources", "RATE", NULL, TYPE_RATE, new_sources),
+			      .help = "new buckets admitted per rule (default 10k/s); other new "
+				      "sources share the overflow bucket" },
+	[OPT_OVERFLOW_RATE] = { LIMITER("overflow-rate", "RATE", NULL, TYPE_RATE, overflow),
+				.help = "the overflow bucket's rate (default: --rate, with --burst)" },
+	[OPT_INITIAL_BURST] = { LIMITER("initial-burst", "N", NULL, TYPE_BURST, initial),
+				.help = "credit of a new bucket (default: the whole burst)" },
+	[OPT_ON_FULL] = { LIMITER("on-full", "ACTION", "drop pass", TYPE_WORD, on_full_pass),
+			  .help = "when a bucket cannot be created at all: drop (default) or pass" },
+	[OPT_PROVE] = { LIMITER("prove", "WHEN", "off tcp tcp-always", TYPE_WORD, prove),
+			.help = "make a TCP client prove its address before it gets a bucket: "
+				"tcp answers a new source's SYN the new-source budget refuses with "
+				"a SYN cookie from XDP, tcp-always every new source's SYN; off "
+				"(default) sends refused sources to the overflow bucket" },
+	[OPT_PROVEN_SOURCES] = { LIMITER("proven-sources", "RATE", NULL, TYPE_RATE, proven_sources),
+				 .help = "new buckets per rule for sources that proved their "
+					 "address (default 10k/s), apart from --new-sources" },
+	[OPT_AGGREGATE] = { LIMITER("aggregate", "[ipv4|ipv6]/LEN=RATE[,burst=N]", "none",
+				    TYPE_AGGREGATE, aggregates),
+			    .help = "also limit each wider prefix as a whole, such as /24=5000/s "
+				    "(repeatable, up to 4; a length up to 32 is IPv4 unless ipv6/ is "
+				    "written; none clears them)" },
+	[OPT_PROTO] = { MATCH("proto", "PROTO", "tcp udp icmp icmpv6", TYPE_PROTO),
+			MEMBER(IN_MATCH, struct match, proto),
+			.help = "the rule applies to this protocol only" },
+	[OPT_DPORT] = { MATCH("dport", "PORT[-PORT]", NULL, TYPE_PORT_RANGE),
+			MEMBERS(IN_MATCH, struct match, dport_lo, dport_hi),
+			.help = "the rule applies to this destination port or range only" },
+	[OPT_SYN] = { MATCH("syn", NULL, NULL, TYPE_FLAG), MEMBER(IN_MATCH, struct match, syn),
+		      .help = "the rule applies to TCP connection attempts only (SYN without ACK)" },
+	[OPT_MODE] = { FIXED("mode", "MODE", "native generic skb", TYPE_MODE, xdp_flags,
+			     mode_given),
 		       .help = "native or generic (skb) XDP; default native when the driver "
 			       "can" },
-	[OPT_MAX_SOURCES] = { .name = "max-sources",
-			      .metavar = "N",
-			      .scope = SCOPE_COMMAND,
-			      .commands = ON(ATTACH),
-			      .statements = STMT_ATTACH,
-			      .apply = apply_max_sources,
-			      .format_attach = show_max_sources,
+	[OPT_MAX_SOURCES] = { FIXED("max-sources", "N", NULL, TYPE_COUNT, max_sources,
+				    max_sources_given),
+			      .min = 1, .max = MAX_SOURCES_MAX,
 			      .help = "buckets tracked at once (default 1000000; an IPv6 "
 				      "source counts as two); a new source takes the place of "
 				      "one idle long enough to have refilled" },
-	[OPT_GROUP] = { .name = "group",
-			.metavar = "GROUP",
-			.scope = SCOPE_COMMAND,
-			.commands = ON(ATTACH),
-			.statements = STMT_ATTACH,
-			.apply = apply_group,
-			.format_attach = show_group,
+	[OPT_GROUP] = { FIXED("group", "GROUP", NULL, TYPE_GROUP, group, group_given),
 			.help = "let the members of GROUP read the pinned state (stats, top, "
 				"status, the exporter) without root or capabilities: its directory "
 				"0750 and its maps 0640, root:GROUP" },
-	[OPT_MULTIPROG] = { .name = "multiprog",
-			    .scope = SCOPE_COMMAND,
-			    .commands = ON(ATTACH),
-			    .apply = apply_multiprog,
+	[OPT_MULTIPROG] = { COMMAND("multiprog", NULL, ON(ATTACH), TYPE_FLAG),
+			    MEMBER(IN_COMMAND, struct attach_args, multiprog),
 			    .help = "run through libxdp's dispatcher, beside xdp-filter or other "
 				    "programs loaded through libxdp (run priority 20; only a passed "
 				    "packet goes on to the next program)" },
-	[OPT_FILE] = { .name = "file",
-		       .short_name = 'f',
-		       .metavar = "FILE",
-		       .scope = SCOPE_COMMAND,
-		       .commands = ON(ATTACH) | ON(APPLY) | ON(ALLOW) | ON(DENY),
-		       .values = "@file",
-		       .apply = apply_file,
+	[OPT_FILE] = { COMMAND("file", "FILE", ON(ATTACH) | ON(APPLY) | ON(ALLOW) | ON(DENY),
+			       TYPE_STRING),
+		       .short_name = 'f', .values = "@file", MEMBER(IN_ARGS, struct cli_args, file),
 		       .help = "read from FILE ('-' is standard input); attach: the whole "
 			       "policy and attach settings, in the format of sluice.conf(5)" },
-	[OPT_TIMEOUT] = { .name = "timeout",
-			  .metavar = "DURATION",
-			  .scope = SCOPE_COMMAND,
-			  .commands = ON(DENY),
-			  .apply = apply_timeout,
+	[OPT_TIMEOUT] = { COMMAND("timeout", "DURATION", ON(DENY), TYPE_TIMEOUT),
+			  MEMBER(IN_COMMAND, struct deny_args, timeout_ns),
 			  .help = "deny add: the entries stop denying after DURATION (90s, 10m, "
 				  "1h30m, 2d; 1s to 3650d), in the datapath; adding again never "
 				  "shortens an entry, without --timeout makes it permanent" },
-	[OPT_CHECK] = { .name = "check",
-			.scope = SCOPE_COMMAND,
-			.commands = ON(APPLY),
-			.apply = apply_check,
+	[OPT_CHECK] = { COMMAND("check", NULL, ON(APPLY), TYPE_FLAG),
 			.help = "only check FILE, as apply would before changing anything: no "
 				"interface, no root, nothing changed" },
-	[OPT_REPLACE] = { .name = "replace",
-			  .scope = SCOPE_COMMAND,
-			  .commands = ON(ATTACH),
-			  .apply = apply_replace,
+	[OPT_REPLACE] = { COMMAND("replace", NULL, ON(ATTACH), TYPE_FLAG),
 			  .help = "if IFACE is attached already, make it what this attach "
 				  "describes, keeping bucket state unless --max-sources, --mode "
 				  "or the layout changes; an unchanged policy is left alone" },
-	[OPT_PROMETHEUS] = { .name = "prometheus",
-			     .scope = SCOPE_COMMAND,
-			     .commands = ON(STATS),
-			     .apply = apply_prometheus,
+	[OPT_PROMETHEUS] = { COMMAND("prometheus", NULL, ON(STATS), TYPE_FLAG),
+			     MEMBER(IN_COMMAND, struct stats_args, prometheus),
 			     .help = "the Prometheus text exposition format" },
-	[OPT_WATCH] = { .name = "watch",
-			.metavar = "SECONDS",
-			.value_optional = true,
-			.scope = SCOPE_COMMAND,
-			.commands = ON(STATS),
-			.apply = apply_watch,
+	[OPT_WATCH] = { COMMAND("watch", "SECONDS", ON(STATS), TYPE_SECONDS),
+			MEMBER(IN_COMMAND, struct stats_args, watch_ns), .value_optional = true,
+			.bare = "1", .min = WATCH_MIN_NS, .max = WATCH_MAX_NS,
 			.help = "redraw every SECONDS (default 1, 0.1 to 3600) with per-second "
 				"rates; Ctrl-C stops" },
-	[OPT_COUNT] = { .name = "count",
-			.metavar = "N",
-			.scope = SCOPE_COMMAND,
-			.commands = ON(STATS),
-			.apply = apply_count,
+	[OPT_COUNT] = { COMMAND("count", "N", ON(STATS), TYPE_COUNT),
+			MEMBER(IN_COMMAND, struct stats_args, count), .min = 1, .max = UINT32_MAX,
 			.help = "with --watch: stop after N intervals" },
-	[OPT_LIMIT] = { .name = "limit",
-			.short_name = 'n',
-			.metavar = "N",
-			.scope = SCOPE_COMMAND,
-			.commands = ON(TOP),
-			.apply = apply_limit,
+	[OPT_LIMIT] = { COMMAND("limit", "N", ON(TOP), TYPE_COUNT),
+			MEMBER(IN_COMMAND, struct top_args, limit), .short_name = 'n', .min = 1,
+			.max = MAX_SOURCES_MAX, .dflt = "20",
 			.help = "sources to show (default 20)" },
-	[OPT_SORT] = { .name = "sort",
-		       .metavar = "KEY",
-		       .scope = SCOPE_COMMAND,
-		       .commands = ON(TOP),
-		       .values = "drops passed rate",
-		       .apply = apply_sort,
+	[OPT_SORT] = { COMMAND("sort", "KEY", ON(TOP), TYPE_WORD),
+		       MEMBER(IN_COMMAND, struct top_args, sort), .values = "drops passed rate",
+		       .dflt = "drops",
 		       .help = "drops (default), passed, or rate: packets per second over a "
 			       "one-second window (top then takes a second)" },
-	[OPT_LISTEN] = { .name = "listen",
-			 .metavar = "ADDR:PORT",
-			 .scope = SCOPE_COMMAND,
-			 .commands = ON(EXPORTER),
-			 .apply = apply_listen,
+	[OPT_LISTEN] = { COMMAND("listen", "ADDR:PORT", ON(EXPORTER), TYPE_LISTEN),
+			 MEMBER(IN_COMMAND, struct exporter_args, listen), .dflt = LISTEN_DEFAULT,
 			 .help = "a numeric address: 192.0.2.1:9723, [::1]:9723; [::]:9723 and "
 				 "0.0.0.0:9723 are every address ([::] IPv4 too); port 0 picks "
 				 "a free port (default " LISTEN_DEFAULT ")" },
-	[OPT_REDIS] = { .name = "redis",
-			.metavar = "HOST:PORT[,HOST:PORT...]",
-			.scope = SCOPE_COMMAND,
-			.commands = ON(AGENT),
-			.apply = apply_redis,
+	[OPT_REDIS] = { COMMAND("redis", "HOST:PORT[,HOST:PORT...]", ON(AGENT), TYPE_ENDPOINTS),
+			MEMBER(IN_COMMAND, struct agent_args, redis),
 			.help = "the Redis node, or seed nodes of a Redis Cluster, that the "
 				"fleet shares (an IPv6 address in brackets); plain TCP: reach "
 				"another site through a tunnel" },
-	[OPT_PERIOD] = { .name = "period",
-			 .metavar = "DURATION",
-			 .scope = SCOPE_COMMAND,
-			 .commands = ON(AGENT),
-			 .apply = apply_period,
+	[OPT_PERIOD] = { COMMAND("period", "DURATION", ON(AGENT), TYPE_DURATION),
+			 MEMBER(IN_COMMAND, struct agent_args, period_ns), .min = PERIOD_MIN_NS,
+			 .max = PERIOD_MAX_NS, .dflt = "100ms",
 			 .help = "how often usage is synced, T (default 100ms, jittered by up "
 				 "to a tenth; 1ms to 10s)" },
-	[OPT_FALLBACK] = { .name = "fallback",
-			   .metavar = "MODE",
-			   .scope = SCOPE_COMMAND,
-			   .commands = ON(AGENT),
-			   .values = "local split",
-			   .apply = apply_fallback,
+	[OPT_FALLBACK] = { COMMAND("fallback", "MODE", ON(AGENT), TYPE_WORD),
+			   MEMBER(IN_COMMAND, struct agent_args, fallback), .values = "local split",
 			   .help = "while Redis cannot be reached: local (each host its full "
 				   "limit, the default) or split (each host 1/N of it, N the "
 				   "agents last counted in Redis, else --hosts)" },
-	[OPT_HOSTS] = { .name = "hosts",
-			.metavar = "N",
-			.scope = SCOPE_COMMAND,
-			.commands = ON(AGENT),
-			.apply = apply_hosts,
+	[OPT_HOSTS] = { COMMAND("hosts", "N", ON(AGENT), TYPE_COUNT),
+			MEMBER(IN_COMMAND, struct agent_args, hosts), .min = 1,
+			.max = AGENT_HOSTS_MAX, .dflt = "1",
 			.help = "hosts in the fleet until the agents heartbeating in Redis are "
 				"counted (default 1): the candidate share and --fallback split" },
-	[OPT_SHADOW] = { .name = "shadow",
-			 .scope = SCOPE_COMMAND,
-			 .commands = ON(AGENT),
-			 .apply = apply_shadow,
+	[OPT_SHADOW] = { COMMAND("shadow", NULL, ON(AGENT), TYPE_FLAG),
+			 MEMBER(IN_COMMAND, struct agent_args, shadow),
 			 .help = "compute the global verdict and count what it would refuse, "
 				 "without changing local limits" },
-	[OPT_REDIS_USER] = { .name = "redis-user",
-			     .metavar = "USER",
-			     .scope = SCOPE_COMMAND,
-			     .commands = ON(AGENT),
-			     .apply = apply_redis_user,
+	[OPT_REDIS_USER] = { COMMAND("redis-user", "USER", ON(AGENT), TYPE_NAME),
+			     MEMBER(IN_COMMAND, struct agent_args, user),
 			     .help = "the Redis ACL user to AUTH as (with --redis-password-file)" },
-	[OPT_REDIS_PASSWORD_FILE] = { .name = "redis-password-file",
-				      .metavar = "FILE",
-				      .scope = SCOPE_COMMAND,
-				      .commands = ON(AGENT),
+	[OPT_REDIS_PASSWORD_FILE] = { COMMAND("redis-password-file", "FILE", ON(AGENT),
+					      TYPE_STRING),
+				      MEMBER(IN_COMMAND, struct agent_args, password_file),
 				      .values = "@file",
-				      .apply = apply_redis_password_file,
 				      .help = "AUTH with the password in FILE (its first line; "
 					      "refused when others may read it)" },
-	[OPT_JSON] = { .name = "json",
-		       .short_name = 'j',
-		       .scope = SCOPE_GLOBAL,
-		       .commands = ON_EVERY,
-		       .apply = apply_json,
+	[OPT_JSON] = { GLOBAL("json", 'j', NULL, TYPE_FLAG), MEMBER(IN_ARGS, struct cli_args, json),
 		       .help = "JSON output (errors too), also before the command" },
-	[OPT_PRETTY] = { .name = "pretty",
-			 .short_name = 'p',
-			 .scope = SCOPE_GLOBAL,
-			 .commands = ON_EVERY,
-			 .apply = apply_pretty,
+	[OPT_PRETTY] = { GLOBAL("pretty", 'p', NULL, TYPE_FLAG),
+			 MEMBER(IN_ARGS, struct cli_args, pretty),
 			 .help = "JSON output, indented (implies --json)" },
-	[OPT_WAIT] = { .name = "wait",
-		       .metavar = "SECONDS",
-		       .scope = SCOPE_GLOBAL,
-		       .commands = ON_EVERY,
-		       .apply = apply_wait,
+	[OPT_WAIT] = { GLOBAL("wait", 0, "SECONDS", TYPE_SECONDS),
+		       MEMBER(IN_ARGS, struct cli_args, wait_ns), .max = WAIT_MAX_NS,
 		       .help = "wait at most SECONDS for another sluice command to finish "
 			       "(default: as long as it takes); then exit 1, nothing changed" },
-	[OPT_HELP] = { .name = "help",
-		       .short_name = 'h',
-		       .scope = SCOPE_GLOBAL,
-		       .commands = ON_EVERY,
-		       .apply = apply_help,
-		       .help = "show this help and exit" },
+	[OPT_HELP] = { GLOBAL("help", 'h', NULL, TYPE_FLAG), .help = "show this help and exit" },
 };
 
-void cli_args_init(struct cli_args *a)
+/* Does option o apply to command cmd, or with cmd -1 to some config statement? */
+static bool option_in(const struct option_def *o, int cmd)
 {
+	return cmd < 0 ? o->statements : o->commands & (1U << cmd);
+}
+
+void cli_args_init(struct cli_args *a, int cmd)
+{
+	const char *why;
+	int i;
+
 	memset(a, 0, sizeof(*a));
 	settings_default(&a->settings);
-	a->max_sources = SLUICE_DEFAULT_MAX_SOURCES;
-	a->limit = TOP_DEFAULT;
-	a->sort = SORT_DROPS;
+	a->attach.max_sources = SLUICE_DEFAULT_MAX_SOURCES;
 	a->wait_ns = UINT64_MAX;
-	a->agent.period_ns = PERIOD_DEFAULT_NS;
-	a->agent.hosts = 1;
-	parse_listen(LISTEN_DEFAULT, &a->listen, &(const char *){ NULL });
+	for (i = 0; i < OPT_MAX; i++)
+		if (option_table[i].dflt && option_in(&option_table[i], cmd))
+			parse_typed(&option_table[i], member_of(a, &option_table[i]),
+				    option_table[i].dflt, &why);
 }
 
 int option_given_in(const struct cli_args *a, enum option_scope scope)
@@ -829,7 +532,10 @@ int option_given_in(const struct cli_args *a, enum option_scope scope)
 
 const char *sort_name(enum top_sort sort)
 {
-	return sort_names[sort];
+	static char word[16];
+
+	nth_word(option_table[OPT_SORT].values, sort, word, sizeof(word));
+	return word;
 }
 
 int option_find(const char *name)
@@ -861,16 +567,53 @@ bool option_takes(int cmd, unsigned int stmt, enum option_id id)
 
 int option_apply(struct cli_args *a, enum option_id id, const char *value, const char **why)
 {
-	int err = option_table[id].apply(a, value, why);
+	const struct option_def *o = &option_table[id];
+	char *field = member_of(a, o);
+	int err = 0;
 
-	if (!err)
-		a->given[id] = true;
-	return err;
+	if (!value)
+		value = o->bare;
+	if (field)
+		err = parse_typed(o, field, value, why);
+	if (err)
+		return err;
+	if (o->marks)
+		*(bool *)(field - o->offset + o->marked_offset) = true;
+	a->given[id] = true;
+	return 0;
 }
 
-/* The options of one scope that differ from their defaults, in table order. */
-static void format_scope(char *buf, size_t len, enum option_scope scope, const struct settings *s,
-			 const struct match *m)
+/*
+ * Is o's member in base worth a word of show: stated, where the option
+ * marks that, else unlike the default in dflt.
+ */
+static bool shown(const struct option_def *o, const char *base, const char *dflt)
+{
+	const char *field = base + o->offset;
+
+	if (o->type == TYPE_AGGREGATE)
+		return *(const unsigned int *)(field + o->size);
+	if (o->type == TYPE_MODE && !*(const uint32_t *)field)
+		return false;
+	if (o->shown_when_marked)
+		return *(const bool *)(base + o->marked_offset);
+	return memcmp(field, dflt + o->offset, o->size);
+}
+
+/* o's member in base as show writes it; false when show leaves it out. */
+static bool format_shown(const struct option_def *o, const void *base, const void *dflt, char *buf,
+			 size_t len)
+{
+	buf[0] = '\0';
+	if (!shown(o, base, dflt))
+		return false;
+	format_typed(o, (const char *)base + o->offset, buf, len);
+	return true;
+}
+
+/* The options of one home that show prints, in table order: "rate 500/s burst 1000". */
+static void format_home(char *buf, size_t len, enum option_home home, const void *base,
+			const void *dflt)
 {
 	char v[640];
 	int i;
@@ -879,7 +622,7 @@ static void format_scope(char *buf, size_t len, enum option_scope scope, const s
 	for (i = 0; i < OPT_MAX; i++) {
 		const struct option_def *o = &option_table[i];
 
-		if (o->scope != scope || !o->format(s, m, v, sizeof(v)))
+		if (o->home != home || !format_shown(o, base, dflt, v, sizeof(v)))
 			continue;
 		if (o->metavar)
 			append(buf, len, "%s %s", o->name, v);
@@ -888,33 +631,32 @@ static void format_scope(char *buf, size_t len, enum option_scope scope, const s
 	}
 }
 
+bool format_setting(const struct option_def *o, const struct settings *s, char *buf, size_t len)
+{
+	struct settings dflt;
+
+	settings_default(&dflt);
+	return format_shown(o, s, &dflt, buf, len);
+}
+
 void format_settings(char *buf, size_t len, const struct settings *s)
 {
-	static const struct match none;
+	struct settings dflt;
 
-	format_scope(buf, len, SCOPE_LIMITER, s, &none);
+	settings_default(&dflt);
+	format_home(buf, len, IN_SETTINGS, s, &dflt);
 }
 
 void format_match(char *buf, size_t len, const struct match *m)
 {
-	struct settings s;
+	static const struct match any;
 
-	settings_default(&s);
-	format_scope(buf, len, SCOPE_MATCH, &s, m);
+	format_home(buf, len, IN_MATCH, m, &any);
 }
 
 void format_attach_settings(char *buf, size_t len, const struct attach_settings *as)
 {
-	char v[64];
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; i < OPT_MAX; i++) {
-		const struct option_def *o = &option_table[i];
-
-		if (o->format_attach && o->format_attach(as, v, sizeof(v)))
-			append(buf, len, "%s %s", o->name, v);
-	}
+	format_home(buf, len, IN_ATTACH, as, as);
 }
 
 const char *statement_name(unsigned int bit)

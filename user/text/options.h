@@ -117,7 +117,30 @@ enum fleet_fallback { FALLBACK_LOCAL, FALLBACK_SPLIT };
 /* N, from --hosts or counted in Redis, is at most this (docs/fleet.md). */
 #define AGENT_HOSTS_MAX 1000
 
-/* What `sluice agent` is told. */
+/* Each command's own options: the union in struct cli_args holds the running one's. */
+struct deny_args {
+	uint64_t timeout_ns; /* --timeout; 0: never expires */
+};
+
+struct stats_args {
+	bool prometheus;
+	uint64_t watch_ns; /* 0: print once */
+	uint64_t count;
+};
+
+struct top_args {
+	uint64_t limit;
+	enum top_sort sort;
+};
+
+struct exporter_args {
+	struct sockaddr_storage listen;
+};
+
+struct attach_args {
+	bool multiprog; /* attach through libxdp's dispatcher */
+};
+
 struct agent_args {
 	const char *redis; /* HOST:PORT[,...], checked */
 	uint64_t period_ns;
@@ -136,26 +159,62 @@ struct cli_args {
 	const char *ifname;
 	char **args; /* positional arguments after verb and interface */
 	int nargs;
+	const char *file; /* -f: what the command reads instead of arguments */
 	bool given[OPT_MAX];
-	struct settings settings; /* SCOPE_LIMITER options */
-	struct match match;	  /* SCOPE_MATCH options */
-	uint32_t xdp_flags;
-	bool multiprog; /* attach through libxdp's dispatcher */
-	uint64_t max_sources;
-	unsigned int group; /* gid, when given[OPT_GROUP] */
-	const char *file;
-	uint64_t timeout_ns; /* deny add --timeout; 0: never expires */
-	bool json, pretty, prometheus;
-	uint64_t watch_ns; /* 0: print once */
-	uint64_t count;
-	uint64_t limit;
-	enum top_sort sort;
-	struct sockaddr_storage listen;
+	/* Global options. */
+	bool json, pretty;
 	uint64_t wait_ns;
-	struct agent_args agent;
+	/* What commands that set a policy are told: IN_SETTINGS, IN_MATCH, IN_ATTACH. */
+	struct settings settings;
+	struct match match;
+	struct attach_settings attach;
+	union { /* IN_COMMAND: the options of the command a->command only */
+		struct attach_args attach;
+		struct deny_args deny;
+		struct stats_args stats;
+		struct top_args top;
+		struct exporter_args exporter;
+		struct agent_args agent;
+	} cmd;
 	/* What a command's check parsed for its run: a policy file, CIDRs. */
 	struct policy_doc *doc;
 	struct cidr_list items;
+};
+
+/* The struct an option's value is a member of. */
+enum option_home {
+	IN_NONE,     /* a flag only recorded in cli_args.given */
+	IN_ARGS,     /* struct cli_args itself: what any command line can say */
+	IN_SETTINGS, /* struct settings: one limiter */
+	IN_MATCH,    /* struct match: what a rule applies to */
+	IN_ATTACH,   /* struct attach_settings: what attach fixes */
+	IN_COMMAND,  /* the command's own struct in cli_args.cmd */
+};
+
+/* How a value is parsed and shown: one parser per type (options.c). */
+enum option_type {
+	TYPE_FLAG,	  /* bool, set by the bare option */
+	TYPE_STRING,	  /* const char *, the word itself */
+	TYPE_NAME,	  /* const char *, a word without spaces */
+	TYPE_WORD,	  /* the index of the value among .values, in a member of any size */
+	TYPE_COUNT,	  /* uint64_t in [min, max] */
+	TYPE_DURATION,	  /* uint64_t ns in [min, max], "90s", "1h30m" */
+	TYPE_SECONDS,	  /* uint64_t ns in [min, max], "0.5" */
+	TYPE_TIMEOUT,	  /* a duration a deny entry may last */
+	TYPE_PREFIX,	  /* unsigned int, a prefix length up to max */
+	TYPE_RATE,	  /* struct rate */
+	TYPE_BURST,	  /* struct burst */
+	TYPE_ALGORITHM,	  /* uint8_t SLUICE_METER_* */
+	TYPE_ACTION,	  /* uint32_t SLUICE_ACTION_* */
+	TYPE_DSCP,	  /* uint8_t, a number or class name */
+	TYPE_AGGREGATE,	  /* struct aggregate[], counted in the next member: repeatable */
+	TYPE_PROTO,	  /* uint8_t IPPROTO_* */
+	TYPE_PORT_RANGE,  /* uint16_t lo, then hi */
+	TYPE_MODE,	  /* uint32_t XDP_FLAGS_* */
+	TYPE_GROUP,	  /* unsigned int gid */
+	TYPE_LISTEN,	  /* struct sockaddr_storage */
+	TYPE_ENDPOINTS,	  /* const char *, a checked HOST:PORT[,...] list */
+	TYPE_COUNT_TYPES, /* not a type */
 };
 
 struct option_def {
@@ -166,20 +225,28 @@ struct option_def {
 	enum option_scope scope;
 	unsigned int commands;	 /* ON(...) bits */
 	unsigned int statements; /* STMT_* bits */
-	const char *values;	 /* the words it takes, for help and completion */
-	int (*apply)(struct cli_args *a, const char *value, const char **why);
-	/* Limiter and match options: false when s/m holds the default (show omits it). */
-	bool (*format)(const struct settings *s, const struct match *m, char *buf, size_t len);
-	/* Options of the attach statement: false when the file does not state it. */
-	bool (*format_attach)(const struct attach_settings *as, char *buf, size_t len);
+	const char *values;	 /* the words it takes, for help, completion and TYPE_WORD */
+	enum option_type type;
+	enum option_home home;
+	size_t offset, size; /* of the member in its home */
+	bool marks;	     /* it also sets a bool member at marked_offset */
+	size_t marked_offset;
+	bool shown_when_marked; /* show prints it when marked, not when it differs from the default
+				 */
+	uint64_t min, max;	/* counts, durations and prefixes */
+	const char *dflt;	/* IN_COMMAND: the value before any option, parsed as typed */
+	const char *bare;	/* value_optional: the value of the bare option */
 	const char *help;
 };
 
 /* Indexed by enum option_id. */
 extern const struct option_def option_table[OPT_MAX];
 
-/* Defaults of every field, before any option. */
-void cli_args_init(struct cli_args *a);
+/*
+ * Defaults of every field before any option: those of command cmd's own
+ * options, or with cmd -1, of what a config statement may say.
+ */
+void cli_args_init(struct cli_args *a, int cmd);
 /* The first option of scope given on the command line, or -1 when none was. */
 int option_given_in(const struct cli_args *a, enum option_scope scope);
 /* "drops", "passed" or "rate": the words of --sort. */
@@ -198,6 +265,8 @@ int option_apply(struct cli_args *a, enum option_id id, const char *value, const
 
 /* "rate 500/s burst 1000 action mark dscp 8": only what differs from defaults. */
 void format_settings(char *buf, size_t len, const struct settings *s);
+/* Limiter option o's value in s as show writes it; false (and "") at the default. */
+bool format_setting(const struct option_def *o, const struct settings *s, char *buf, size_t len);
 /* "proto tcp dport 22 syn", or "" for no L4 class. */
 void format_match(char *buf, size_t len, const struct match *m);
 /* "mode native max-sources 1000000": what as states, "" when nothing. */
