@@ -119,8 +119,7 @@ static struct sluice *limiter_open_with(const struct settings *s, __u32 table)
 	const char *why;
 
 	doc_init(&doc);
-	doc.dflt = *s;
-	if (doc_validate(&doc, &why)) {
+	if (doc_set_default(&doc, s, &why) || doc_validate(&doc, &why)) {
 		fprintf(stderr, "sluice-bench: %s\n", why);
 		errno = EINVAL;
 		return NULL;
@@ -347,16 +346,17 @@ static int bench_new_source(int drop_fd, const struct frame *f, const char *name
  */
 static int admission_narrow(struct sluice *lim, const struct settings *s)
 {
+	struct settings one_new_source = *s;
 	struct policy_doc doc;
 	struct state st;
 	const char *why;
 	int err;
 
 	doc_init(&doc);
-	doc.dflt = *s;
-	doc.dflt.new_sources.amount = 1;
+	one_new_source.new_sources.amount = 1;
 	state_from_object(lim->obj, &st);
-	err = doc_validate(&doc, &why) ?: policy_store(&st.maps, &doc, false);
+	err = doc_set_default(&doc, &one_new_source, &why) ?: doc_validate(&doc, &why) ?:
+	      policy_store(&st.maps, &doc, false);
 	doc_free(&doc);
 	return err;
 }

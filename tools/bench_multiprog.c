@@ -108,16 +108,18 @@ static int limiter_open(struct limiter *l, int kind, uint64_t rate, uint64_t bur
 	const char *func = kind == ALONE ? "xdp_dispatcher" : "prog1";
 	struct bpf_program *prog;
 	struct policy_doc doc;
+	struct settings s;
 	struct state st;
 	const char *why;
 	int err;
 
 	memset(l, 0, sizeof(*l));
 	doc_init(&doc);
-	doc.dflt.rate.amount = rate;
-	doc.dflt.rate.period_ns = NSEC_PER_SEC;
-	doc.dflt.burst.value = burst;
-	if (doc_validate(&doc, &why))
+	s = doc.dflt;
+	s.rate.amount = rate;
+	s.rate.period_ns = NSEC_PER_SEC;
+	s.burst.value = burst;
+	if (doc_set_default(&doc, &s, &why) || doc_validate(&doc, &why))
 		return -EINVAL;
 	if (kind != DIRECT && (err = dispatcher_open(l, kind == ALONE ? 1 : 2)))
 		return err;

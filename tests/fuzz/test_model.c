@@ -1011,8 +1011,7 @@ static int do_rule_add(struct runner *rn, const char *line)
 		err = policy_load(&rn->fx.st.maps, &doc, false);
 	if (err)
 		return err;
-	doc.rules[doc.n_rules++] = r;
-	err = doc_validate(&doc, &why);
+	err = doc_add_rule(&doc, &r.settings, &r.match, &why) ?: doc_validate(&doc, &why);
 	if (!err)
 		err = policy_store(&rn->fx.st.maps, &doc, false);
 	if (!err) {

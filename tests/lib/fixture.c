@@ -73,13 +73,12 @@ void settings_per_second(struct settings *s, uint64_t packets, uint64_t burst)
 int fixture_configure(struct fixture *fx, const struct settings *s)
 {
 	struct policy_doc doc;
+	const char *why;
 	int err;
 
 	err = policy_load(&fx->st.maps, &doc, true);
-	if (!err) {
-		doc.dflt = *s;
-		err = policy_store(&fx->st.maps, &doc, false);
-	}
+	if (!err)
+		err = doc_set_default(&doc, s, &why) ?: policy_store(&fx->st.maps, &doc, false);
 	doc_free(&doc);
 	return err;
 }
@@ -145,7 +144,8 @@ int fixture_open_test_clock(struct fixture *fx, const struct settings *s, uint32
 	struct policy_doc doc;
 
 	doc_init(&doc);
-	doc.dflt = *s;
+	/* A default that does not compile is refused by fixture_finish_open. */
+	doc_set_default(&doc, s, &(const char *){ NULL });
 	return fixture_open_policy(fx, &doc, max_sources);
 }
 
@@ -156,7 +156,7 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 
 	memset(fx, 0, sizeof(*fx));
 	doc_init(&doc);
-	doc.dflt = *s;
+	doc_set_default(&doc, s, &(const char *){ NULL });
 	fx->real = sluice__open();
 	if (!fx->real)
 		return -errno;

@@ -980,15 +980,15 @@ static void test_policy_messages(void)
 
 	/* Seventeen classes of one CIDR: one source would have 17 candidates. */
 	doc_init(&doc);
-	parse_rate("1/s", &doc.dflt.rate, &why);
+	settings_default(&s);
+	parse_rate("1/s", &s.rate, &why);
+	doc_set_default(&doc, &s, &why);
 	for (i = 0; i <= SLUICE_MAX_CANDIDATES; i++) {
-		struct rule *r = &doc.rules[doc.n_rules++];
+		struct match m = { .proto = IPPROTO_TCP };
 
-		settings_default(&r->settings);
-		r->settings.rate = doc.dflt.rate;
-		parse_cidr("10.0.0.0/8", &r->match.cidr, &(bool){ false }, &why);
-		r->match.proto = IPPROTO_TCP;
-		r->match.dport_lo = r->match.dport_hi = (uint16_t)(i + 1);
+		parse_cidr("10.0.0.0/8", &m.cidr, &(bool){ false }, &why);
+		m.dport_lo = m.dport_hi = (uint16_t)(i + 1);
+		doc_add_rule(&doc, &s, &m, &why);
 	}
 	why = "";
 	err = doc_validate(&doc, &why);

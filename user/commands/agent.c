@@ -175,8 +175,8 @@ static int agent_check(struct cli_args *a)
 	if (a->given[OPT_REDIS_USER] && !a->given[OPT_REDIS_PASSWORD_FILE])
 		return fail_input("agent", "--redis-user needs --redis-password-file");
 	if (a->cmd.agent.password_file && password_read(a->cmd.agent.password_file, pw, &why))
-		return fail_input("agent", "--redis-password-file %s: %s", a->cmd.agent.password_file,
-				  why);
+		return fail_input("agent", "--redis-password-file %s: %s",
+				  a->cmd.agent.password_file, why);
 	return -1;
 }
 

@@ -25,11 +25,9 @@
 struct attach_opts {
 	const char *ifname;
 	int ifindex;
-	struct policy_doc doc;
-	uint64_t max_sources;
-	uint32_t xdp_flags;
-	bool multiprog; /* through libxdp's dispatcher */
-	gid_t group;	/* may read the pins; STATE_NO_GROUP: root alone */
+	struct policy_doc doc; /* its attach settings own max-sources and the mode */
+	bool multiprog;	       /* through libxdp's dispatcher */
+	gid_t group;	       /* may read the pins; STATE_NO_GROUP: root alone */
 };
 
 /* The program's name in the kernel, as libxdp and bpftool show it. */
@@ -59,8 +57,6 @@ static int attach_check_file(struct cli_args *a)
 		return fail_input("attach", "%s", err_line);
 	if (prove_refusal(a->doc, &why))
 		return fail_input("attach", "%s", why);
-	a->attach.xdp_flags = a->doc->attach.xdp_flags;
-	a->attach.max_sources = a->doc->attach.max_sources;
 	return -1;
 }
 
@@ -72,14 +68,9 @@ static int attach_check_args(struct cli_args *a)
 	if (!a->given[OPT_RATE])
 		return fail_input("attach", "missing --rate (for example --rate 500/s)");
 	doc_init(a->doc);
-	a->doc->dflt = a->settings;
-	a->doc->attach.xdp_flags = a->attach.xdp_flags;
-	a->doc->attach.mode_given = a->given[OPT_MODE];
-	a->doc->attach.max_sources = a->attach.max_sources;
-	a->doc->attach.max_sources_given = a->given[OPT_MAX_SOURCES];
-	a->doc->attach.group = a->attach.group;
-	a->doc->attach.group_given = a->given[OPT_GROUP];
-	if (doc_validate(a->doc, &why) || prove_refusal(a->doc, &why))
+	a->doc->attach = a->attach;
+	if (doc_set_default(a->doc, &a->settings, &why) || doc_validate(a->doc, &why) ||
+	    prove_refusal(a->doc, &why))
 		return fail_input("attach", "%s", why);
 	return -1;
 }
@@ -107,7 +98,7 @@ static int attach_check(struct cli_args *a)
 static int link_attach_and_pin(struct sluice *skel, const struct attach_opts *o,
 			       const char *staging)
 {
-	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = o->xdp_flags);
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = o->doc.attach.xdp_flags);
 	char path[PATH_MAX];
 	int link_fd, err;
 
@@ -212,7 +203,7 @@ static int attach_configure(struct sluice *skel, struct attach_opts *o, const ch
 	st.maps.dir = state_dir_fd(staging);
 	if (st.maps.dir < 0)
 		return st.maps.dir;
-	err = policy_create(&st.maps, o->max_sources, &o->doc);
+	err = policy_create(&st.maps, o->doc.attach.max_sources, &o->doc);
 	close(st.maps.dir);
 	return err;
 }
@@ -233,7 +224,7 @@ static int attach_load(struct sluice **skel, struct attach_opts *o, const char *
 	if (!*skel)
 		return -errno;
 	(*skel)->rodata->prove_cookies = syn_cookies_supported();
-	err = state_prepare((*skel)->obj, o->max_sources);
+	err = state_prepare((*skel)->obj, o->doc.attach.max_sources);
 	if (!err)
 		err = sluice__load(*skel);
 	return err ?: attach_configure(*skel, o, staging);
@@ -249,11 +240,11 @@ static void attach_report(const struct attach_opts *o)
 			"sluice: attached to %s through libxdp's dispatcher (%s mode, run priority "
 			"%d): %s per source, up to %llu sources\n",
 			o->ifname, xdp_mode_name(o->ifindex), MP_RUN_PRIO, opts,
-			(unsigned long long)o->max_sources);
+			(unsigned long long)o->doc.attach.max_sources);
 	else
 		output_say("sluice: attached to %s in %s mode: %s per source, up to %llu sources\n",
 			   o->ifname, xdp_mode_name(o->ifindex), opts,
-			   (unsigned long long)o->max_sources);
+			   (unsigned long long)o->doc.attach.max_sources);
 }
 
 static int prog_pin(struct sluice *skel, const char *staging)
@@ -282,12 +273,12 @@ static int attach_shared(struct sluice **skel, struct attach_opts *o, const char
 	if (!*skel)
 		return -errno;
 	(*skel)->rodata->prove_cookies = syn_cookies_supported();
-	err = state_prepare((*skel)->obj, o->max_sources);
+	err = state_prepare((*skel)->obj, o->doc.attach.max_sources);
 	if (!err)
 		err = staging_make(o, staging);
 	if (err)
 		return err;
-	err = mp_attach((*skel)->obj, SLUICE_PROG_NAME, o->ifindex, o->xdp_flags);
+	err = mp_attach((*skel)->obj, SLUICE_PROG_NAME, o->ifindex, o->doc.attach.xdp_flags);
 	if (err) {
 		state_remove(staging);
 		return err;
@@ -374,8 +365,6 @@ static int attach_locked(struct cli_args *a)
 {
 	struct attach_opts o = { .ifname = a->ifname,
 				 .doc = *a->doc,
-				 .max_sources = a->attach.max_sources,
-				 .xdp_flags = a->attach.xdp_flags,
 				 .multiprog = a->cmd.attach.multiprog,
 				 .group = a->doc->attach.group_given ? (gid_t)a->doc->attach.group
 								     : STATE_NO_GROUP };

@@ -49,10 +49,7 @@ static int rule_add(struct policy_doc *doc, const struct rule *r)
 				  "first, or use apply)",
 				  cidr);
 	}
-	if (doc->n_rules == SLUICE_MAX_POLICIES - 1)
-		return fail_input("rule", "too many rules (at most %d)", SLUICE_MAX_POLICIES - 1);
-	doc->rules[doc->n_rules++] = *r;
-	if (doc_validate(doc, &why))
+	if (doc_add_rule(doc, &r->settings, &r->match, &why) || doc_validate(doc, &why))
 		return fail_input("rule", "%s", why);
 	return EXIT_OK;
 }

@@ -90,16 +90,16 @@ static void set_apply(const struct cli_args *a, struct settings *s)
 static int set_run(struct cli_args *a, struct state *st)
 {
 	struct policy_doc doc;
-	struct settings was;
+	struct settings was, now;
 	const char *why;
 	int ret;
 
 	ret = policy_load_cmd("set", st, &doc, false);
 	if (ret)
 		return ret;
-	was = doc.dflt;
-	set_apply(a, &doc.dflt);
-	if (doc_validate(&doc, &why))
+	was = now = doc.dflt;
+	set_apply(a, &now);
+	if (doc_set_default(&doc, &now, &why) || doc_validate(&doc, &why))
 		ret = fail_input("set", "%s", why);
 	else if (settings_equal(&was, &doc.dflt))
 		ret = EXIT_OK; /* as it was: no new generation, nothing to audit */

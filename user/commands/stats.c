@@ -150,10 +150,14 @@ static int stats_check(struct cli_args *a)
 
 static int stats_run(struct cli_args *a, struct state *st)
 {
-	struct stats_opts o = { .ifname = a->ifname, .watch_ns = a->cmd.stats.watch_ns, .count = a->cmd.stats.count };
+	struct stats_opts o = { .ifname = a->ifname,
+				.watch_ns = a->cmd.stats.watch_ns,
+				.count = a->cmd.stats.count };
 	struct sigaction sa = { .sa_handler = on_signal };
 
-	o.format = a->json ? FORMAT_JSON : a->cmd.stats.prometheus ? FORMAT_PROMETHEUS : FORMAT_TABLE;
+	o.format = a->json		     ? FORMAT_JSON
+		   : a->cmd.stats.prometheus ? FORMAT_PROMETHEUS
+					     : FORMAT_TABLE;
 	if (!o.watch_ns)
 		return stats_once(&o, st);
 	/* No SA_RESTART: Ctrl-C must end the sleep, not resume it. */

@@ -405,9 +405,10 @@ static int top_collect(const struct top_opts *o, const struct state *st, struct 
 
 static int top_run(struct cli_args *a, struct state *st)
 {
-	struct top_opts o = {
-		.ifname = a->ifname, .limit = a->cmd.top.limit, .sort = a->cmd.top.sort, .json = a->json
-	};
+	struct top_opts o = { .ifname = a->ifname,
+			      .limit = a->cmd.top.limit,
+			      .sort = a->cmd.top.sort,
+			      .json = a->json };
 	struct source_table table = {};
 	struct top_view view = {};
 	size_t shown;

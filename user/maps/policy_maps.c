@@ -208,6 +208,7 @@ static int policy_load_rules(const struct policy_maps *m, const struct sluice_co
 	if (err)
 		return err;
 	policy_settings(&p, &doc->dflt, NULL);
+	doc->dflt_policy = p;
 	doc->dflt_id = p.id;
 	for (slot = 1; slot < SLUICE_MAX_POLICIES; slot++) {
 		err = slot_read(m, cfg->policy_set, slot, &p);
@@ -217,6 +218,7 @@ static int policy_load_rules(const struct policy_maps *m, const struct sluice_co
 			continue;
 		r = &doc->rules[doc->n_rules++];
 		policy_settings(&p, &r->settings, &r->match);
+		r->policy = p;
 		r->id = p.id;
 	}
 	doc->next_id = cfg->next_policy_id ?: 1;
@@ -456,16 +458,10 @@ static int id_reset(const struct policy_maps *m, uint16_t id)
  */
 static bool default_keeps_id(const struct policy_doc *doc, const struct policy_doc *live)
 {
-	struct sluice_policy was, now;
-	const char *why;
-
 	/* Fresh maps have no default yet: it starts as 0. */
 	if (!live->dflt.rate.amount)
 		return true;
-	if (policy_build(&was, &live->dflt, NULL, live->dflt_id, &why) ||
-	    policy_build(&now, &doc->dflt, NULL, live->dflt_id, &why))
-		return false;
-	return policy_meter_same(&was, &now);
+	return policy_meter_same(&live->dflt_policy, &doc->dflt_policy);
 }
 
 /*
@@ -502,26 +498,29 @@ static int assign_ids(const struct policy_maps *m, struct policy_doc *doc,
 	return err;
 }
 
+/* What slot holds for doc: its compiled policy with its id, or zeros past the rules. */
+static int slot_policy(const struct policy_doc *doc, __u32 slot, struct sluice_policy *p)
+{
+	const struct rule *r = slot ? &doc->rules[slot - 1] : NULL;
+
+	memset(p, 0, sizeof(*p));
+	if ((int)slot > doc->n_rules)
+		return 0;
+	*p = r ? r->policy : doc->dflt_policy;
+	p->id = r ? r->id : doc->dflt_id;
+	/* policy_build refuses a rate of 0: this limiter was never compiled. */
+	return p->rate_amount ? 0 : -EINVAL;
+}
+
 /* Slot 0 is the default, rule i is slot i + 1; unused slots are zeroed. */
 static int write_slots(const struct policy_maps *m, const struct policy_doc *doc, __u32 set)
 {
 	struct sluice_policy p;
-	const char *why;
 	__u32 slot;
 	int err;
 
 	for (slot = 0; slot < SLUICE_MAX_POLICIES; slot++) {
-		memset(&p, 0, sizeof(p));
-		if (slot == 0)
-			err = policy_build(&p, &doc->dflt, NULL, doc->dflt_id, &why);
-		else if ((int)slot <= doc->n_rules)
-			err = policy_build(&p, &doc->rules[slot - 1].settings,
-					   &doc->rules[slot - 1].match, doc->rules[slot - 1].id,
-					   &why);
-		else
-			err = 0;
-		if (!err)
-			err = slot_write(m, set, slot, &p);
+		err = slot_policy(doc, slot, &p) ?: slot_write(m, set, slot, &p);
 		/* The slot's counts belonged to whatever it held before. */
 		if (!err)
 			err = stats_clear_at(m->rule_stats, set * SLUICE_MAX_POLICIES + slot);
@@ -854,13 +853,12 @@ static int default_debt_cap(const struct policy_maps *m, const struct policy_doc
 {
 	struct sluice_policy p;
 	struct debt_walk *dw;
-	const char *why;
 	int err;
 
 	if (!m->sync || !live->dflt.rate.amount || doc->dflt_id != live->dflt_id ||
 	    settings_equal(&doc->dflt, &live->dflt))
 		return 0;
-	err = policy_build(&p, &doc->dflt, NULL, doc->dflt_id, &why);
+	err = slot_policy(doc, 0, &p);
 	dw = err ? NULL : calloc(1, sizeof(*dw));
 	if (!dw)
 		return err ?: -ENOMEM;

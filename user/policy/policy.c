@@ -1150,24 +1150,49 @@ int doc_group(const struct policy_doc *doc, const struct cidr *c, int *members)
 	return n;
 }
 
-int doc_validate(const struct policy_doc *doc, const char **why)
+int doc_set_default(struct policy_doc *doc, const struct settings *s, const char **why)
 {
 	struct sluice_policy p;
-	int members[SLUICE_MAX_CANDIDATES];
-	int i, err;
+	int err = policy_build(&p, s, NULL, 0, why);
 
-	err = policy_build(&p, &doc->dflt, NULL, 0, why);
 	if (err)
 		return err;
-	for (i = 0; i < doc->n_rules; i++) {
-		err = policy_build(&p, &doc->rules[i].settings, &doc->rules[i].match, 1, why);
-		if (err)
-			return err;
+	doc->dflt = *s;
+	doc->dflt_policy = p;
+	return 0;
+}
+
+int doc_add_rule(struct policy_doc *doc, const struct settings *s, const struct match *m,
+		 const char **why)
+{
+	struct rule *r = &doc->rules[doc->n_rules];
+	int err;
+
+	if (doc->n_rules == SLUICE_MAX_POLICIES - 1)
+		return refuse(-E2BIG, why, "too many rules (at most %d)", SLUICE_MAX_POLICIES - 1);
+	err = policy_build(&r->policy, s, m, 0, why);
+	if (err)
+		return err;
+	r->settings = *s;
+	r->match = *m;
+	r->id = 0;
+	doc->n_rules++;
+	return 0;
+}
+
+int doc_validate(const struct policy_doc *doc, const char **why)
+{
+	int members[SLUICE_MAX_CANDIDATES];
+	int i;
+
+	/* Compiled when set (doc_set_default, doc_add_rule): a rate is never 0 there. */
+	if (!doc->dflt_policy.rate_amount)
+		return refuse(-EINVAL, why, "--rate must be greater than zero");
+	for (i = 0; i < doc->n_rules; i++)
 		if (doc_group(doc, &doc->rules[i].match.cidr, members) < 0)
 			return refuse(-E2BIG, why, "more than %d rules cover the sources of %s",
 				      SLUICE_MAX_CANDIDATES,
 				      cidr_text(&doc->rules[i].match.cidr).text);
-	}
 	return 0;
 }
 
@@ -1186,10 +1211,10 @@ int doc_rule_index(const struct policy_doc *doc, uint16_t policy)
 int rule_policy(const struct policy_doc *doc, uint16_t policy, struct sluice_policy *p)
 {
 	int i = doc_rule_index(doc, policy);
-	const char *why;
 
 	if (i == -2)
 		return -ENOENT;
-	return i < 0 ? policy_build(p, &doc->dflt, NULL, doc->dflt_id, &why)
-		     : policy_build(p, &doc->rules[i].settings, &doc->rules[i].match, policy, &why);
+	*p = i < 0 ? doc->dflt_policy : doc->rules[i].policy;
+	p->id = policy;
+	return 0;
 }

@@ -75,6 +75,8 @@ struct rule {
 	struct match match;
 	struct settings settings;
 	uint16_t id; /* bucket id space; assigned when stored */
+	/* settings and match compiled (doc_add_rule): what its slot holds, but the id */
+	struct sluice_policy policy;
 };
 
 /* A list entry: a CIDR and, on the deny list, when it stops denying. */
@@ -106,6 +108,7 @@ struct attach_settings {
 struct policy_doc {
 	struct attach_settings attach;
 	struct settings dflt;
+	struct sluice_policy dflt_policy; /* dflt compiled (doc_set_default), but the id */
 	struct rule rules[SLUICE_MAX_POLICIES - 1];
 	int n_rules;
 	struct cidr_list allow, deny;
@@ -140,7 +143,16 @@ bool cidr_contains(const struct cidr *outer, const struct cidr *inner);
  * -E2BIG past SLUICE_MAX_CANDIDATES.
  */
 int doc_group(const struct policy_doc *doc, const struct cidr *c, int *members);
-/* Checks a document before anything is written: limits and rule overlaps. */
+/*
+ * A document's limiters are compiled once, as they are set, into what the
+ * policy maps hold; a setting that does not compile is refused and leaves
+ * the document as it was. doc_add_rule does not look for a rule with the
+ * same match (doc_find_rule).
+ */
+int doc_set_default(struct policy_doc *doc, const struct settings *s, const char **why);
+int doc_add_rule(struct policy_doc *doc, const struct settings *s, const struct match *m,
+		 const char **why);
+/* Checks what spans rules before anything is written: a default, and rule overlaps. */
 int doc_validate(const struct policy_doc *doc, const char **why);
 
 void doc_init(struct policy_doc *doc);
@@ -168,7 +180,7 @@ int cidr_list_merge(const struct cidr_list *a, const struct cidr_list *b, bool a
 
 /* The index in doc->rules of the rule with this policy id: -1 for the default, -2 when gone. */
 int doc_rule_index(const struct policy_doc *doc, uint16_t policy);
-/* The slot built for the rule with this policy id (the default's for 0); -ENOENT when gone. */
+/* The slot compiled for the rule with this policy id (the default's for 0); -ENOENT when gone. */
 int rule_policy(const struct policy_doc *doc, uint16_t policy, struct sluice_policy *p);
 /* Windows and warm-ups are bounded: the longest either may be. */
 #define WINDOW_MIN_NS (NSEC_PER_SEC / 1000)

@@ -140,7 +140,6 @@ static int parse_cidr_word(struct parse_ctx *pc, const struct tokens *t, int i, 
 
 static int parse_rule(struct parse_ctx *pc, const struct tokens *t, struct policy_doc *doc)
 {
-	struct rule r = { 0 };
 	struct cli_args a;
 	const char *why;
 	int err;
@@ -154,13 +153,10 @@ static int parse_rule(struct parse_ctx *pc, const struct tokens *t, struct polic
 		err = parse_options(pc, t, 2, STMT_RULE, &a);
 	if (err)
 		return err;
-	r.settings = a.settings;
-	r.match = a.match;
-	if (doc_find_rule(doc, &r.match) >= 0)
+	if (doc_find_rule(doc, &a.match) >= 0)
 		return fail_at(pc, t->col[1], "a rule for this CIDR and class already exists");
-	if (policy_build(&(struct sluice_policy){ 0 }, &r.settings, &r.match, 1, &why))
+	if (doc_add_rule(doc, &a.settings, &a.match, &why))
 		return fail_at(pc, t->col[0], "%s", why);
-	doc->rules[doc->n_rules++] = r;
 	return 0;
 }
 
@@ -176,8 +172,7 @@ static int parse_default(struct parse_ctx *pc, const struct tokens *t, struct po
 	err = parse_options(pc, t, 1, STMT_DEFAULT, &a);
 	if (err)
 		return err;
-	doc->dflt = a.settings;
-	if (policy_build(&(struct sluice_policy){ 0 }, &doc->dflt, NULL, 0, &why))
+	if (doc_set_default(doc, &a.settings, &why))
 		return fail_at(pc, t->col[0], "%s", why);
 	pc->have_default = true;
 	return 0;
