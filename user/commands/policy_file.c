@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/bpf.h>
-#include "table_hash.h"
 #include "base/errors.h"
 #include "commands/policy_file.h"
 #include "maps/policy_maps.h"
@@ -15,8 +13,6 @@
 
 int attach_settings_live(const struct state *st, struct attach_settings *as)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
 	struct sluice_config cfg;
 	const char *mode, *why;
 	int err;
@@ -25,12 +21,10 @@ int attach_settings_live(const struct state *st, struct attach_settings *as)
 	err = config_read(&st->maps, &cfg);
 	if (!err && cfg.layout_version != SLUICE_LAYOUT_VERSION)
 		err = -EPROTO;
-	if (!err && bpf_obj_get_info_by_fd(st->maps.buckets, &info, &len))
-		err = -errno;
+	if (!err)
+		err = table_max_sources(&st->maps, &cfg, &as->max_sources);
 	if (err)
 		return err;
-	/* As status says it: what attach was given, or what the table holds. */
-	as->max_sources = cfg.max_sources ?: table_sources_of(info.max_entries);
 	as->max_sources_given = true;
 	mode = xdp_mode_name((int)if_nametoindex(st->ifname));
 	as->mode_given = !parse_mode(mode, &as->xdp_flags, &why);

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/bpf.h>
-#include "table_hash.h"
 #include "base/clock.h"
 #include "base/errors.h"
 #include "base/json.h"
@@ -31,7 +29,7 @@ struct iface_status {
 	bool other_layout;   /* not this sluice's layout: only health and layout are known */
 	unsigned int layout; /* of the live configuration; 0 when unknown */
 	unsigned int prog_id;
-	unsigned int max_sources;
+	uint64_t max_sources;
 	struct sluice_config cfg;
 	struct sluice_policy dflt;
 	char rate[32];
@@ -67,8 +65,6 @@ static void status_json_sharing(struct json *j, const struct iface_status *is)
 
 static int status_collect(const char *ifname, struct iface_status *is)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
 	struct burst burst;
 	struct rate rate;
 	struct state st;
@@ -100,9 +96,8 @@ static int status_collect(const char *ifname, struct iface_status *is)
 		return 0;
 	}
 	is->layout = is->cfg.layout_version;
-	if (!err && bpf_obj_get_info_by_fd(st.maps.buckets, &info, &len))
-		err = -errno;
-	is->max_sources = is->cfg.max_sources ?: (unsigned int)table_sources_of(info.max_entries);
+	if (!err)
+		err = table_max_sources(&st.maps, &is->cfg, &is->max_sources);
 	is->health = state_health(&st, &is->prog_id);
 	state_close(&st);
 	if (err)
@@ -284,10 +279,10 @@ static void status_human_one(const struct iface_status *is)
 		       is->group[0] ? is->group : "-", "-", "-", is->health);
 	} else {
 		format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11u %-12s %-6llu %-20s %s",
+		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11llu %-12s %-6llu %-20s %s",
 		       is->ifname, is->mode, is->prog_id, is->rate, is->burst,
 		       action_name(is->dflt.action), is->dflt.ipv4_prefix, is->dflt.ipv6_prefix,
-		       is->cfg.rules_v4 + is->cfg.rules_v6, is->max_sources,
+		       is->cfg.rules_v4 + is->cfg.rules_v6, (unsigned long long)is->max_sources,
 		       is->group[0] ? is->group : "-", (unsigned long long)is->cfg.generation,
 		       changed, is->health);
 	}

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "table_hash.h"
 #include "base/clock.h"
 #include "base/errors.h"
 #include "jiffy.h"
@@ -1137,6 +1138,21 @@ static int config_slot_fd(const struct policy_maps *m)
 		return -errno;
 	fd = bpf_map_get_fd_by_id(inner_id);
 	return fd < 0 ? -errno : fd;
+}
+
+int table_max_sources(const struct policy_maps *m, const struct sluice_config *cfg,
+		      uint64_t *max_sources)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	*max_sources = cfg->max_sources;
+	if (*max_sources)
+		return 0;
+	if (bpf_obj_get_info_by_fd(m->buckets, &info, &len))
+		return -errno;
+	*max_sources = table_sources_of(info.max_entries);
+	return 0;
 }
 
 int config_read(const struct policy_maps *m, struct sluice_config *cfg)

@@ -62,6 +62,12 @@ int lists_fit(const struct policy_maps *m, const struct policy_doc *doc, char *w
  * suffices), else, for older state, the map-in-map's slot (CAP_SYS_ADMIN).
  */
 int config_read(const struct policy_maps *m, struct sluice_config *cfg);
+/*
+ * The sources the table holds at most: what attach was given (cfg, as
+ * config_read gave it), or for state from before cfg said, the table's size.
+ */
+int table_max_sources(const struct policy_maps *m, const struct sluice_config *cfg,
+		      uint64_t *max_sources);
 /* The layout version of the live configuration, whatever its layout (for status). */
 int config_layout(const struct policy_maps *m, __u32 *layout);
 /*

@@ -220,8 +220,7 @@ static int table_capacity(const struct state *st, struct sample *s)
 	if (err)
 		return err;
 	s->capacity = table_buckets_of(info.max_entries);
-	s->max_sources = cfg.max_sources ?: table_sources_of(info.max_entries);
-	return 0;
+	return table_max_sources(&st->maps, &cfg, &s->max_sources);
 }
 
 int sample_read_counters(const struct state *st, struct sample *s)
