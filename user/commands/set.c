@@ -41,50 +41,21 @@ static void set_algorithm(const struct cli_args *a, struct settings *s)
 static void set_apply(const struct cli_args *a, struct settings *s)
 {
 	const struct settings *g = &a->settings;
+	int i;
 
 	if (a->given[OPT_ALGORITHM] || a->given[OPT_WARMUP])
 		set_algorithm(a, s);
-	if (a->given[OPT_RATE]) {
-		/* A derived burst follows the new rate; a typed one stays. */
-		if (s->burst.bytes != (g->rate.unit != SLUICE_UNIT_PACKETS))
-			s->burst.value = 0;
-		s->rate = g->rate;
-	}
-	if (a->given[OPT_BURST])
-		s->burst = g->burst;
-	if (a->given[OPT_WINDOW])
-		s->window_ns = g->window_ns;
-	if (a->given[OPT_WARMUP])
-		s->warmup_ns = g->warmup_ns;
-	if (a->given[OPT_ACTION]) {
-		s->action = g->action;
+	/* A derived burst follows the new rate; a typed one stays. */
+	if (a->given[OPT_RATE] && s->burst.bytes != (g->rate.unit != SLUICE_UNIT_PACKETS))
+		s->burst.value = 0;
+	/* A new action starts unmarked; --prove off drops the proven-source budget. */
+	if (a->given[OPT_ACTION])
 		s->mark_dscp = s->mark_ecn = false;
-	}
-	if (a->given[OPT_DSCP]) {
-		s->dscp = g->dscp;
-		s->mark_dscp = true;
-	}
-	if (a->given[OPT_ECN])
-		s->mark_ecn = true;
-	if (a->given[OPT_NEW_SOURCES])
-		s->new_sources = g->new_sources;
-	if (a->given[OPT_OVERFLOW_RATE])
-		s->overflow = g->overflow;
-	if (a->given[OPT_INITIAL_BURST])
-		s->initial = g->initial;
-	if (a->given[OPT_ON_FULL])
-		s->on_full_pass = g->on_full_pass;
-	if (a->given[OPT_PROVE])
-		s->prove = g->prove;
-	/* The proven-source budget belongs to proof: --prove off drops it with it. */
 	if (a->given[OPT_PROVE] && g->prove == PROVE_OFF)
 		memset(&s->proven_sources, 0, sizeof(s->proven_sources));
-	if (a->given[OPT_PROVEN_SOURCES])
-		s->proven_sources = g->proven_sources;
-	if (a->given[OPT_AGGREGATE]) {
-		memcpy(s->aggregates, g->aggregates, sizeof(s->aggregates));
-		s->n_aggregates = g->n_aggregates;
-	}
+	for (i = 0; i < OPT_MAX; i++)
+		if (a->given[i] && option_table[i].home == IN_SETTINGS)
+			option_copy_setting(&option_table[i], g, s);
 }
 
 static int set_run(struct cli_args *a, struct state *st)

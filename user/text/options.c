@@ -583,6 +583,18 @@ int option_apply(struct cli_args *a, enum option_id id, const char *value, const
 	return 0;
 }
 
+/* o's member and what it marks, from one home struct to another: set's replace. */
+void option_copy_setting(const struct option_def *o, const struct settings *from,
+			 struct settings *to)
+{
+	/* An aggregate's count follows its array (TYPE_AGGREGATE). */
+	size_t size = o->size + (o->type == TYPE_AGGREGATE ? sizeof(unsigned int) : 0);
+
+	memcpy((char *)to + o->offset, (const char *)from + o->offset, size);
+	if (o->marks)
+		*(bool *)((char *)to + o->marked_offset) = true;
+}
+
 /*
  * Is o's member in base worth a word of show: stated, where the option
  * marks that, else unlike the default in dflt.

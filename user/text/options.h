@@ -263,6 +263,9 @@ bool option_takes(int cmd, unsigned int stmt, enum option_id id);
  */
 int option_apply(struct cli_args *a, enum option_id id, const char *value, const char **why);
 
+/* Limiter option o's value (and its mark) from one settings to another, as set does. */
+void option_copy_setting(const struct option_def *o, const struct settings *from,
+			 struct settings *to);
 /* "rate 500/s burst 1000 action mark dscp 8": only what differs from defaults. */
 void format_settings(char *buf, size_t len, const struct settings *s);
 /* Limiter option o's value in s as show writes it; false (and "") at the default. */
