@@ -100,7 +100,7 @@ check "a period is spelled as a duration" \
 
 check "completion: commands" has "$(comp '')" $commands
 check "completion: st -> status stats" test "$(comp st)" = "status stats"
-check "completion: rule verbs" has "$(comp rule '')" add del delete rm list ls flush
+check "completion: rule verbs" has "$(comp rule '')" add del delete rm list ls show flush
 check "completion: allow verbs" has "$(comp allow '')" add del list flush
 check "completion: --action values" test "$(comp attach x --action '')" = "drop mark dry-run"
 check "completion: --mode values" has "$(comp attach x --mode '')" native generic skb
@@ -149,6 +149,16 @@ check "--rat: did you mean --rate" grep -q "did you mean '--rate'" <<<"$out"
 check "--rat changed nothing" grep -q 'rate 100/s' <<<"$("$SLUICE" show "$LAB_HOST")"
 out=$("$SLUICE" stast "$LAB_HOST" 2>&1)
 check "stast: did you mean stats" grep -q "did you mean 'stats'" <<<"$out"
+out=$("$SLUICE" stat "$LAB_HOST" 2>&1)
+check "stat: did you mean stats (a prefix of status too)" grep -q "did you mean 'stats'" <<<"$out"
+# Each synopsis form starts "sluice CMD"; a long one wraps under its words, not as a new form.
+for c in $commands; do
+	check "$c --help: every synopsis line within 80 columns" \
+		bash -c '! "$0" "$1" --help | sed -n "/^Usage/,/^\$/p" | grep -q ".\{81\}"' "$SLUICE" "$c"
+done
+usage=$("$SLUICE" agent --help | sed -n '/^Usage/,/^$/p')
+check "agent --help: one synopsis form, with IFACE and --redis" \
+	test "$(grep -c 'sluice agent' <<<"$usage")" = 1 -a -n "$(grep 'sluice agent IFACE --redis' <<<"$usage")"
 out=$("$SLUICE" set "$LAB_HOST" --mode native 2>&1)
 check "an option of another command is named as such" grep -q 'not an option of set' <<<"$out"
 check "help set = set --help" test "$("$SLUICE" help set)" = "$("$SLUICE" set --help)"
@@ -157,6 +167,9 @@ check "-j before the command" jq -e 'type == "array"' <<<"$("$SLUICE" -j status)
 check "-p: indented JSON" test "$("$SLUICE" -p status "$LAB_HOST" | wc -l)" -gt 3
 check "-p output is the same JSON" test "$("$SLUICE" -p status "$LAB_HOST" | jq -c 'del(.[].uptime_s?)')" = "$("$SLUICE" -j status "$LAB_HOST" | jq -c 'del(.[].uptime_s?)')"
 check "rule ls = rule list" test "$("$SLUICE" rule ls "$LAB_HOST")" = "$("$SLUICE" rule list "$LAB_HOST")"
+for l in rule allow deny; do
+	check "$l show = $l list" test "$("$SLUICE" "$l" show "$LAB_HOST" -j)" = "$("$SLUICE" "$l" list "$LAB_HOST" -j)"
+done
 check "rule add" "$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 5/s
 check "rule add" "$SLUICE" rule add "$LAB_HOST" 10.1.0.0/16 --rate 5/s --proto udp
 check "rule rm" "$SLUICE" rule rm "$LAB_HOST" 10.1.0.0/16 --proto udp

@@ -185,6 +185,10 @@ static void test_nearest(void)
 	n = nearest_name("sho", names, 4);
 	check(n && !strcmp(n, "show"), "nearest of sho is show", "got %s", n ? n : "none");
 	check(!nearest_name("frobnicate", names, 4), "nothing near frobnicate", " ");
+	/* A prefix of both: the one fewer edits away. */
+	n = nearest_name("stat", names, 4);
+	check(n && !strcmp(n, "stats"), "nearest of stat is stats, not status", "got %s",
+	      n ? n : "none");
 }
 
 void suite_options(void)

@@ -1029,7 +1029,7 @@ const struct command cmd_agent = {
 	.id = CMD_AGENT,
 	.name = "agent",
 	.summary = "share each source's limit with other hosts through Redis",
-	.synopsis = "IFACE --redis HOST:PORT[,HOST:PORT...] [--period DURATION] [--fallback MODE]\n"
+	.synopsis = "IFACE --redis HOST:PORT[,HOST:PORT...] [--period DURATION] [--fallback MODE] "
 		    "[--hosts N] [--shadow] [--redis-user USER --redis-password-file FILE]",
 	.description =
 		"Run in the foreground until SIGINT or SIGTERM, syncing the usage of IFACE's\n"

@@ -13,7 +13,7 @@ const struct command *const command_table[] = {
 
 const struct verb edit_verbs[] = {
 	{ "add", NULL, USE_CHANGE }, { "del", "delete rm", USE_CHANGE },
-	{ "list", "ls", USE_READ },  { "flush", NULL, USE_CHANGE },
+	{ "list", "ls show", USE_READ },  { "flush", NULL, USE_CHANGE },
 	{ NULL, NULL, USE_NONE },
 };
 
@@ -77,7 +77,42 @@ const struct verb *verb_find(const struct command *c, const char *word)
 	return NULL;
 }
 
-/* Each synopsis line after "Usage: sluice NAME " or its indent. */
+#define HELP_WIDTH 80
+
+/* The length of the next word of a synopsis: a [bracketed group] is one word. */
+static size_t synopsis_word(const char *s, size_t n)
+{
+	size_t i;
+	int depth = 0;
+
+	for (i = 0; i < n && (depth || s[i] != ' '); i++)
+		depth += (s[i] == '[') - (s[i] == ']');
+	return i;
+}
+
+/*
+ * One form of the synopsis, n bytes of line, after "Usage: sluice NAME "
+ * or its indent; a form too long for the line goes on under its first word.
+ */
+static void synopsis_form(FILE *out, const struct command *c, const char *prefix,
+			  const char *line, size_t n)
+{
+	int col = fprintf(out, "%s sluice %s", prefix, c->name), indent = col + 1;
+	size_t w;
+
+	while (n) {
+		w = synopsis_word(line, n);
+		if (col > indent && col + 1 + (int)w > HELP_WIDTH)
+			col = fprintf(out, "\n%*s", indent - 1, "") - 1;
+		col += fprintf(out, " %.*s", (int)w, line);
+		line += w, n -= w;
+		while (n && *line == ' ')
+			line++, n--;
+	}
+	fputc('\n', out);
+}
+
+/* Each form of the synopsis, one per line of it, after "Usage:" or its indent. */
 static void synopsis_print(FILE *out, const struct command *c)
 {
 	const char *line = c->synopsis;
@@ -86,8 +121,7 @@ static void synopsis_print(FILE *out, const struct command *c)
 	do {
 		size_t n = strcspn(line, "\n");
 
-		fprintf(out, "%s sluice %s %.*s\n", first ? "Usage:" : "      ", c->name, (int)n,
-			line);
+		synopsis_form(out, c, first ? "Usage:" : "      ", line, n);
 		first = false;
 		line += n;
 	} while (*line++);

@@ -62,7 +62,7 @@ extern const struct command cmd_attach, cmd_set, cmd_detach, cmd_status, cmd_sta
 	cmd_allow, cmd_deny, cmd_apply, cmd_show, cmd_upgrade, cmd_top, cmd_exporter, cmd_agent,
 	cmd_help;
 
-/* add, del (delete, rm), list (ls), flush: the verbs of rule, allow and deny. */
+/* add, del (delete, rm), list (ls, show), flush: the verbs of rule, allow and deny. */
 extern const struct verb edit_verbs[];
 
 /* Every command, in the order 'sluice --help' lists them; ends with NULL. */

@@ -14,7 +14,7 @@
 	"Both lists are checked before any rule; a source on both is denied. A FILE\n" \
 	"holds one CIDR per line, with # comments and blank lines; an error names\n"   \
 	"FILE:LINE and none of the file is applied. '-f -' reads standard input.\n"    \
-	"del is also spelled delete or rm, list ls; flush empties the list."
+	"del is also spelled delete or rm, list ls or show; flush empties the list."
 
 int list_check(struct cli_args *a);
 int list_run(struct cli_args *a, struct state *st);

@@ -166,7 +166,7 @@ const struct command cmd_rule = {
 		"the first carry no ports: only rules without a class apply to them.\n"
 		"--aggregate also limits each wider prefix of the rule's sources as a whole\n"
 		"(/24=5000/s: every /24 together at most 5000/s), up to 4 per rule.\n"
-		"del is also spelled delete or rm, list ls; flush deletes every rule.",
+		"del is also spelled delete or rm, list ls or show; flush deletes every rule.",
 	.verbs = edit_verbs,
 	.more_args = true,
 	.iface = IFACE_REQUIRED,

@@ -761,18 +761,20 @@ static size_t edit_distance(const char *a, const char *b)
 
 const char *nearest_name(const char *word, const char *const *names, size_t n)
 {
-	size_t i, d, best_d = SIZE_MAX, limit = strlen(word) / 3;
+	size_t i, d, edits, best_d = SIZE_MAX, best_edits = SIZE_MAX, limit = strlen(word) / 3;
 	const char *best = NULL;
 
 	if (limit < 2)
 		limit = 2;
 	for (i = 0; i < n; i++) {
-		d = edit_distance(word, names[i]);
-		/* A prefix of a name ("--rat") is as near as a typo. */
+		d = edits = edit_distance(word, names[i]);
+		/* A prefix of a name ("--rat") is as near as a typo... */
 		if (strlen(word) >= 2 && !strncmp(names[i], word, strlen(word)))
 			d = 1;
-		if (d < best_d) {
+		/* ...and of two as near, the fewer edits wins: "stat" is "stats", not "status". */
+		if (d < best_d || (d == best_d && edits < best_edits)) {
 			best_d = d;
+			best_edits = edits;
 			best = names[i];
 		}
 	}
