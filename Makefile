@@ -55,7 +55,7 @@ XDP_LIBS    = $(shell pkg-config --libs libxdp 2>/dev/null || echo -lxdp)
 # hiredis (libhiredis-dev, hiredis.pc): the fleet agent's Redis client.
 HIREDIS_CFLAGS = $(shell pkg-config --cflags hiredis 2>/dev/null)
 HIREDIS_LIBS   = $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
-LDLIBS      = $(XDP_LIBS) $(HIREDIS_LIBS) -lbpf -lelf -lz -lpthread -lm
+LDLIBS      = $(XDP_LIBS) $(HIREDIS_LIBS) -lmicrohttpd -lbpf -lelf -lz -lpthread -lm
 
 # user/ is layered (docs/design.md): each directory includes only those below it.
 USER_LAYERS := base values policy text pins maps reads outputs fleet commands
@@ -180,7 +180,7 @@ $(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 # The man pages and the bash completion, from the option and command tables.
 $(OUTPUT)/sluice-docgen: $(OUTPUT)/user/docgen.o $(CMD_TABLE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lmicrohttpd -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/%.scd: docs/%.scd.in $(OUTPUT)/sluice-docgen
 	$(call msg,GEN,$@)
@@ -197,7 +197,7 @@ $(OUTPUT)/sluice.bash: $(OUTPUT)/sluice-docgen
 # Only the CLI serves HTTP.
 $(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lmicrohttpd -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 FLOOD_OBJS := $(patsubst %,$(OUTPUT)/tools/%.o,flood flood_args flood_frame flood_dev)
 
