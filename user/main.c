@@ -136,7 +136,7 @@ static bool audit_after(const struct cli_args *a, struct audit_snapshot *before,
 		.before = before,
 		.after = &after,
 		.exit_status = ret,
-		.timeout_ns = a->cmd.deny.timeout_ns,
+		.timeout_ns = a->command == CMD_DENY ? a->cmd.list.timeout_ns : 0,
 	};
 	char line[AUDIT_LINE_MAX];
 	bool changed;

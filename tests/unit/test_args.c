@@ -418,7 +418,7 @@ static void test_durations(void)
 		ns = 0;
 		out[0] = '\0';
 		err = option_apply(&a, OPT_TIMEOUT, duration_cases[i].in, &why);
-		ns = a.cmd.deny.timeout_ns;
+		ns = a.cmd.list.timeout_ns;
 		if (!err)
 			format_duration(out, sizeof(out), ns);
 		snprintf(name, sizeof(name), "duration '%s'%s%s", duration_cases[i].in,

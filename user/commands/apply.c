@@ -17,8 +17,9 @@ static int checked_say(const struct cli_args *a)
 	struct json j;
 
 	if (!a->json) {
-		printf("%s: ok (default, %d rules, %zu allow, %zu deny)\n", file, a->doc->n_rules,
-		       a->doc->allow.count, a->doc->deny.count);
+		printf("%s: ok (default, %d rules, %zu allow, %zu deny)\n", file,
+		       a->cmd.apply.doc->n_rules, a->cmd.apply.doc->allow.count,
+		       a->cmd.apply.doc->deny.count);
 		return EXIT_OK;
 	}
 	json_init(&j, stdout);
@@ -26,9 +27,9 @@ static int checked_say(const struct cli_args *a)
 	json_string(&j, "command", "apply");
 	json_name(&j, "file", file);
 	json_bool(&j, "ok", true);
-	json_u64(&j, "rules", (uint64_t)a->doc->n_rules);
-	json_u64(&j, "allow", a->doc->allow.count);
-	json_u64(&j, "deny", a->doc->deny.count);
+	json_u64(&j, "rules", (uint64_t)a->cmd.apply.doc->n_rules);
+	json_u64(&j, "allow", a->cmd.apply.doc->allow.count);
+	json_u64(&j, "deny", a->cmd.apply.doc->deny.count);
 	json_object_end(&j);
 	return fail_json("apply", json_finish(&j));
 }
@@ -44,12 +45,12 @@ static int apply_check(struct cli_args *a)
 		return fail_input("apply", "--check takes no interface (it checks the file alone)");
 	if (!a->given[OPT_CHECK] && !a->ifname)
 		return fail_input("apply", "missing interface name");
-	a->doc = calloc(1, sizeof(*a->doc));
-	if (!a->doc)
+	a->cmd.apply.doc = calloc(1, sizeof(*a->cmd.apply.doc));
+	if (!a->cmd.apply.doc)
 		return fail_runtime("apply", -ENOMEM, "cannot read %s", a->file);
-	if (conf_parse(a->file, a->doc, err_line, sizeof(err_line))) {
-		free(a->doc);
-		a->doc = NULL;
+	if (conf_parse(a->file, a->cmd.apply.doc, err_line, sizeof(err_line))) {
+		free(a->cmd.apply.doc);
+		a->cmd.apply.doc = NULL;
 		return fail_input("apply", "%s", err_line);
 	}
 	if (!a->given[OPT_CHECK])
@@ -82,8 +83,8 @@ static int apply_run(struct cli_args *a, struct state *unused)
 	ret = apply_open(a, &st);
 	if (ret)
 		return ret;
-	ret = attach_settings_check("apply", &st, a->file, &a->doc->attach)
-		      ?: policy_replace_cmd("apply", &st, a->doc);
+	ret = attach_settings_check("apply", &st, a->file, &a->cmd.apply.doc->attach)
+		      ?: policy_replace_cmd("apply", &st, a->cmd.apply.doc);
 	state_close(&st);
 	return ret;
 }

@@ -53,9 +53,9 @@ static int attach_check_file(struct cli_args *a)
 					  o->name, o->name,
 					  o->statements & STMT_ATTACH ? "attach" : "default");
 	}
-	if (conf_parse(a->file, a->doc, err_line, sizeof(err_line)))
+	if (conf_parse(a->file, a->cmd.attach.doc, err_line, sizeof(err_line)))
 		return fail_input("attach", "%s", err_line);
-	if (prove_refusal(a->doc, &why))
+	if (prove_refusal(a->cmd.attach.doc, &why))
 		return fail_input("attach", "%s", why);
 	return -1;
 }
@@ -67,10 +67,10 @@ static int attach_check_args(struct cli_args *a)
 
 	if (!a->given[OPT_RATE])
 		return fail_input("attach", "missing --rate (for example --rate 500/s)");
-	doc_init(a->doc);
-	a->doc->attach = a->attach;
-	if (doc_set_default(a->doc, &a->settings, &why) || doc_validate(a->doc, &why) ||
-	    prove_refusal(a->doc, &why))
+	doc_init(a->cmd.attach.doc);
+	a->cmd.attach.doc->attach = a->attach;
+	if (doc_set_default(a->cmd.attach.doc, &a->settings, &why) ||
+	    doc_validate(a->cmd.attach.doc, &why) || prove_refusal(a->cmd.attach.doc, &why))
 		return fail_input("attach", "%s", why);
 	return -1;
 }
@@ -80,8 +80,8 @@ static int attach_check(struct cli_args *a)
 {
 	int ret;
 
-	a->doc = calloc(1, sizeof(*a->doc));
-	if (!a->doc)
+	a->cmd.attach.doc = calloc(1, sizeof(*a->cmd.attach.doc));
+	if (!a->cmd.attach.doc)
 		return fail_runtime("attach", -ENOMEM, "cannot check the policy");
 	/* libxdp only detaches and re-attaches: no live replace to offer yet. */
 	if (a->cmd.attach.multiprog && a->given[OPT_REPLACE])
@@ -364,10 +364,11 @@ static int share_root(void)
 static int attach_locked(struct cli_args *a)
 {
 	struct attach_opts o = { .ifname = a->ifname,
-				 .doc = *a->doc,
+				 .doc = *a->cmd.attach.doc,
 				 .multiprog = a->cmd.attach.multiprog,
-				 .group = a->doc->attach.group_given ? (gid_t)a->doc->attach.group
-								     : STATE_NO_GROUP };
+				 .group = a->cmd.attach.doc->attach.group_given
+						  ? (gid_t)a->cmd.attach.doc->attach.group
+						  : STATE_NO_GROUP };
 	struct sluice *skel = NULL;
 	char staging[IF_NAMESIZE + 16];
 	bool remove_old = false;

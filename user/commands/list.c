@@ -26,7 +26,7 @@ static int list_items(struct cli_args *a)
 	if (a->file && a->nargs)
 		return fail_input(a->name, "give CIDRs or -f FILE, not both");
 	if (a->file)
-		return cidr_file_parse(a->file, &a->items, err, sizeof(err))
+		return cidr_file_parse(a->file, &a->cmd.list.items, err, sizeof(err))
 			       ? fail_input(a->name, "%s", err)
 			       : -1;
 	if (!a->nargs)
@@ -34,7 +34,7 @@ static int list_items(struct cli_args *a)
 	for (i = 0; i < a->nargs; i++) {
 		if (cidr_arg(a->name, a->args[i], &c, &why))
 			return fail_input(a->name, "bad CIDR '%s': %s", a->args[i], why);
-		if (cidr_list_add(&a->items, &c))
+		if (cidr_list_add(&a->cmd.list.items, &c))
 			return fail_runtime(a->name, -ENOMEM, "too many CIDRs");
 	}
 	return -1;
@@ -169,6 +169,6 @@ int list_run(struct cli_args *a, struct state *st)
 {
 	if (!strcmp(a->verb, "list") || !strcmp(a->verb, "flush"))
 		return list_whole(a, st, !strcmp(a->verb, "flush"));
-	set_expiry(&a->items, a->cmd.deny.timeout_ns);
-	return list_change(a, st, !strcmp(a->verb, "add"), &a->items);
+	set_expiry(&a->cmd.list.items, a->cmd.list.timeout_ns);
+	return list_change(a, st, !strcmp(a->verb, "add"), &a->cmd.list.items);
 }

@@ -141,12 +141,20 @@ void cli_args_free(struct cli_args *a)
 {
 	free(a->args);
 	a->args = NULL;
-	if (a->doc)
-		doc_free(a->doc);
-	free(a->doc);
-	a->doc = NULL;
-	free(a->items.items);
-	memset(&a->items, 0, sizeof(a->items));
+	struct policy_doc **doc = a->command == CMD_ATTACH  ? &a->cmd.attach.doc
+				  : a->command == CMD_APPLY ? &a->cmd.apply.doc
+							    : NULL;
+
+	if (doc && *doc)
+		doc_free(*doc);
+	if (doc) {
+		free(*doc);
+		*doc = NULL;
+	}
+	if (a->command == CMD_ALLOW || a->command == CMD_DENY) {
+		free(a->cmd.list.items.items);
+		memset(&a->cmd.list.items, 0, sizeof(a->cmd.list.items));
+	}
 }
 
 /* "-jn5": flags up to the first option with a value, which takes the rest. */

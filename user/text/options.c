@@ -418,7 +418,7 @@ const struct option_def option_table[OPT_MAX] = {
 		       .help = "read from FILE ('-' is standard input); attach: the whole "
 			       "policy and attach settings, in the format of sluice.conf(5)" },
 	[OPT_TIMEOUT] = { COMMAND("timeout", "DURATION", ON(DENY), TYPE_TIMEOUT),
-			  MEMBER(IN_COMMAND, struct deny_args, timeout_ns),
+			  MEMBER(IN_COMMAND, struct list_args, timeout_ns),
 			  .help = "deny add: the entries stop denying after DURATION (90s, 10m, "
 				  "1h30m, 2d; 1s to 3650d), in the datapath; adding again never "
 				  "shortens an entry, without --timeout makes it permanent" },

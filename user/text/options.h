@@ -117,9 +117,17 @@ enum fleet_fallback { FALLBACK_LOCAL, FALLBACK_SPLIT };
 /* N, from --hosts or counted in Redis, is at most this (docs/fleet.md). */
 #define AGENT_HOSTS_MAX 1000
 
-/* Each command's own options: the union in struct cli_args holds the running one's. */
-struct deny_args {
-	uint64_t timeout_ns; /* --timeout; 0: never expires */
+/*
+ * Each command's own options, and what its check parsed for its run: the
+ * union in struct cli_args holds the running command's.
+ */
+struct list_args { /* allow and deny */
+	uint64_t timeout_ns; /* deny add --timeout; 0: never expires */
+	struct cidr_list items;
+};
+
+struct apply_args {
+	struct policy_doc *doc;
 };
 
 struct stats_args {
@@ -139,6 +147,7 @@ struct exporter_args {
 
 struct attach_args {
 	bool multiprog; /* attach through libxdp's dispatcher */
+	struct policy_doc *doc;
 };
 
 struct agent_args {
@@ -170,15 +179,13 @@ struct cli_args {
 	struct attach_settings attach;
 	union { /* IN_COMMAND: the options of the command a->command only */
 		struct attach_args attach;
-		struct deny_args deny;
+		struct apply_args apply;
+		struct list_args list;
 		struct stats_args stats;
 		struct top_args top;
 		struct exporter_args exporter;
 		struct agent_args agent;
 	} cmd;
-	/* What a command's check parsed for its run: a policy file, CIDRs. */
-	struct policy_doc *doc;
-	struct cidr_list items;
 };
 
 /* The struct an option's value is a member of. */
