@@ -511,6 +511,8 @@ void cli_args_init(struct cli_args *a, int cmd)
 	int i;
 
 	memset(a, 0, sizeof(*a));
+	/* The union cli_args.cmd is the command's: CMD_COUNT, none, for a config statement. */
+	a->command = cmd < 0 ? CMD_COUNT : (enum command_id)cmd;
 	settings_default(&a->settings);
 	a->attach.max_sources = SLUICE_DEFAULT_MAX_SOURCES;
 	a->wait_ns = UINT64_MAX;
