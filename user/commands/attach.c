@@ -220,10 +220,9 @@ static int attach_load(struct sluice **skel, struct attach_opts *o, const char *
 {
 	int err;
 
-	*skel = sluice__open();
+	*skel = sluice_open_here();
 	if (!*skel)
 		return -errno;
-	(*skel)->rodata->prove_cookies = syn_cookies_supported();
 	err = state_prepare((*skel)->obj, o->doc.attach.max_sources);
 	if (!err)
 		err = sluice__load(*skel);
@@ -269,10 +268,9 @@ static int attach_shared(struct sluice **skel, struct attach_opts *o, const char
 {
 	int err;
 
-	*skel = sluice__open();
+	*skel = sluice_open_here();
 	if (!*skel)
 		return -errno;
-	(*skel)->rodata->prove_cookies = syn_cookies_supported();
 	err = state_prepare((*skel)->obj, o->doc.attach.max_sources);
 	if (!err)
 		err = staging_make(o, staging);

@@ -35,10 +35,9 @@ static int upgrade_swap(struct state *st)
 	struct sluice *skel;
 	int err;
 
-	skel = sluice__open();
+	skel = sluice_open_here();
 	if (!skel)
 		return fail_runtime("upgrade", -errno, "cannot open the XDP program");
-	skel->rodata->prove_cookies = syn_cookies_supported();
 	err = state_reuse(skel->obj, st);
 	if (!err)
 		err = sluice__load(skel);

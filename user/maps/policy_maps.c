@@ -541,11 +541,10 @@ static int write_rule_tries(const struct policy_maps *m, const struct policy_doc
 	int i, j, n, fd;
 
 	cfg->rules_v4 = cfg->rules_v6 = 0;
-	cfg->provers = doc->dflt.prove != PROVE_OFF;
+	cfg->provers = (__u32)doc_provers(doc);
 	for (i = 0; i < doc->n_rules; i++) {
 		const struct cidr *c = &doc->rules[i].match.cidr;
 
-		cfg->provers += doc->rules[i].settings.prove != PROVE_OFF;
 		if (c->family == SLUICE_FAMILY_IPV4)
 			cfg->rules_v4++;
 		else

@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+/* sluice.h before the skeleton: the fleet hint's type */
+#include "sluice.h"
+#include "sluice.skel.h"
 #include "pins/cookies.h"
 
 /* Present only in a kernel built with CONFIG_SYN_COOKIES, whose helpers fail without it. */
@@ -26,23 +29,20 @@ bool syn_cookies_supported(void)
 	return known;
 }
 
-static bool doc_proves(const struct policy_doc *doc)
-{
-	int i;
-
-	if (doc->dflt.prove != PROVE_OFF)
-		return true;
-	for (i = 0; i < doc->n_rules; i++)
-		if (doc->rules[i].settings.prove != PROVE_OFF)
-			return true;
-	return false;
-}
-
 int prove_refusal(const struct policy_doc *doc, const char **why)
 {
-	if (!doc_proves(doc) || syn_cookies_supported())
+	if (!doc_provers(doc) || syn_cookies_supported())
 		return 0;
 	*why = "--prove needs the SYN cookie helpers for XDP (Linux 6.0 or later, built with "
 	       "CONFIG_SYN_COOKIES), and this kernel has none";
 	return -EOPNOTSUPP;
+}
+
+struct sluice *sluice_open_here(void)
+{
+	struct sluice *skel = sluice__open();
+
+	if (skel)
+		skel->rodata->prove_cookies = syn_cookies_supported();
+	return skel;
 }

@@ -1180,6 +1180,15 @@ int doc_add_rule(struct policy_doc *doc, const struct settings *s, const struct 
 	return 0;
 }
 
+int doc_provers(const struct policy_doc *doc)
+{
+	int i, n = doc->dflt.prove != PROVE_OFF;
+
+	for (i = 0; i < doc->n_rules; i++)
+		n += doc->rules[i].settings.prove != PROVE_OFF;
+	return n;
+}
+
 int doc_validate(const struct policy_doc *doc, const char **why)
 {
 	int members[SLUICE_MAX_CANDIDATES];

@@ -152,6 +152,8 @@ int doc_group(const struct policy_doc *doc, const struct cidr *c, int *members);
 int doc_set_default(struct policy_doc *doc, const struct settings *s, const char **why);
 int doc_add_rule(struct policy_doc *doc, const struct settings *s, const struct match *m,
 		 const char **why);
+/* How many of doc's limiters, the default and the rules, prove sources (--prove). */
+int doc_provers(const struct policy_doc *doc);
 /* Checks what spans rules before anything is written: a default, and rule overlaps. */
 int doc_validate(const struct policy_doc *doc, const char **why);
 
