@@ -22,8 +22,9 @@
  * not send itself with a RST (docs/operations.md).
  *
  * The RST does not carry the client's ISN, so both ends of the cookie use
- * PROVE_COOKIE_ISN in its place. Both functions are global: the verifier
- * checks each once, apart from the main program's paths.
+ * PROVE_COOKIE_ISN in its place. prove_answer is global, and prove_check
+ * runs inside prove.h's global prove_rst: the verifier checks each once,
+ * apart from the main program's paths.
  */
 #ifndef SLUICE_BPF_COOKIE_H
 #define SLUICE_BPF_COOKIE_H
@@ -46,8 +47,8 @@
  * dead code, so the program loads without them, and --prove is refused.
  */
 const volatile __u32 prove_cookies = 1;
-/* Ethernet and two VLAN tags: the most parse_ethernet puts before the IP header. */
-#define PROVE_L3_OFF_MAX    (ETH_HLEN + 2 * 4)
+/* The most parse_ethernet puts before the IP header. */
+#define PROVE_L3_OFF_MAX    ((__u32)(ETH_HLEN + MAX_VLAN_TAGS * sizeof(struct vlan_tag)))
 #define PROVE_TTL	    64
 #define IPV4_DONT_FRAGMENT  0x4000
 #define IPV4_MORE_FRAGMENTS 0x2000
@@ -135,6 +136,14 @@ struct pseudo_v6 {
 	__u8 proto;
 };
 
+/* The checksum of the 20-byte TCP header th, over its pseudo-header ph of len bytes. */
+static __always_inline void prove_tcp_csum(struct tcphdr *th, void *ph, int len)
+{
+	__s64 sum = bpf_csum_diff(NULL, 0, (__be32 *)ph, len, 0);
+
+	th->check = csum_fold(bpf_csum_diff(NULL, 0, (__be32 *)th, sizeof(*th), sum));
+}
+
 /* The 20-byte SYN-ACK in place of the SYN's TCP header, ports swapped, checksum left 0. */
 static __always_inline void prove_tcp_synack(struct tcphdr *th, __u32 cookie)
 {
@@ -159,7 +168,6 @@ static __always_inline int prove_answer_v4(struct prove_frame *f)
 	struct tcphdr syn;
 	__be32 addr;
 	__s64 cookie;
-	__s64 sum;
 
 	prove_cookie_syn(&syn, th);
 	cookie = bpf_tcp_raw_gen_syncookie_ipv4(ip, &syn, sizeof(syn));
@@ -182,8 +190,7 @@ static __always_inline int prove_answer_v4(struct prove_frame *f)
 	ph.zero = 0;
 	ph.proto = IPPROTO_TCP;
 	ph.len = bpf_htons(sizeof(*th));
-	sum = bpf_csum_diff(NULL, 0, (__be32 *)&ph, sizeof(ph), 0);
-	th->check = csum_fold(bpf_csum_diff(NULL, 0, (__be32 *)th, sizeof(*th), sum));
+	prove_tcp_csum(th, &ph, sizeof(ph));
 	return 0;
 }
 
@@ -195,7 +202,6 @@ static __always_inline int prove_answer_v6(struct prove_frame *f)
 	struct pseudo_v6 ph;
 	struct tcphdr syn;
 	__s64 cookie;
-	__s64 sum;
 
 	prove_cookie_syn(&syn, th);
 	cookie = bpf_tcp_raw_gen_syncookie_ipv6(ip6, &syn, sizeof(syn));
@@ -216,8 +222,7 @@ static __always_inline int prove_answer_v6(struct prove_frame *f)
 	ph.zero[1] = 0;
 	ph.zero[2] = 0;
 	ph.proto = IPPROTO_TCP;
-	sum = bpf_csum_diff(NULL, 0, (__be32 *)&ph, sizeof(ph), 0);
-	th->check = csum_fold(bpf_csum_diff(NULL, 0, (__be32 *)th, sizeof(*th), sum));
+	prove_tcp_csum(th, &ph, sizeof(ph));
 	return 0;
 }
 
@@ -259,10 +264,6 @@ static __always_inline int prove_answerable(struct xdp_md *ctx, __u32 l3_off)
 	return !prove_frame_of(ctx, l3_off, &f);
 }
 
-/*
- * Is the TCP segment at l3_off a RST (no SYN, no ACK) carrying the cookie
- * its SYN-ACK had? 1 if so, -1 for a RST that does not, 0 for any other.
- */
 /* Does the kernel take cookie as one of its own for the frame's addresses and ports? */
 static __always_inline int cookie_valid(const struct prove_frame *f, __u32 cookie)
 {
@@ -280,6 +281,9 @@ static __always_inline int cookie_valid(const struct prove_frame *f, __u32 cooki
 }
 
 /*
+ * Is the TCP segment at l3_off a RST (no SYN, no ACK) carrying the cookie
+ * its SYN-ACK had? 1 if so, -1 for a RST that does not, 0 for any other.
+ *
  * The kernel's check takes a cookie of any of its four MSS classes, which
  * are its low bits counted up: the one sent (class 0, as the cookie's SYN
  * has no MSS option) plus 1, 2 or 3 would do too. Only the cookie sent

@@ -125,6 +125,15 @@ static __always_inline int slot_fresh(const struct table_op *op, const struct sl
 #define PROVE_GCRA_DELTA                                            \
 	(__builtin_offsetof(struct sluice_policy, prove_interval) - \
 	 __builtin_offsetof(struct sluice_policy, admit_interval))
+/* Each budget's limit follows its interval; the proven TAT is two words past the other. */
+_Static_assert(__builtin_offsetof(struct sluice_policy, admit_limit) ==
+			       __builtin_offsetof(struct sluice_policy, admit_interval) + 8 &&
+		       __builtin_offsetof(struct sluice_policy, prove_limit) ==
+			       __builtin_offsetof(struct sluice_policy, prove_interval) + 8,
+	       "meter_budget reads a budget as interval, then limit");
+_Static_assert(__builtin_offsetof(struct sluice_admission, proven_tat) ==
+		       __builtin_offsetof(struct sluice_admission, admit_tat) + 2 * 8,
+	       "meter_budget finds the proven TAT two words past admit_tat");
 static __always_inline int meter_budget(struct xdp_md *ctx, const struct packet *pkt,
 					struct table_op *op, const struct sluice_policy *p,
 					struct sluice_admission *adm)

@@ -12,11 +12,12 @@
 #include "stats.h"
 
 /* struct packet.prove: what --prove makes of a packet. */
-#define PKT_PROVEN (1U << 0) /* a RST whose cookie checked out: it stands for its SYN */
-#define PKT_PROVE_PAST_BUDGET                                                               \
-	(1U << 1)		   /* a SYN to answer once the new-source budget refuses it \
-				    */
-#define PKT_PROVE_ALWAYS (1U << 2) /* a SYN to answer without asking the budget */
+/* A RST whose cookie checked out: it stands for its SYN. */
+#define PKT_PROVEN (1U << 0)
+/* A SYN to answer once the new-source budget refuses it. */
+#define PKT_PROVE_PAST_BUDGET (1U << 1)
+/* A SYN to answer without asking the budget. */
+#define PKT_PROVE_ALWAYS (1U << 2)
 
 /*
  * What --prove makes of a TCP packet the rule with these flags took
