@@ -75,5 +75,25 @@ else
 	fail "files that include each other in a cycle: $loops"
 fi
 
+# design.md draws the layers: every directory of user/, top to bottom in
+# the order above (reversed), and every file of each named in its box.
+drawn=$(sed -n 's/^  | user\/\([a-z]*\)\/ .*/\1/p' docs/design.md | tac | tr '\n' ' ')
+if [ "$drawn" = "${LAYERS[*]} " ]; then
+	ok "design.md draws every layer, in order"
+else
+	fail "design.md draws '$drawn', the layers are '${LAYERS[*]}'"
+fi
+unnamed=""
+for f in $(find user -mindepth 2 -name '*.c' | sort); do
+	layer=$(cut -d/ -f2 <<<"$f")
+	box=$(awk -v l="user/$layer/" '/^  \| user\// { on = index($0, "| " l) > 0 } on' docs/design.md)
+	grep -qw "$(basename "$f" .c)" <<<"$box" || unnamed+=" $f"
+done
+if [ -z "$unnamed" ]; then
+	ok "design.md names every file of user/ in its layer's box"
+else
+	fail "files design.md's layer diagram does not name:$unnamed"
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
