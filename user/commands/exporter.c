@@ -8,10 +8,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include "base/errors.h"

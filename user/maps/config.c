@@ -4,11 +4,8 @@
  * as a new generation.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <unistd.h>
 #include "table_hash.h"
 #include "base/clock.h"

@@ -5,15 +5,8 @@
  * to a source's state").
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include "table_hash.h"
-#include "jiffy.h"
-#include "maps/debt.h"
-#include "maps/percpu.h"
 #include "maps/slots.h"
 #include "maps/table.h"
 #include "pins/sync.h"

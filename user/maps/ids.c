@@ -4,15 +4,9 @@
  * (never to an id whose buckets still hold state) to any other.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include "table_hash.h"
-#include "base/clock.h"
 #include "maps/config.h"
-#include "maps/ids.h"
 #include "maps/slots.h"
 #include "maps/table.h"
 

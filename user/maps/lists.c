@@ -4,12 +4,9 @@
  * changed in place of the whole list (list_update).
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "base/clock.h"
 #include "maps/config.h"
 #include "maps/lists.h"
 #include "maps/tries.h"

@@ -6,24 +6,17 @@
  * sees half of a policy.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
-#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "table_hash.h"
-#include "base/clock.h"
 #include "base/errors.h"
 #include "jiffy.h"
 #include "maps/debt.h"
 #include "maps/ids.h"
-#include "maps/percpu.h"
 #include "maps/policy_maps.h"
 #include "maps/slots.h"
-#include "maps/table.h"
 #include "maps/tries.h"
 #include "pins/cookies.h"
 #include "pins/sync.h"

@@ -4,11 +4,7 @@
  * default in slot 0 and rule i in slot i + 1.
  */
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "maps/percpu.h"
 #include "maps/slots.h"
 

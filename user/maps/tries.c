@@ -3,11 +3,8 @@
  * The tries of rules and lists as bytes: their keys, and walks over one set of them.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "maps/tries.h"
 
 void lpm_key_of(union lpm_key *k, const struct cidr *c, __u32 set)
