@@ -20,7 +20,6 @@ int config_load(const struct policy_maps *m, struct sluice_config *cfg)
 	return err;
 }
 
-/* The inner map currently in the config slot. */
 /*
  * The live configuration's map: its pin (config_live), which read
  * permission opens, or for state pinned before it existed, the slot of the
@@ -57,19 +56,32 @@ int table_max_sources(const struct policy_maps *m, const struct sluice_config *c
 	return 0;
 }
 
+/* config_slot_fd, with its map's info; the fd or -errno. */
+static int config_slot_info(const struct policy_maps *m, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+	int fd = config_slot_fd(m), err;
+
+	if (fd < 0)
+		return fd;
+	memset(info, 0, sizeof(*info));
+	if (!bpf_obj_get_info_by_fd(fd, info, &len))
+		return fd;
+	err = -errno;
+	close(fd);
+	return err;
+}
+
 int config_read(const struct policy_maps *m, struct sluice_config *cfg)
 {
-	struct bpf_map_info info = {};
-	__u32 zero = 0, len = sizeof(info);
-	int fd, err = 0;
+	struct bpf_map_info info;
+	__u32 zero = 0;
+	int fd = config_slot_info(m, &info), err = 0;
 
-	fd = config_slot_fd(m);
 	if (fd < 0)
 		return fd;
 	/* State pinned by a sluice of another layout: never read past our struct. */
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		err = -errno;
-	else if (info.value_size != sizeof(*cfg))
+	if (info.value_size != sizeof(*cfg))
 		err = -EPROTO;
 	else if (bpf_map_lookup_elem(fd, &zero, cfg))
 		err = -errno;
@@ -79,18 +91,15 @@ int config_read(const struct policy_maps *m, struct sluice_config *cfg)
 
 int config_layout(const struct policy_maps *m, __u32 *layout)
 {
-	struct bpf_map_info info = {};
-	__u32 zero = 0, len = sizeof(info);
+	struct bpf_map_info info;
+	__u32 zero = 0;
 	void *value = NULL;
-	int fd, err = 0;
+	int fd = config_slot_info(m, &info), err = 0;
 
-	fd = config_slot_fd(m);
 	if (fd < 0)
 		return fd;
 	/* Every layout's configuration begins with its version: read it at any size. */
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		err = -errno;
-	else if (info.value_size < sizeof(*layout) || !(value = calloc(1, info.value_size)))
+	if (info.value_size < sizeof(*layout) || !(value = calloc(1, info.value_size)))
 		err = info.value_size < sizeof(*layout) ? -EPROTO : -ENOMEM;
 	else if (bpf_map_lookup_elem(fd, &zero, value))
 		err = -errno;
