@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The fleet agent's engine (docs/fleet.md): every period T it takes the
+ * candidates the datapath handed over, reads what each passed since the
+ * last period, adds that usage to the source's GCRA state in Redis, and
+ * moves the local TAT forward to the global one through the sync program.
+ * The XDP path never waits for any of it: Redis slow or gone only means the
+ * local limits (or split ones) hold until it is back, and usage not pushed
+ * is pushed then.
+ */
+#include <errno.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <bpf/libbpf.h>
+#include "fleet/agent.h"
+#include "fleet/script.h"
+
+static const char *mode_name(const struct agent *ag)
+{
+	if (ag->up)
+		return ag->opt.shadow ? "shadow" : "synced";
+	return ag->opt.fallback == FALLBACK_SPLIT ? "fallback-split" : "fallback-local";
+}
+
+void agent_report(struct agent *ag, uint64_t now)
+{
+	struct rusage ru;
+	uint64_t unpushed = 0;
+	int i;
+
+	for (i = 0; i < ag->n; i++)
+		unpushed += ag->cands[i].unpushed;
+	getrusage(RUSAGE_SELF, &ru);
+	ag->rep.pid = getpid();
+	ag->rep.up = ag->up;
+	snprintf(ag->rep.mode, sizeof(ag->rep.mode), "%s", mode_name(ag));
+	ag->rep.period_ns = ag->opt.period_ns;
+	ag->rep.hosts = ag->hosts;
+	ag->rep.candidates = (uint64_t)ag->n;
+	ag->rep.calls = ag->redis.calls;
+	/* last_sync_ns is taken after this round's start: a sync this round is no lag */
+	ag->rep.lag_ns = now > ag->last_sync_ns ? now - ag->last_sync_ns : 0;
+	ag->rep.unpushed = unpushed;
+	ag->rep.cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	memcpy(ag->rep.errors, ag->redis.errors, sizeof(ag->rep.errors));
+	fleet_report_write(ag->ifname, &ag->rep);
+}
+
+/* Says once when the fleet is lost or found again, with why. */
+static void tell_change(struct agent *ag)
+{
+	if (ag->up == ag->was_up)
+		return;
+	if (ag->up)
+		fprintf(stderr, "sluice agent: %s: Redis reached, %s (%d sources)\n", ag->ifname,
+			mode_name(ag), ag->n);
+	else
+		fprintf(stderr, "sluice agent: %s: Redis unreachable (%s): %s\n", ag->ifname,
+			ag->redis.last_error[0] ? ag->redis.last_error : "no node answered",
+			mode_name(ag));
+	ag->was_up = ag->up;
+}
+
+/* A stop is pending: it may have cut the round's waits on Redis short. */
+static bool stop_pending(const struct agent *ag)
+{
+	sigset_t pending;
+	int i;
+
+	if (sigpending(&pending))
+		return false;
+	for (i = 1; i < NSIG; i++)
+		if (sigismember(&ag->stop, i) == 1 && sigismember(&pending, i) == 1)
+			return true;
+	return false;
+}
+
+/* One period. */
+static int round_run(struct agent *ag)
+{
+	uint64_t now = monotonic_ns(), started;
+	bool up;
+	int err;
+
+	if (now - ag->cfg_read_ns >= NSEC_PER_SEC) {
+		err = agent_policies_read(ag);
+		if (err)
+			return err;
+		ag->cfg_read_ns = now;
+	}
+	ring_buffer__consume(ag->ring);
+	err = agent_usage_read(ag);
+	if (err)
+		return err;
+	started = monotonic_ns();
+	fleet_redis_round(&ag->redis, AGENT_ROUND_CALLS * ag->redis.timeout_ns);
+	up = agent_redis_sync(ag);
+	if (stop_pending(ag))
+		return 0; /* what a stop cut short says nothing of Redis: up stays as it was */
+	ag->up = up;
+	if (monotonic_ns() - started > ag->rep.rtt_max_ns)
+		ag->rep.rtt_max_ns = monotonic_ns() - started;
+	if (ag->rep.rounds && now - ag->round_ns > ag->rep.gap_max_ns)
+		ag->rep.gap_max_ns = now - ag->round_ns;
+	ag->round_ns = now;
+	if (ag->up) {
+		ag->last_sync_ns = monotonic_ns();
+		if (ag->n) /* else no call went out, and sent_ns is an older round's */
+			ag->slack_ns =
+				fleet_slack_note(&ag->slack, now, ag->last_sync_ns - ag->sent_ns);
+		if (!ag->opt.shadow)
+			ag->since_sent = (monotonic_ns() - ag->sent_ns) << SLUICE_TIME_SHIFT;
+		err = agent_sync_all(ag, SLUICE_FLEET_ADVANCE, agent_arg_advance);
+	} else if (ag->opt.fallback == FALLBACK_SPLIT && !ag->opt.shadow) {
+		err = agent_sync_all(ag, SLUICE_FLEET_CHARGE, agent_arg_split);
+	}
+	candidates_prune(ag);
+	if (!err)
+		err = agent_hint_write(ag, true); /* still alive: live_until moves on */
+	if (now - ag->heartbeat_ns >= AGENT_HEARTBEAT_NS && ag->up) {
+		agent_heartbeat(ag);
+		ag->heartbeat_ns = now;
+	}
+	tell_change(ag);
+	ag->rep.rounds++;
+	if (now - ag->report_ns >= NSEC_PER_SEC / 4) {
+		agent_report(ag, now);
+		ag->report_ns = now;
+	}
+	return err;
+}
+
+int agent_setup(struct agent *ag, const char *ifname, const struct agent_args *opt)
+{
+	struct endpoint seeds[ENDPOINTS_MAX];
+	const char *why;
+	char host[64];
+	int n, err;
+
+	ag->ifname = ifname;
+	ag->opt = *opt;
+	ag->hosts = (uint32_t)opt->hosts;
+	n = parse_endpoints(opt->redis, seeds, ENDPOINTS_MAX, &why);
+	if (n < 0)
+		return n;
+	fleet_redis_init(&ag->redis, seeds, n, fleet_gcra_script,
+			 ag->opt.period_ns * 2 > AGENT_TIMEOUT_MIN_NS ? ag->opt.period_ns * 2
+								      : AGENT_TIMEOUT_MIN_NS);
+	ag->redis.stop_fd = ag->stop_fd;
+	ag->redis.user = ag->opt.user;
+	ag->redis.password = ag->opt.password_file ? ag->password : NULL;
+	gethostname(host, sizeof(host));
+	host[sizeof(host) - 1] = '\0';
+	snprintf(ag->member, sizeof(ag->member), "%s:%s:%d", host, ag->ifname, getpid());
+	ag->cands = calloc(AGENT_CANDIDATES_MAX, sizeof(*ag->cands));
+	ag->index = calloc(2 * AGENT_CANDIDATES_MAX, sizeof(*ag->index));
+	ag->calls = calloc(AGENT_CALLS_MAX, sizeof(*ag->calls));
+	/* 4 numbers per key, 2 per call (the debt cap and the slack) */
+	ag->argbuf = calloc(4 * AGENT_CANDIDATES_MAX + 2 * AGENT_CALLS_MAX, sizeof(*ag->argbuf));
+	if (!ag->cands || !ag->index || !ag->calls || !ag->argbuf)
+		return -ENOMEM;
+	candidates_index_rebuild(ag);
+	err = agent_policies_read(ag);
+	return err ?: agent_sync_load(ag);
+}
+
+void agent_free(struct agent *ag)
+{
+	if (ag->ring)
+		ring_buffer__free(ag->ring);
+	sync_close(&ag->sync);
+	fleet_redis_free(&ag->redis);
+	free(ag->cands);
+	free(ag->index);
+	free(ag->calls);
+	free(ag->argbuf);
+	state_close(&ag->st);
+	if (ag->stop_fd >= 0)
+		close(ag->stop_fd);
+}
+
+/* Sleeps about one period (jittered by up to a tenth); true when told to stop. */
+static bool period_wait(const struct agent *ag, uint64_t started)
+{
+	uint64_t span = ag->opt.period_ns, jitter = span / 10, elapsed = monotonic_ns() - started;
+	uint64_t wait;
+	struct timespec ts;
+
+	span = span - jitter + (jitter ? (uint64_t)random() % (2 * jitter + 1) : 0);
+	wait = elapsed < span ? span - elapsed : 0;
+	ts.tv_sec = (time_t)(wait / NSEC_PER_SEC);
+	ts.tv_nsec = (long)(wait % NSEC_PER_SEC);
+	return sigtimedwait(&ag->stop, NULL, &ts) >= 0;
+}
+
+int agent_loop(struct agent *ag)
+{
+	uint64_t started;
+	int err;
+
+	srandom((unsigned int)(getpid() ^ monotonic_ns()));
+	ag->last_sync_ns = monotonic_ns();
+	ag->was_up = true;
+	fprintf(stderr, "sluice agent: %s: syncing through %s every %llu ms (%s fallback%s)\n",
+		ag->ifname, ag->opt.redis, (unsigned long long)(ag->opt.period_ns / 1000000),
+		ag->opt.fallback == FALLBACK_SPLIT ? "split" : "local",
+		ag->opt.shadow ? ", shadow" : "");
+	do {
+		started = monotonic_ns();
+		err = round_run(ag);
+		if (err)
+			return err;
+	} while (!period_wait(ag, started));
+	fprintf(stderr, "sluice agent: %s: stopping\n", ag->ifname);
+	return 0;
+}
+
+/*
+ * SIGINT and SIGTERM blocked from the start, so that a stop at any moment
+ * ends the agent as a clean stop does (the hint cleared): waited for
+ * between rounds, and ending any Redis wait at once through the signalfd.
+ */
+int agent_signals(struct agent *ag)
+{
+	sigemptyset(&ag->stop);
+	sigaddset(&ag->stop, SIGINT);
+	sigaddset(&ag->stop, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &ag->stop, NULL))
+		return -errno;
+	ag->stop_fd = signalfd(-1, &ag->stop, SFD_NONBLOCK | SFD_CLOEXEC);
+	return ag->stop_fd < 0 ? -errno : 0;
+}
+
+void agent_stop(struct agent *ag)
+{
+	agent_heartbeat_leave(ag);
+	agent_hint_write(ag, false);
+	fleet_report_remove(ag->ifname);
+}
