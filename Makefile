@@ -131,7 +131,12 @@ $(OUTPUT)/sluice_test.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DSLUICE_TEST_CLOCK -c $< -o $@
 
-$(OUTPUT)/%.bpf.o: tools/%.bpf.c tools/*.h include/*.h | $(OUTPUT)
+$(OUTPUT)/flood.bpf.o: tools/flood/flood.bpf.c tools/flood/*.h include/*.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+BENCH_BPF := $(OUTPUT)/bench.bpf.o $(OUTPUT)/floor.bpf.o $(OUTPUT)/xdp_pass.bpf.o
+$(BENCH_BPF): $(OUTPUT)/%.bpf.o: tools/bench/%.bpf.c tools/bench/*.h include/*.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -147,19 +152,22 @@ $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# tools/<program>/ and the library they share, tools/lib/ (which tests use too).
 $(OUTPUT)/tools/%.o: tools/%.c $(SKELETONS) | $(OUTPUT)/tools
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/lib -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itools/lib -c $< -o $@
 
-# The replay tool reads the test-clock build through the test fixture.
-$(OUTPUT)/tools/replay.o: ALL_CFLAGS += -Wno-missing-field-initializers
+# The replay library and tool read the test-clock build through the fixture.
+$(OUTPUT)/tools/lib/%.o $(OUTPUT)/tools/replay/replay.o: ALL_CFLAGS += -Wno-missing-field-initializers
 
-TEST_LIB   := $(OUTPUT)/tests/harness.o $(OUTPUT)/tests/frames.o $(OUTPUT)/tests/fixture.o \
-	      $(OUTPUT)/tests/replay.o
+FRAMES_OBJ := $(OUTPUT)/tools/lib/frames.o
+TOOLS_LIB  := $(FRAMES_OBJ) $(OUTPUT)/tools/lib/fixture.o $(OUTPUT)/tools/lib/replay.o
+TEST_LIB   := $(OUTPUT)/tests/harness.o $(TOOLS_LIB)
 
 TEST_SKELS := $(OUTPUT)/sluice.skel.h $(OUTPUT)/sluice_test.skel.h
 # Case tables leave trailing fields of error cases unset on purpose.
-TEST_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Wno-missing-field-initializers
+TEST_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Itools/lib -Wno-missing-field-initializers
 
 $(OUTPUT)/tests/%.o: tests/unit/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
@@ -199,35 +207,35 @@ $(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-FLOOD_OBJS := $(patsubst %,$(OUTPUT)/tools/%.o,flood flood_args flood_frame flood_dev)
+FLOOD_OBJS := $(patsubst %,$(OUTPUT)/tools/flood/%.o,flood flood_args flood_frame flood_dev)
 
 $(OUTPUT)/sluice-flood: $(FLOOD_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink.o
+$(OUTPUT)/sluice-sink: $(OUTPUT)/tools/sink/sink.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench.o $(OUTPUT)/tests/frames.o $(LIB_OBJS)
+$(OUTPUT)/sluice-bench: $(OUTPUT)/tools/bench/bench.o $(FRAMES_OBJ) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # A profile's samples by source line of a loaded program (tools/bench/run.sh --perf).
-$(OUTPUT)/sluice-jit-lines: $(OUTPUT)/tools/jit_lines.o
+$(OUTPUT)/sluice-jit-lines: $(OUTPUT)/tools/bench/jit_lines.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The algorithms' patterns through the datapath under the test clock (docs/algorithms.md).
-$(OUTPUT)/sluice-replay: $(OUTPUT)/tools/replay.o $(TEST_LIB) $(LIB_OBJS)
+$(OUTPUT)/sluice-replay: $(OUTPUT)/tools/replay/replay.o $(TOOLS_LIB) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # libxdp's dispatcher object, where Debian's libxdp1 installs it.
-$(OUTPUT)/tools/bench_multiprog.o: ALL_CFLAGS += \
+$(OUTPUT)/tools/bench/bench_multiprog.o: ALL_CFLAGS += \
 	-DXDP_OBJECT_DIR='"/usr/lib/$(shell $(CC) -print-multiarch)/bpf"'
 
-$(OUTPUT)/sluice-bench-multiprog: $(OUTPUT)/tools/bench_multiprog.o $(OUTPUT)/tests/frames.o \
+$(OUTPUT)/sluice-bench-multiprog: $(OUTPUT)/tools/bench/bench_multiprog.o $(FRAMES_OBJ) \
 		$(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@

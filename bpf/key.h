@@ -2,7 +2,7 @@
 /*
  * From a parsed packet and the policy that governs it to its bucket key.
  * Apart from classify.h, which needs the datapath's maps, so that the
- * floor programs (tools/floor.bpf.c) build their keys with this same code.
+ * floor programs (tools/bench/floor.bpf.c) build their keys with this same code.
  */
 #ifndef SLUICE_BPF_KEY_H
 #define SLUICE_BPF_KEY_H

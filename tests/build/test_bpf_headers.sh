@@ -40,7 +40,7 @@ check() {
 
 check "bpf/sluice.bpf.c" bpf/sluice.bpf.c
 check "bpf/sluice.bpf.c (test clock)" -DSLUICE_TEST_CLOCK bpf/sluice.bpf.c
-for src in tools/*.bpf.c; do
+for src in tools/*/*.bpf.c; do
 	check "$src" "$src"
 done
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Each algorithm's bound, computed from its definition, on the patterns of
- * tests/lib/replay.c run through the datapath under the test clock. All at
+ * tools/lib/replay.c run through the datapath under the test clock. All at
  * 100/s: a fixed or sliding window of 100 per second, a GCRA bucket of 100,
  * a warm-up of 5 s.
  */

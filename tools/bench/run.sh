@@ -219,7 +219,7 @@ setup_xdp_drop() {
 
 teardown_xdp_drop() { ip -n "$NS_RX" link set dev "$RX_IF" xdpdrv off; }
 
-# The floors (tools/floor.bpf.c): what any exact per-source limiter must do.
+# The floors (tools/bench/floor.bpf.c): what any exact per-source limiter must do.
 setup_floor() {
 	ip -n "$NS_RX" link set dev "$RX_IF" xdpdrv obj "$FLOOR_OBJ" sec xdp.frags program "floor_$1"
 }

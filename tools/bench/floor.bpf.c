@@ -15,10 +15,10 @@
 #include "sluice.h"
 #include "table_hash.h"
 #include "floor.h"
-#include "../bpf/parse.h"
-#include "../bpf/clock.h"
-#include "../bpf/key.h"
-#include "../bpf/cookie.h"
+#include "../../bpf/parse.h"
+#include "../../bpf/clock.h"
+#include "../../bpf/key.h"
+#include "../../bpf/cookie.h"
 
 /* The key's seeds: fixed, odd and non-zero (the datapath's are random). */
 const volatile __u64 floor_seed[3] = { 0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL,

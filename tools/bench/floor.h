@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The table of the floor programs (tools/floor.bpf.c): an array of the
+ * The table of the floor programs (tools/bench/floor.bpf.c): an array of the
  * default source table's cache lines, sized as the datapath sizes its
  * table (SLUICE_TABLE_SETS sets of struct sluice_set), so that a line read
  * from it misses the caches as often as one of the table's would.

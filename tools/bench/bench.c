@@ -9,7 +9,7 @@
  * one of which it replaces; full of buckets that still hold state, so it
  * is refused), and N tracked sources all under or all over their limits,
  * for N from 1 to 1,000,000, which gives the growth of the cost with the
- * number of sources. Beside bare XDP_DROP, the floors (tools/floor.bpf.c):
+ * number of sources. Beside bare XDP_DROP, the floors (tools/bench/floor.bpf.c):
  * the work any exact per-source limiter must do (the headers read, the
  * precise clock, one line of a table the default table's size for a new
  * source every run, and that line with the clock), and the floors of the

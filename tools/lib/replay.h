@@ -2,7 +2,7 @@
 /*
  * Traffic patterns replayed through the real datapath (BPF_PROG_TEST_RUN,
  * test clock): one source's arrival times, the verdict of each, and what
- * an operator would measure of the admitted packets. tools/replay.c prints
+ * an operator would measure of the admitted packets. tools/replay/replay.c prints
  * the table of docs/algorithms.md from it; tests/datapath/test_algorithms.c
  * asserts each algorithm's bounds with it.
  */
