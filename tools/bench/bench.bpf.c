@@ -37,14 +37,13 @@ int bare_drop(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-SEC("xdp.frags")
-int rotate_source(struct xdp_md *ctx)
+/* The frame's source is the next of source_count, then on to the target. */
+static __always_inline int next_source_then_target(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-	struct iphdr *iph = data + sizeof(struct ethhdr);
+	struct iphdr *iph = (void *)(long)ctx->data + sizeof(struct ethhdr);
 	__u32 n;
 
-	if ((void *)(iph + 1) > end)
+	if ((void *)(iph + 1) > (void *)(long)ctx->data_end)
 		return XDP_ABORTED;
 	/* test_run repeats on one CPU, so a plain counter is enough. */
 	n = next_source++;
@@ -53,6 +52,12 @@ int rotate_source(struct xdp_md *ctx)
 	iph->saddr = __builtin_bswap32(source_base + n);
 	bpf_tail_call(ctx, &target, 0);
 	return XDP_ABORTED;
+}
+
+SEC("xdp.frags")
+int rotate_source(struct xdp_md *ctx)
+{
+	return next_source_then_target(ctx);
 }
 
 SEC("xdp.frags")
@@ -88,20 +93,9 @@ static __always_inline int syn_restore(struct xdp_md *ctx)
 SEC("xdp.frags")
 int rotate_syn(struct xdp_md *ctx)
 {
-	struct iphdr *iph;
-	__u32 n;
-
 	if (syn_restore(ctx))
 		return XDP_ABORTED;
-	iph = (void *)(long)ctx->data + sizeof(struct ethhdr);
-	if ((void *)(iph + 1) > (void *)(long)ctx->data_end)
-		return XDP_ABORTED;
-	n = next_source++;
-	if (next_source >= source_count)
-		next_source = 0;
-	iph->saddr = __builtin_bswap32(source_base + n);
-	bpf_tail_call(ctx, &target, 0);
-	return XDP_ABORTED;
+	return next_source_then_target(ctx);
 }
 
 char LICENSE[] SEC("license") = "GPL";
