@@ -453,6 +453,8 @@ static int completion_zsh(FILE *out)
 	fprintf(out, "\n\t)\n\t_arguments -C -s -S");
 	for_each_option(i, -1) if (option_table[i].scope == SCOPE_GLOBAL)
 		zsh_option(out, &option_table[i]);
+	/* main.c reads --version before the table, as the bash script knows. */
+	fprintf(out, " \\\n\t\t'--version[print the version and exit]'");
 	fprintf(out, " \\\n\t\t'1:command:->command' \\\n\t\t'*::argument:->argument' && ret=0\n"
 		     "\tcase $state in\n"
 		     "\tcommand)\n\t\t_describe -t commands 'sluice command' commands && ret=0 ;;\n"
@@ -556,7 +558,8 @@ static int completion_fish(FILE *out)
 		"\telse\n"
 		"\t\tls /sys/class/net 2>/dev/null\n"
 		"\tend\nend\n\n"
-		"complete -c sluice -f\n");
+		"complete -c sluice -f\n"
+		"complete -c sluice -n '__sluice_at 0' -l version -d 'print the version and exit'\n");
 	for (c = command_table; *c; c++)
 		fish_command(out, *c);
 	for_each_option(i, -1) fish_option(out, i);
