@@ -15,7 +15,7 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # veth peer, so the generator's frames reach a stack with no XDP program;
 # nftables: the generator test counts IPv6 and TCP frames per source;
 # procps: sysctl in the veth lab).
-# scdoc: the man pages; bash-completion: the completion test; man-db and
+# scdoc: the man pages; bash-completion, zsh, fish: the completion tests; man-db and
 # groff-base: the man pages' render check; libclang-rt-14-dev: the libFuzzer
 # target, built only for `make fuzz` and `make test`.
 # libxdp-dev, pkg-config: attach --multiprog; xdp-tools: its test (xdp-filter,
@@ -28,7 +28,7 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # the fleet test's Redis node and cluster (redis-cli --cluster create).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
-		prometheus curl ethtool nftables procps scdoc bash-completion man-db groff-base \
+		prometheus curl ethtool nftables procps scdoc bash-completion zsh fish man-db groff-base \
 		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian \
 		python3 redis-server redis-tools libhiredis-dev
 BENCH_PACKAGES := iptables nftables ethtool gnuplot-nox bpftool jq util-linux iproute2
@@ -76,7 +76,8 @@ TESTS      := $(OUTPUT)/test-unit $(OUTPUT)/test-conf $(OUTPUT)/test-datapath \
 	      $(OUTPUT)/test-model $(OUTPUT)/fuzz-datapath
 # libFuzzer needs libclang-rt: not part of a plain build.
 FUZZERS    := $(OUTPUT)/fuzz-parse $(OUTPUT)/fuzz-reply
-DOCS       := $(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5 $(OUTPUT)/sluice.bash
+DOCS       := $(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5 $(OUTPUT)/sluice.bash \
+	      $(OUTPUT)/_sluice $(OUTPUT)/sluice.fish
 
 # sluice_commit.h's rule comes first below: plain `make` means all.
 .DEFAULT_GOAL := all
@@ -185,7 +186,7 @@ $(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
-# The man pages and the bash completion, from the option and command tables.
+# The man pages and the bash, zsh and fish completion, from the option and command tables.
 $(OUTPUT)/sluice-docgen: $(OUTPUT)/user/docgen.o $(CMD_TABLE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -201,6 +202,14 @@ $(OUTPUT)/sluice.8 $(OUTPUT)/sluice.conf.5: $(OUTPUT)/%: $(OUTPUT)/%.scd
 $(OUTPUT)/sluice.bash: $(OUTPUT)/sluice-docgen
 	$(call msg,GEN,$@)
 	$(Q)$(OUTPUT)/sluice-docgen completion > $@
+
+$(OUTPUT)/_sluice: $(OUTPUT)/sluice-docgen
+	$(call msg,GEN,$@)
+	$(Q)$(OUTPUT)/sluice-docgen completion zsh > $@
+
+$(OUTPUT)/sluice.fish: $(OUTPUT)/sluice-docgen
+	$(call msg,GEN,$@)
+	$(Q)$(OUTPUT)/sluice-docgen completion fish > $@
 
 # Only the CLI serves HTTP.
 $(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
@@ -355,6 +364,8 @@ SBINDIR        ?= $(PREFIX)/sbin
 DATADIR        ?= $(PREFIX)/share
 MANDIR         ?= $(DATADIR)/man
 BASHCOMPDIR    ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR     ?= $(DATADIR)/zsh/vendor-completions
+FISHCOMPDIR    ?= $(DATADIR)/fish/vendor_completions.d
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR     ?= /etc
 UNITS          := sluice@.service sluice-exporter.service sluice-agent@.service
@@ -363,11 +374,14 @@ INSTALL        ?= install
 install: $(OUTPUT)/sluice $(DOCS)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/sluice $(DESTDIR)$(SBINDIR)/sluice
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.8 $(DESTDIR)$(MANDIR)/man8/sluice.8
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.conf.5 $(DESTDIR)$(MANDIR)/man5/sluice.conf.5
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.bash $(DESTDIR)$(BASHCOMPDIR)/sluice
+	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/_sluice $(DESTDIR)$(ZSHCOMPDIR)/_sluice
+	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.fish $(DESTDIR)$(FISHCOMPDIR)/sluice.fish
 	$(Q)for u in $(UNITS); do \
 		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 			tools/systemd/$$u > $(DESTDIR)$(SYSTEMDUNITDIR)/$$u.tmp && \
@@ -384,6 +398,7 @@ uninstall:
 	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(DESTDIR)$(SBINDIR)/sluice $(DESTDIR)$(MANDIR)/man8/sluice.8 \
 		$(DESTDIR)$(MANDIR)/man5/sluice.conf.5 $(DESTDIR)$(BASHCOMPDIR)/sluice \
+		$(DESTDIR)$(ZSHCOMPDIR)/_sluice $(DESTDIR)$(FISHCOMPDIR)/sluice.fish \
 		$(UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)
 	$(Q)! cmp -s tools/example.conf $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf || \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf

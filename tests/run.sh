@@ -9,6 +9,7 @@ SUITES=(
 	tests/build/test_bpf_cfg.sh
 	tests/build/test_layers.sh
 	tests/build/test_makefile.sh
+	tests/build/test_completion_shells.sh
 	build/test-unit
 	build/test-conf
 	build/test-datapath

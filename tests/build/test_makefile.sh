@@ -25,6 +25,8 @@ expect "make all builds sluice" grep -q -- "-o $out/sluice\$" <<<"$plain"
 expect "make all builds the man pages" grep -q "scdoc < $out/sluice.8.scd > $out/sluice.8" <<<"$plain"
 expect "make all builds sluice.conf(5)" grep -q "$out/sluice.conf.5" <<<"$plain"
 expect "make all builds the completion" grep -q "completion > $out/sluice.bash" <<<"$plain"
+expect "make all builds the zsh completion" grep -q "completion zsh > $out/_sluice" <<<"$plain"
+expect "make all builds the fish completion" grep -q "completion fish > $out/sluice.fish" <<<"$plain"
 expect "make all builds no libFuzzer target" bash -c "! grep -q -- '-fsanitize=fuzzer' <<<\"\$0\"" "$plain"
 expect "make fuzzers builds the libFuzzer target" grep -q -- '-fsanitize=fuzzer' <<<"$(dry fuzzers)"
 # One real object, to see what a build prints.
@@ -42,6 +44,7 @@ expect "V=1 shows full commands" test -n "$compiles"
 expect "CPPFLAGS reach every compile" bash -c "! grep -v -- -DSLUICE_CPPFLAGS_SEEN <<<\"\$0\" | grep -q ." "$compiles"
 expect "LDFLAGS reach the links" bash -c "test \$(grep -c -- -Wl,-zsluice-ldflags-seen <<<\"\$0\") = 3" "$links"
 expect "make deps lists scdoc and bash-completion" bash -c 'make -s print-DEB_PACKAGES | grep -qw scdoc && make -s print-DEB_PACKAGES | grep -qw bash-completion'
+expect "make deps lists zsh and fish" bash -c 'make -s print-DEB_PACKAGES | grep -qw zsh && make -s print-DEB_PACKAGES | grep -qw fish'
 expect "make bench-deps lists the side-by-side benchmark's tools" bash -c 'for p in iptables nftables ethtool gnuplot-nox bpftool jq; do make -s print-BENCH_PACKAGES | grep -qw "$p" || exit 1; done'
 # The benchmarks install their packages one apt-get at a time, then build, then run.
 for target in bench-compare bench-spoof; do

@@ -56,7 +56,8 @@ no_lintian_errors() {
 package_has() {
 	local f
 	for f in /usr/sbin/sluice /usr/share/man/man8/sluice.8.gz /usr/share/man/man5/sluice.conf.5.gz \
-		/usr/share/bash-completion/completions/sluice /lib/systemd/system/sluice@.service \
+		/usr/share/bash-completion/completions/sluice /usr/share/zsh/vendor-completions/_sluice \
+		/usr/share/fish/vendor_completions.d/sluice.fish /lib/systemd/system/sluice@.service \
 		/lib/systemd/system/sluice-exporter.service /lib/systemd/system/sluice-agent@.service \
 		/etc/sluice/example.conf; do
 		dpkg -S "$f" >/dev/null 2>&1 || { CHECK_DETAIL="$f not in the package"; return 1; }

@@ -25,6 +25,8 @@ expected_tree() {
 		"644 $p/lib/systemd/system/sluice@.service" \
 		"755 $p/sbin/sluice" \
 		"644 $p/share/bash-completion/completions/sluice" \
+		"644 $p/share/fish/vendor_completions.d/sluice.fish" \
+		"644 $p/share/zsh/vendor-completions/_sluice" \
 		"644 $p/share/man/man5/sluice.conf.5" \
 		"644 $p/share/man/man8/sluice.8" | sort -k2
 }
