@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A report written once, field by field: each call writes its field to the
+ * JSON writer when the report is JSON (under key) and as text otherwise
+ * (with fmt), as iproute2's print_uint(PRINT_ANY, ...) does. A NULL key
+ * writes text only, a NULL fmt JSON only: for the few fields the two forms
+ * show differently. Tables name their columns once (struct report_col), and
+ * both the text header and every row's cells and JSON keys come from them.
+ */
+#ifndef SLUICE_OUTPUTS_REPORT_H
+#define SLUICE_OUTPUTS_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "base/json.h"
+
+struct report {
+	struct json *j; /* NULL: text on out */
+	FILE *out;
+};
+
+/* One column of a table: its JSON key, its text header, width and decimals. */
+struct report_col {
+	const char *key;
+	const char *header;
+	int width;
+	int decimals; /* text decimals of a rate; JSON always has 3 */
+};
+
+void report_text(struct report *r, FILE *out);
+void report_json(struct report *r, struct json *j);
+
+void report_string(struct report *r, const char *key, const char *fmt, const char *value);
+void report_u64(struct report *r, const char *key, const char *fmt, uint64_t value);
+/* A rate: "key": value (JSON decimals) or null when unknown; text only when known. */
+void report_rate(struct report *r, const char *key, const char *fmt, double value, int decimals,
+		 bool known);
+void report_bool(struct report *r, const char *key, const char *fmt, bool value);
+/* An object (JSON) or nothing (text); key is NULL inside arrays. */
+void report_open(struct report *r, const char *key);
+void report_close(struct report *r);
+/* An array (JSON) or nothing (text). */
+void report_list_open(struct report *r, const char *key);
+void report_list_close(struct report *r);
+/* A line break in text, nothing in JSON. */
+void report_eol(struct report *r);
+
+/* The text header of columns: each right-aligned in its width after a space. */
+void report_header(struct report *r, const struct report_col *cols, int n);
+/* A cell: "key": value, or the value right-aligned in the column's width. */
+void report_cell_u64(struct report *r, const struct report_col *c, uint64_t value);
+/* A rate: "key": value or null when unknown; text shows only known rates. */
+void report_cell_rate(struct report *r, const struct report_col *c, double value, bool known);
+
+#endif /* SLUICE_OUTPUTS_REPORT_H */
