@@ -155,16 +155,16 @@ int counters_json(const char *ifname, const struct sample *s, const struct sampl
 	struct report r;
 	struct json j;
 
-	json_init(&j, stdout);
-	report_json(&r, &j);
+	report_start(&r, &j, true);
 	counters_report(&r, ifname, s, prev);
-	return json_finish(&j);
+	return report_end(&r);
 }
 
 void counters_table(const char *ifname, const struct sample *s, const struct sample *prev)
 {
 	struct report r;
+	struct json j;
 
-	report_text(&r, stdout);
+	report_start(&r, &j, false);
 	counters_report(&r, ifname, s, prev);
 }

@@ -15,6 +15,20 @@ void report_json(struct report *r, struct json *j)
 	r->out = j->out;
 }
 
+void report_start(struct report *r, struct json *j, bool json)
+{
+	json_init(j, stdout);
+	if (json)
+		report_json(r, j);
+	else
+		report_text(r, stdout);
+}
+
+int report_end(struct report *r)
+{
+	return r->j ? json_finish(r->j) : 0;
+}
+
 /* Text of a field with fmt, when it has one in text. */
 #define REPORT_TEXT(r, fmt, ...)                               \
 	do {                                                   \

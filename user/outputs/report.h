@@ -29,6 +29,10 @@ struct report_col {
 
 void report_text(struct report *r, FILE *out);
 void report_json(struct report *r, struct json *j);
+/* A report on stdout: JSON through j (which it initialises) or text. */
+void report_start(struct report *r, struct json *j, bool json);
+/* Ends it: 0, or the JSON writer's error (see json_finish). */
+int report_end(struct report *r);
 
 void report_string(struct report *r, const char *key, const char *fmt, const char *value);
 void report_u64(struct report *r, const char *key, const char *fmt, uint64_t value);
