@@ -24,10 +24,10 @@ static struct pair_rate pair_rate(const struct sluice_counter_pair *now,
 
 /* The columns of a counter pair; rates only when there is an earlier sample. */
 const struct report_col counter_pair_cols[COUNTER_PAIR_COLS] = {
-	{ "packets", "PACKETS", 16, 0 },
-	{ "bytes", "BYTES", 18, 0 },
-	{ "pps", "PPS", 14, 1 },
-	{ "bps", "BITS/S", 16, 0 },
+	{ .key = "packets", .header = "PACKETS", .width = 16 },
+	{ .key = "bytes", .header = "BYTES", .width = 18 },
+	{ .key = "pps", .header = "PPS", .width = 14, .decimals = 1 },
+	{ .key = "bps", .header = "BITS/S", .width = 16 },
 };
 
 static void pair_header(struct report *r, const char *first, const char *second, bool rates)
@@ -135,9 +135,7 @@ static void counters_report(struct report *r, const char *ifname, const struct s
 	uint64_t dt = prev ? s->time_ns - prev->time_ns : 0;
 
 	report_open(r, NULL);
-	report_string(r, NULL, "sluice on %s", ifname);
-	if (r->j)
-		json_ifname(r->j, ifname);
+	report_ifname(r, "sluice on %s", ifname);
 	report_u64(r, "time_ns", NULL, s->time_ns);
 	report_rate(r, "interval_s", NULL, (double)dt / NSEC_PER_SEC, 6, prev);
 	if (prev)

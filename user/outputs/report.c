@@ -7,12 +7,14 @@ void report_text(struct report *r, FILE *out)
 {
 	r->j = NULL;
 	r->out = out;
+	r->mid_line = false;
 }
 
 void report_json(struct report *r, struct json *j)
 {
 	r->j = j;
 	r->out = j->out;
+	r->mid_line = false;
 }
 
 void report_start(struct report *r, struct json *j, bool json)
@@ -32,8 +34,10 @@ int report_end(struct report *r)
 /* Text of a field with fmt, when it has one in text. */
 #define REPORT_TEXT(r, fmt, ...)                               \
 	do {                                                   \
-		if (!(r)->j && (fmt))                          \
+		if (!(r)->j && (fmt)) {                        \
 			fprintf((r)->out, (fmt), __VA_ARGS__); \
+			(r)->mid_line = true;                  \
+		}                                              \
 	} while (0)
 
 void report_string(struct report *r, const char *key, const char *fmt, const char *value)
@@ -41,6 +45,13 @@ void report_string(struct report *r, const char *key, const char *fmt, const cha
 	if (r->j && key)
 		json_string(r->j, key, value);
 	REPORT_TEXT(r, fmt, value);
+}
+
+void report_ifname(struct report *r, const char *fmt, const char *ifname)
+{
+	if (r->j)
+		json_ifname(r->j, ifname);
+	REPORT_TEXT(r, fmt, ifname);
 }
 
 void report_u64(struct report *r, const char *key, const char *fmt, uint64_t value)
@@ -66,6 +77,12 @@ void report_bool(struct report *r, const char *key, const char *fmt, bool value)
 	if (r->j && key)
 		json_bool(r->j, key, value);
 	REPORT_TEXT(r, fmt, value ? "yes" : "no");
+}
+
+void report_null(struct report *r, const char *key)
+{
+	if (r->j)
+		json_null(r->j, key);
 }
 
 void report_open(struct report *r, const char *key)
@@ -96,6 +113,15 @@ void report_eol(struct report *r)
 {
 	if (!r->j)
 		fputc('\n', r->out);
+	r->mid_line = false;
+}
+
+/* Text cells after the first of a line are set off by a space. */
+static void cell_sep(struct report *r)
+{
+	if (r->mid_line)
+		fputc(' ', r->out);
+	r->mid_line = true;
 }
 
 void report_header(struct report *r, const struct report_col *cols, int n)
@@ -103,15 +129,33 @@ void report_header(struct report *r, const struct report_col *cols, int n)
 	int i;
 
 	for (i = 0; i < n && !r->j; i++)
-		fprintf(r->out, " %*s", cols[i].width, cols[i].header);
+		report_cell_text(r, &cols[i], cols[i].header);
+}
+
+void report_cell_text(struct report *r, const struct report_col *c, const char *text)
+{
+	if (r->j)
+		return;
+	cell_sep(r);
+	fprintf(r->out, "%*s", c->width, text);
 }
 
 void report_cell_u64(struct report *r, const struct report_col *c, uint64_t value)
 {
-	if (r->j)
+	if (r->j) {
 		json_u64(r->j, c->key, value);
+		return;
+	}
+	cell_sep(r);
+	fprintf(r->out, "%*llu", c->width, (unsigned long long)value);
+}
+
+void report_cell_string(struct report *r, const struct report_col *c, const char *value)
+{
+	if (r->j)
+		json_string(r->j, c->key, value);
 	else
-		fprintf(r->out, " %*llu", c->width, (unsigned long long)value);
+		report_cell_text(r, c, value);
 }
 
 void report_cell_rate(struct report *r, const struct report_col *c, double value, bool known)
@@ -120,6 +164,10 @@ void report_cell_rate(struct report *r, const struct report_col *c, double value
 		json_double(r->j, c->key, value, 3);
 	else if (r->j)
 		json_null(r->j, c->key);
-	else if (known)
-		fprintf(r->out, " %*.*f", c->width, c->decimals, value);
+	else if (!known && c->unknown)
+		report_cell_text(r, c, c->unknown);
+	else if (known) {
+		cell_sep(r);
+		fprintf(r->out, "%*.*f", c->width, c->decimals, value);
+	}
 }
