@@ -24,17 +24,17 @@ static struct pair_rate pair_rate(const struct sluice_counter_pair *now,
 
 /* The columns of a counter pair; rates only when there is an earlier sample. */
 const struct report_col counter_pair_cols[COUNTER_PAIR_COLS] = {
-	{ .key = "packets", .header = "PACKETS", .width = 16 },
-	{ .key = "bytes", .header = "BYTES", .width = 18 },
-	{ .key = "pps", .header = "PPS", .width = 14, .decimals = 1 },
-	{ .key = "bps", .header = "BITS/S", .width = 16 },
+	[COUNTER_PACKETS] = { .key = "packets", .header = "PACKETS", .width = 16 },
+	[COUNTER_BYTES] = { .key = "bytes", .header = "BYTES", .width = 18 },
+	[COUNTER_PPS] = { .key = "pps", .header = "PPS", .width = 14, .decimals = 1 },
+	[COUNTER_BPS] = { .key = "bps", .header = "BITS/S", .width = 16 },
 };
 
 static void pair_header(struct report *r, const char *first, const char *second, bool rates)
 {
 	report_string(r, NULL, "%-14s", first);
 	report_string(r, NULL, " %-14s", second);
-	report_header(r, counter_pair_cols, rates ? COUNTER_PAIR_COLS : 2);
+	report_header(r, counter_pair_cols, rates ? COUNTER_PAIR_COLS : COUNTER_PPS);
 	report_eol(r);
 }
 
@@ -47,10 +47,10 @@ static void pair_report(struct report *r, const char *key, const struct sluice_c
 	if (before)
 		pr = pair_rate(now, before, dt);
 	report_open(r, key);
-	report_cell_u64(r, &counter_pair_cols[0], now->packets);
-	report_cell_u64(r, &counter_pair_cols[1], now->bytes);
-	report_cell_rate(r, &counter_pair_cols[2], pr.pps, before);
-	report_cell_rate(r, &counter_pair_cols[3], pr.bps, before);
+	report_cell_u64(r, &counter_pair_cols[COUNTER_PACKETS], now->packets);
+	report_cell_u64(r, &counter_pair_cols[COUNTER_BYTES], now->bytes);
+	report_cell_rate(r, &counter_pair_cols[COUNTER_PPS], pr.pps, before);
+	report_cell_rate(r, &counter_pair_cols[COUNTER_BPS], pr.bps, before);
 	report_close(r);
 	report_eol(r);
 }

@@ -6,7 +6,13 @@
 #include "outputs/report.h"
 
 /* A counter pair's columns: packets, bytes, and with an earlier sample pps, bits/s. */
-#define COUNTER_PAIR_COLS 4
+enum counter_pair_col {
+	COUNTER_PACKETS,
+	COUNTER_BYTES,
+	COUNTER_PPS,
+	COUNTER_BPS,
+	COUNTER_PAIR_COLS
+};
 extern const struct report_col counter_pair_cols[COUNTER_PAIR_COLS];
 
 /*
