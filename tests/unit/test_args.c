@@ -1152,5 +1152,6 @@ int main(void)
 	suite_fleet();
 	suite_placement();
 	suite_jiffy();
+	suite_report();
 	return harness_finish();
 }

@@ -177,7 +177,7 @@ static void test_counter_table(void)
 }
 
 /* Runs fn with stdout captured into buf. */
-static void capture_stdout(void (*fn)(void *), void *arg, char *buf, size_t len)
+void capture_stdout(void (*fn)(void *), void *arg, char *buf, size_t len)
 {
 	FILE *tmp = tmpfile();
 	int saved = dup(STDOUT_FILENO);

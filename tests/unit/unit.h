@@ -8,5 +8,10 @@ void suite_options(void);
 void suite_fleet(void);
 void suite_placement(void);
 void suite_jiffy(void);
+void suite_report(void);
+
+#include <stddef.h>
+/* Runs fn with stdout captured into buf (test_output.c). */
+void capture_stdout(void (*fn)(void *), void *arg, char *buf, size_t len);
 
 #endif /* SLUICE_TEST_UNIT_H */

@@ -8,6 +8,8 @@
 #ifndef SLUICE_COMMANDS_COMMANDS_H
 #define SLUICE_COMMANDS_COMMANDS_H
 
+#include "outputs/report.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include "base/caps.h"
@@ -97,5 +99,9 @@ bool command_reads(enum state_use use);
 uint64_t command_caps(const struct command *c, enum state_use use);
 /* A verb's canonical name for word (or an alias), or NULL. */
 const struct verb *verb_find(const struct command *c, const char *word);
+
+/* top's columns, which the unit tests check against its text and JSON. */
+extern const struct report_col top_cols[];
+extern const int top_ncols;
 
 #endif /* SLUICE_COMMANDS_COMMANDS_H */

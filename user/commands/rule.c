@@ -5,6 +5,7 @@
 #include "base/json.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
+#include "outputs/report.h"
 #include "text/conf.h"
 #include "values/words.h"
 
@@ -69,54 +70,51 @@ static int rule_del(struct policy_doc *doc, const struct rule *r)
 	return EXIT_OK;
 }
 
-static int rule_list_json(const struct policy_doc *doc)
+/* One rule: its fields in JSON, its CIDR, class and options as a line of text. */
+static void rule_report(struct report *rp, const struct rule *r)
 {
 	char buf[640];
+
+	report_open(rp, NULL);
+	format_cidr(buf, sizeof(buf), &r->match.cidr);
+	report_string(rp, "cidr", "%-20s", buf);
+	report_u64(rp, "id", NULL, r->id);
+	report_string(rp, "proto", NULL, r->match.proto ? proto_name(r->match.proto) : "any");
+	report_u64(rp, "dport_low", NULL, r->match.dport_lo);
+	report_u64(rp, "dport_high", NULL, r->match.dport_hi);
+	report_bool(rp, "syn", NULL, r->match.syn);
+	format_match(buf, sizeof(buf), &r->match);
+	report_string(rp, NULL, " %-24s", buf[0] ? buf : "(any traffic)");
+	format_rate(buf, sizeof(buf), &r->settings.rate);
+	report_string(rp, "rate", NULL, buf);
+	report_string(rp, "algorithm", NULL, algorithm_name(r->settings.algorithm));
+	report_u64(rp, "window_ns", NULL, settings_window_ns(&r->settings));
+	report_u64(rp, "warmup_ns", NULL, r->settings.warmup_ns);
+	report_string(rp, "action", NULL, action_name(r->settings.action));
+	format_settings(buf, sizeof(buf), &r->settings);
+	report_string(rp, "options", " %s\n", buf);
+	report_close(rp);
+}
+
+/* The rules, then (in text) the default policy as the last line. */
+static int rule_list(const struct policy_doc *doc, bool json)
+{
+	char opts[640];
+	struct report rp;
 	struct json j;
 	int i;
 
-	json_init(&j, stdout);
-	json_array_begin(&j, NULL);
-	for (i = 0; i < doc->n_rules; i++) {
-		const struct rule *r = &doc->rules[i];
-
-		json_object_begin(&j, NULL);
-		format_cidr(buf, sizeof(buf), &r->match.cidr);
-		json_string(&j, "cidr", buf);
-		json_u64(&j, "id", r->id);
-		json_string(&j, "proto", r->match.proto ? proto_name(r->match.proto) : "any");
-		json_u64(&j, "dport_low", r->match.dport_lo);
-		json_u64(&j, "dport_high", r->match.dport_hi);
-		json_bool(&j, "syn", r->match.syn);
-		format_rate(buf, sizeof(buf), &r->settings.rate);
-		json_string(&j, "rate", buf);
-		json_string(&j, "algorithm", algorithm_name(r->settings.algorithm));
-		json_u64(&j, "window_ns", settings_window_ns(&r->settings));
-		json_u64(&j, "warmup_ns", r->settings.warmup_ns);
-		json_string(&j, "action", action_name(r->settings.action));
-		format_settings(buf, sizeof(buf), &r->settings);
-		json_string(&j, "options", buf);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	return fail_json("rule", json_finish(&j));
-}
-
-static void rule_list_human(const struct policy_doc *doc)
-{
-	char cidr[64], opts[640], match[128];
-	int i;
-
-	for (i = 0; i < doc->n_rules; i++) {
-		const struct rule *r = &doc->rules[i];
-
-		format_cidr(cidr, sizeof(cidr), &r->match.cidr);
-		format_settings(opts, sizeof(opts), &r->settings);
-		format_match(match, sizeof(match), &r->match);
-		printf("%-20s %-24s %s\n", cidr, match[0] ? match : "(any traffic)", opts);
-	}
+	report_start(&rp, &j, json);
+	report_list_open(&rp, NULL);
+	for (i = 0; i < doc->n_rules; i++)
+		rule_report(&rp, &doc->rules[i]);
+	report_list_close(&rp);
+	/* The default policy: a line of text; JSON readers get it from show. */
+	report_string(&rp, NULL, "%-20s", "default");
+	report_string(&rp, NULL, " %-24s", "(any traffic)");
 	format_settings(opts, sizeof(opts), &doc->dflt);
-	printf("%-20s %-24s %s\n", "default", "(any traffic)", opts);
+	report_string(&rp, NULL, " %s\n", opts);
+	return fail_json("rule", report_end(&rp));
 }
 
 static int rule_run(struct cli_args *a, struct state *st)
@@ -129,10 +127,7 @@ static int rule_run(struct cli_args *a, struct state *st)
 	if (ret)
 		return ret;
 	if (!strcmp(a->verb, "list")) {
-		if (a->json)
-			ret = rule_list_json(&doc);
-		else
-			rule_list_human(&doc);
+		ret = rule_list(&doc, a->json);
 		goto out;
 	}
 	if (!strcmp(a->verb, "flush") && !doc.n_rules)

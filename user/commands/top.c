@@ -17,6 +17,7 @@
 #include "base/json.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
+#include "outputs/report.h"
 #include "reads/counters.h"
 #include "reads/sources.h"
 #include "values/words.h"
@@ -243,76 +244,32 @@ static void view_select(struct top_view *v, enum top_sort sort, size_t keep)
 	qsort(v->rows, keep, sizeof(*v->rows), cmp);
 }
 
-/* The same keys for every algorithm: the one the rule's uses holds its level, the rest null. */
-static void top_json_level(struct json *j, const struct top_row *r)
-{
-	static const char *const keys[] = { "bucket", "window_count", "warmup_stored" };
-	const char *used = "";
-	size_t i;
+/* top's columns; the level's JSON keys are the algorithm's own (top_json_level). */
+enum top_col {
+	TOP_PREFIX,
+	TOP_RULE,
+	TOP_PASSED,
+	TOP_DROPPED,
+	TOP_PPS,
+	TOP_STATE,
+	TOP_LIMITED,
+	TOP_NEXT_PASS,
+	TOP_PROVEN,
+	TOP_COLS
+};
 
-	if (r->limited >= 0)
-		used = r->meter == SLUICE_METER_GCRA	 ? keys[0]
-		       : r->meter == SLUICE_METER_WARMUP ? keys[2]
-							 : keys[1];
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (!strcmp(keys[i], used))
-			json_u64(j, keys[i], r->level);
-		else
-			json_null(j, keys[i]);
-	}
-	if (r->limited < 0)
-		json_null(j, "limit");
-	else
-		json_u64(j, "limit", r->level_max);
-}
-
-static void top_json_row(struct json *j, const struct top_view *v, const struct top_row *r)
-{
-	char prefix[PREFIX_TEXT_MAX], rule[RULE_NAME_MAX];
-
-	key_format(&r->src->key, prefix, sizeof(prefix));
-	rule_name(&v->doc, r->src->key.policy, rule, sizeof(rule));
-	json_object_begin(j, NULL);
-	json_string(j, "prefix", prefix);
-	json_string(j, "family", r->src->key.family == SLUICE_FAMILY_IPV6 ? "ipv6" : "ipv4");
-	json_string(j, "rule", rule);
-	json_u64(j, "passed", r->src->b.passed);
-	json_u64(j, "dropped", r->src->b.dropped);
-	json_double(j, "pps", r->pps, 3); /* NAN becomes null */
-	if (r->limited < 0) {
-		json_null(j, "algorithm");
-		top_json_level(j, r);
-		json_null(j, "limited");
-		json_null(j, "next_pass_ns");
-	} else {
-		json_string(j, "algorithm", algorithm_name(r->meter));
-		top_json_level(j, r);
-		json_bool(j, "limited", r->limited);
-		json_u64(j, "next_pass_ns", r->next_pass_ns);
-	}
-	json_bool(j, "proven", r->proven);
-	json_object_end(j);
-}
-
-static int top_json(const struct top_opts *o, const struct top_view *v, size_t shown)
-{
-	struct json j;
-	size_t i;
-
-	json_init(&j, stdout);
-	json_object_begin(&j, NULL);
-	json_ifname(&j, o->ifname);
-	json_u64(&j, "time_ns", v->time_ns);
-	json_string(&j, "sort", sort_name(o->sort));
-	json_double(&j, "interval_s", v->window_s, 6);
-	json_u64(&j, "sources_tracked", v->n);
-	json_array_begin(&j, "sources");
-	for (i = 0; i < shown; i++)
-		top_json_row(&j, v, &v->rows[i]);
-	json_array_end(&j);
-	json_object_end(&j);
-	return fail_json("top", json_finish(&j));
-}
+const int top_ncols = TOP_COLS;
+const struct report_col top_cols[TOP_COLS] = {
+	[TOP_PREFIX] = { .key = "prefix", .header = "PREFIX", .width = -24 },
+	[TOP_RULE] = { .key = "rule", .header = "RULE", .width = -20 },
+	[TOP_PASSED] = { .key = "passed", .header = "PASSED", .width = 14 },
+	[TOP_DROPPED] = { .key = "dropped", .header = "DROPPED", .width = 14 },
+	[TOP_PPS] = { .key = "pps", .header = "PPS", .width = 12, .decimals = 1, .unknown = "-" },
+	[TOP_STATE] = { .key = NULL, .header = "STATE", .width = -24 },
+	[TOP_LIMITED] = { .key = "limited", .header = "LIMITED", .width = -7 },
+	[TOP_NEXT_PASS] = { .key = "next_pass_ns", .header = "NEXT PASS", .width = -10 },
+	[TOP_PROVEN] = { .key = "proven", .header = "PROVEN", .width = 0 },
+};
 
 static void format_wait(char *buf, size_t len, const struct top_row *r)
 {
@@ -338,34 +295,102 @@ static void format_level(char *buf, size_t len, const struct top_row *r)
 			 (unsigned long long)r->level, (unsigned long long)r->level_max);
 }
 
-static void top_human(const struct top_opts *o, const struct top_view *v, size_t shown)
+/* The same keys for every algorithm: the one the rule's uses holds its level, the rest null. */
+static void top_json_level(struct report *rp, const struct top_row *r)
 {
-	char prefix[PREFIX_TEXT_MAX], rule[RULE_NAME_MAX], wait[32], level[48];
-	const struct top_row *r;
+	static const char *const keys[] = { "bucket", "window_count", "warmup_stored" };
+	const char *used = "";
 	size_t i;
 
-	printf("sluice top on %s: %zu sources tracked, %zu busiest by %s\n", o->ifname, v->n, shown,
-	       sort_name(o->sort));
-	printf("%-24s %-20s %14s %14s %12s %-24s %-7s %-10s %s\n", "PREFIX", "RULE", "PASSED",
-	       "DROPPED", "PPS", "STATE", "LIMITED", "NEXT PASS", "PROVEN");
-	for (i = 0; i < shown; i++) {
-		r = &v->rows[i];
-		key_format(&r->src->key, prefix, sizeof(prefix));
-		rule_name(&v->doc, r->src->key.policy, rule, sizeof(rule));
-		format_wait(wait, sizeof(wait), r);
-		printf("%-24s %-20s %14llu %14llu ", prefix, rule,
-		       (unsigned long long)r->src->b.passed, (unsigned long long)r->src->b.dropped);
-		if (isnan(r->pps))
-			printf("%12s", "-");
+	if (r->limited >= 0)
+		used = r->meter == SLUICE_METER_GCRA	 ? keys[0]
+		       : r->meter == SLUICE_METER_WARMUP ? keys[2]
+							 : keys[1];
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!strcmp(keys[i], used))
+			report_u64(rp, keys[i], NULL, r->level);
 		else
-			printf("%12.1f", r->pps);
-		format_level(level, sizeof(level), r);
-		printf(" %-24s %-7s %-10s %s\n", level,
-		       r->limited < 0 ? "?"
-		       : r->limited   ? "yes"
-				      : "no",
-		       wait, r->proven ? "yes" : "-");
+			report_null(rp, keys[i]);
 	}
+	if (r->limited < 0)
+		report_null(rp, "limit");
+	else
+		report_u64(rp, "limit", NULL, r->level_max);
+}
+
+/* Whether it is limited and until when: bools and nanoseconds, or words. */
+static void top_limit(struct report *rp, const struct top_row *r)
+{
+	char text[48];
+
+	format_level(text, sizeof(text), r);
+	report_cell_text(rp, &top_cols[TOP_STATE], text);
+	if (r->limited < 0) {
+		report_null(rp, top_cols[TOP_LIMITED].key);
+		report_null(rp, top_cols[TOP_NEXT_PASS].key);
+	} else {
+		report_bool(rp, top_cols[TOP_LIMITED].key, NULL, r->limited);
+		report_u64(rp, top_cols[TOP_NEXT_PASS].key, NULL, r->next_pass_ns);
+	}
+	report_cell_text(rp, &top_cols[TOP_LIMITED],
+			 r->limited < 0 ? "?"
+			 : r->limited	? "yes"
+					: "no");
+	format_wait(text, sizeof(text), r);
+	report_cell_text(rp, &top_cols[TOP_NEXT_PASS], text);
+}
+
+static void top_row(struct report *rp, const struct top_view *v, const struct top_row *r)
+{
+	char prefix[PREFIX_TEXT_MAX], rule[RULE_NAME_MAX];
+
+	key_format(&r->src->key, prefix, sizeof(prefix));
+	rule_name(&v->doc, r->src->key.policy, rule, sizeof(rule));
+	report_open(rp, NULL);
+	report_cell_string(rp, &top_cols[TOP_PREFIX], prefix);
+	report_string(rp, "family", NULL,
+		      r->src->key.family == SLUICE_FAMILY_IPV6 ? "ipv6" : "ipv4");
+	report_cell_string(rp, &top_cols[TOP_RULE], rule);
+	report_cell_u64(rp, &top_cols[TOP_PASSED], r->src->b.passed);
+	report_cell_u64(rp, &top_cols[TOP_DROPPED], r->src->b.dropped);
+	report_cell_rate(rp, &top_cols[TOP_PPS], r->pps, !isnan(r->pps));
+	if (r->limited < 0)
+		report_null(rp, "algorithm");
+	else
+		report_string(rp, "algorithm", NULL, algorithm_name(r->meter));
+	top_json_level(rp, r);
+	top_limit(rp, r);
+	report_bool(rp, top_cols[TOP_PROVEN].key, NULL, r->proven);
+	report_cell_text(rp, &top_cols[TOP_PROVEN], r->proven ? "yes" : "-");
+	report_close(rp);
+	report_eol(rp);
+}
+
+static int top_report(const struct top_opts *o, const struct top_view *v, size_t shown)
+{
+	const char *sort = sort_name(o->sort);
+	struct report rp;
+	struct json j;
+	size_t i;
+
+	report_start(&rp, &j, o->json);
+	report_open(&rp, NULL);
+	report_ifname(&rp, "sluice top on %s: ", o->ifname);
+	report_u64(&rp, "time_ns", NULL, v->time_ns);
+	report_string(&rp, "sort", NULL, sort);
+	report_rate(&rp, "interval_s", NULL, v->window_s, 6, !isnan(v->window_s));
+	report_u64(&rp, "sources_tracked", "%llu sources tracked, ", v->n);
+	report_u64(&rp, NULL, "%llu busiest by ", shown);
+	report_string(&rp, NULL, "%s", sort);
+	report_eol(&rp);
+	report_header(&rp, top_cols, TOP_COLS);
+	report_eol(&rp);
+	report_list_open(&rp, "sources");
+	for (i = 0; i < shown; i++)
+		top_row(&rp, v, &v->rows[i]);
+	report_list_close(&rp);
+	report_close(&rp);
+	return fail_json("top", report_end(&rp));
 }
 
 /* The rows shown whose source proved its address: one lookup each. */
@@ -420,11 +445,7 @@ static int top_run(struct cli_args *a, struct state *st)
 		goto out;
 	}
 	shown = view.n < o.limit ? view.n : (size_t)o.limit;
-	ret = EXIT_OK;
-	if (o.json)
-		ret = top_json(&o, &view, shown);
-	else
-		top_human(&o, &view, shown);
+	ret = top_report(&o, &view, shown);
 out:
 	free(view.rows);
 	doc_free(&view.doc);

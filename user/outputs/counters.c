@@ -5,6 +5,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "outputs/counters.h"
+#include "outputs/report.h"
 
 /* Rates of one counter pair between two samples dt_ns apart. */
 struct pair_rate {
@@ -21,165 +22,147 @@ static struct pair_rate pair_rate(const struct sluice_counter_pair *now,
 	return r;
 }
 
-static void json_pair(struct json *j, const char *key, const struct sluice_counter_pair *now,
-		      const struct sluice_counter_pair *before, uint64_t dt_ns)
-{
-	struct pair_rate r;
+/* The columns of a counter pair; rates only when there is an earlier sample. */
+const struct report_col counter_pair_cols[COUNTER_PAIR_COLS] = {
+	[COUNTER_PACKETS] = { .key = "packets", .header = "PACKETS", .width = 16 },
+	[COUNTER_BYTES] = { .key = "bytes", .header = "BYTES", .width = 18 },
+	[COUNTER_PPS] = { .key = "pps", .header = "PPS", .width = 14, .decimals = 1 },
+	[COUNTER_BPS] = { .key = "bps", .header = "BITS/S", .width = 16 },
+};
 
-	json_object_begin(j, key);
-	json_u64(j, "packets", now->packets);
-	json_u64(j, "bytes", now->bytes);
-	if (before) {
-		r = pair_rate(now, before, dt_ns);
-		json_double(j, "pps", r.pps, 3);
-		json_double(j, "bps", r.bps, 3);
-	} else {
-		json_null(j, "pps");
-		json_null(j, "bps");
-	}
-	json_object_end(j);
+static void pair_header(struct report *r, const char *first, const char *second, bool rates)
+{
+	report_string(r, NULL, "%-14s", first);
+	report_string(r, NULL, " %-14s", second);
+	report_header(r, counter_pair_cols, rates ? COUNTER_PAIR_COLS : COUNTER_PPS);
+	report_eol(r);
 }
 
-static void json_rules(struct json *j, const struct sample *s, const struct sample *prev,
-		       uint64_t dt)
+/* One pair: an object under key (JSON), the cells of a row (text). */
+static void pair_report(struct report *r, const char *key, const struct sluice_counter_pair *now,
+			const struct sluice_counter_pair *before, uint64_t dt)
 {
-	int r, i;
+	struct pair_rate pr = { 0, 0 };
 
-	json_array_begin(j, "rules");
-	for (r = 0; r < s->nrules; r++) {
+	if (before)
+		pr = pair_rate(now, before, dt);
+	report_open(r, key);
+	report_cell_u64(r, &counter_pair_cols[COUNTER_PACKETS], now->packets);
+	report_cell_u64(r, &counter_pair_cols[COUNTER_BYTES], now->bytes);
+	report_cell_rate(r, &counter_pair_cols[COUNTER_PPS], pr.pps, before);
+	report_cell_rate(r, &counter_pair_cols[COUNTER_BPS], pr.bps, before);
+	report_close(r);
+	report_eol(r);
+}
+
+/* Every counter in JSON; the traffic ones in text (the table's come last). */
+static void traffic_report(struct report *r, const struct sample *s, const struct sample *prev,
+			   uint64_t dt)
+{
+	int i;
+
+	pair_header(r, "TRAFFIC", "", prev);
+	report_open(r, "counters");
+	for (i = 0; i < SLUICE_CNT_MAX; i++) {
+		if (!r->j && counter_info[i].kind != COUNTER_TRAFFIC)
+			continue;
+		report_string(r, NULL, "%-29s", counter_info[i].name);
+		pair_report(r, counter_info[i].name, &s->sum.c[i], prev ? &prev->sum.c[i] : NULL,
+			    dt);
+	}
+	report_close(r);
+}
+
+static void rules_report(struct report *r, const struct sample *s, const struct sample *prev,
+			 uint64_t dt)
+{
+	int n, i;
+
+	report_eol(r);
+	pair_header(r, "RULE", "OUTCOME", prev);
+	report_list_open(r, "rules");
+	for (n = 0; n < s->nrules; n++) {
 		/* Rules are matched by position: the set does not change between samples. */
-		const bool have_prev = prev && r < prev->nrules;
+		const bool have_prev = prev && n < prev->nrules;
 
-		json_object_begin(j, NULL);
-		json_string(j, "rule", s->rules[r].name);
-		json_object_begin(j, "counters");
-		for (i = 0; i < SLUICE_CNT_MAX; i++)
-			if (counter_info[i].per_rule)
-				json_pair(j, counter_info[i].name, &s->rules[r].c[i],
-					  have_prev ? &prev->rules[r].c[i] : NULL, dt);
-		json_object_end(j);
-		json_object_end(j);
+		report_open(r, NULL);
+		report_string(r, "rule", NULL, s->rules[n].name);
+		report_open(r, "counters");
+		for (i = 0; i < SLUICE_CNT_MAX; i++) {
+			if (!counter_info[i].per_rule)
+				continue;
+			report_string(r, NULL, "%-14s", s->rules[n].name);
+			report_string(r, NULL, " %-14s", counter_info[i].name);
+			pair_report(r, counter_info[i].name, &s->rules[n].c[i],
+				    have_prev ? &prev->rules[n].c[i] : NULL, dt);
+		}
+		report_close(r);
+		report_close(r);
 	}
-	json_array_end(j);
+	report_list_close(r);
 }
 
-static void json_table(struct json *j, const struct sample *s, const struct sample *prev,
-		       uint64_t dt)
+static void table_report(struct report *r, const struct sample *s, const struct sample *prev,
+			 uint64_t dt)
 {
 	char key[64];
 	int i;
 
-	json_object_begin(j, "table");
-	json_u64(j, "sources", s->sources);
-	json_u64(j, "capacity", s->capacity);
-	json_u64(j, "max_sources", s->max_sources);
+	report_string(r, NULL, "\n%s\n", "TABLE");
+	report_open(r, "table");
+	report_string(r, NULL, "%-29s", "sources");
+	report_u64(r, "sources", " %16llu", s->sources);
+	report_u64(r, "capacity", " of %llu buckets", s->capacity);
+	report_u64(r, "max_sources", " (sized for --max-sources %llu)\n", s->max_sources);
 	for (i = 0; i < SLUICE_CNT_MAX; i++) {
 		if (counter_info[i].kind != COUNTER_TABLE)
 			continue;
-		json_u64(j, counter_info[i].name, s->sum.c[i].packets);
+		report_string(r, NULL, "%-29s", counter_info[i].name);
+		report_u64(r, counter_info[i].name, " %16llu", s->sum.c[i].packets);
 		snprintf(key, sizeof(key), "%s_per_s", counter_info[i].name);
-		if (prev)
-			json_double(j, key,
-				    per_second(s->sum.c[i].packets, prev->sum.c[i].packets, dt), 3);
-		else
-			json_null(j, key);
+		report_rate(r, key, "  %.1f/s",
+			    prev ? per_second(s->sum.c[i].packets, prev->sum.c[i].packets, dt) : 0,
+			    3, prev);
+		report_eol(r);
 	}
-	json_object_end(j);
+	report_close(r);
 }
 
-/* One document; prev is NULL for a single reading (rates are null). */
-int counters_json(const char *ifname, const struct sample *s, const struct sample *prev)
+/* The one description of a sample: prev is NULL for a single reading (no rates). */
+static void counters_report(struct report *r, const char *ifname, const struct sample *s,
+			    const struct sample *prev)
 {
 	uint64_t dt = prev ? s->time_ns - prev->time_ns : 0;
-	struct json j;
-	int i;
 
-	json_init(&j, stdout);
-	json_object_begin(&j, NULL);
-	json_ifname(&j, ifname);
-	json_u64(&j, "time_ns", s->time_ns);
+	report_open(r, NULL);
+	report_ifname(r, "sluice on %s", ifname);
+	report_u64(r, "time_ns", NULL, s->time_ns);
+	report_rate(r, "interval_s", NULL, (double)dt / NSEC_PER_SEC, 6, prev);
 	if (prev)
-		json_double(&j, "interval_s", (double)dt / NSEC_PER_SEC, 6);
-	else
-		json_null(&j, "interval_s");
-	json_object_begin(&j, "counters");
-	for (i = 0; i < SLUICE_CNT_MAX; i++)
-		json_pair(&j, counter_info[i].name, &s->sum.c[i], prev ? &prev->sum.c[i] : NULL,
-			  dt);
-	json_object_end(&j);
-	json_rules(&j, s, prev, dt);
-	json_table(&j, s, prev, dt);
-	json_object_end(&j);
-	return json_finish(&j);
+		report_rate(r, NULL, ": rates over the last %.3f s", (double)dt / NSEC_PER_SEC, 0,
+			    true);
+	report_eol(r);
+	traffic_report(r, s, prev, dt);
+	rules_report(r, s, prev, dt);
+	table_report(r, s, prev, dt);
+	report_close(r);
 }
 
-static void human_row(const char *rule, const char *name, const struct sluice_counter_pair *now,
-		      const struct sluice_counter_pair *before, uint64_t dt)
+int counters_json(const char *ifname, const struct sample *s, const struct sample *prev)
 {
-	struct pair_rate r;
+	struct report r;
+	struct json j;
 
-	if (rule)
-		printf("%-14s %-14s", rule, name);
-	else
-		printf("%-29s", name);
-	printf(" %16llu %18llu", (unsigned long long)now->packets, (unsigned long long)now->bytes);
-	if (before) {
-		r = pair_rate(now, before, dt);
-		printf(" %14.1f %16.0f", r.pps, r.bps);
-	}
-	putchar('\n');
-}
-
-static void human_header(const char *first, const char *second, bool rates)
-{
-	printf("%-14s %-14s %16s %18s", first, second, "PACKETS", "BYTES");
-	if (rates)
-		printf(" %14s %16s", "PPS", "BITS/S");
-	putchar('\n');
-}
-
-static void human_table(const struct sample *s, const struct sample *prev, uint64_t dt)
-{
-	int i;
-
-	printf("\nTABLE\n");
-	printf("%-29s %16llu of %llu buckets (sized for --max-sources %llu)\n", "sources",
-	       (unsigned long long)s->sources, (unsigned long long)s->capacity,
-	       (unsigned long long)s->max_sources);
-	for (i = 0; i < SLUICE_CNT_MAX; i++) {
-		if (counter_info[i].kind != COUNTER_TABLE)
-			continue;
-		printf("%-29s %16llu", counter_info[i].name,
-		       (unsigned long long)s->sum.c[i].packets);
-		if (prev)
-			printf("  %.1f/s",
-			       per_second(s->sum.c[i].packets, prev->sum.c[i].packets, dt));
-		putchar('\n');
-	}
+	report_start(&r, &j, true);
+	counters_report(&r, ifname, s, prev);
+	return report_end(&r);
 }
 
 void counters_table(const char *ifname, const struct sample *s, const struct sample *prev)
 {
-	uint64_t dt = prev ? s->time_ns - prev->time_ns : 0;
-	int i, r;
+	struct report r;
+	struct json j;
 
-	if (prev)
-		printf("sluice on %s: rates over the last %.3f s\n", ifname,
-		       (double)dt / NSEC_PER_SEC);
-	else
-		printf("sluice on %s\n", ifname);
-	human_header("TRAFFIC", "", prev);
-	for (i = 0; i < SLUICE_CNT_MAX; i++)
-		if (counter_info[i].kind == COUNTER_TRAFFIC)
-			human_row(NULL, counter_info[i].name, &s->sum.c[i],
-				  prev ? &prev->sum.c[i] : NULL, dt);
-	putchar('\n');
-	human_header("RULE", "OUTCOME", prev);
-	for (r = 0; r < s->nrules; r++)
-		for (i = 0; i < SLUICE_CNT_MAX; i++)
-			if (counter_info[i].per_rule)
-				human_row(s->rules[r].name, counter_info[i].name, &s->rules[r].c[i],
-					  prev && r < prev->nrules ? &prev->rules[r].c[i] : NULL,
-					  dt);
-	human_table(s, prev, dt);
+	report_start(&r, &j, false);
+	counters_report(&r, ifname, s, prev);
 }

@@ -3,6 +3,17 @@
 #define SLUICE_OUTPUTS_COUNTERS_H
 
 #include "reads/counters.h"
+#include "outputs/report.h"
+
+/* A counter pair's columns: packets, bytes, and with an earlier sample pps, bits/s. */
+enum counter_pair_col {
+	COUNTER_PACKETS,
+	COUNTER_BYTES,
+	COUNTER_PPS,
+	COUNTER_BPS,
+	COUNTER_PAIR_COLS
+};
+extern const struct report_col counter_pair_cols[COUNTER_PAIR_COLS];
 
 /*
  * The counters of one interface on stdout: per outcome, per rule and the

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "base/utf8.h"
 #include "base/version.h"
+#include "outputs/counters.h"
 #include "outputs/prom.h"
 
 #define METRIC_NAME_MAX 128
@@ -135,8 +136,9 @@ static void counter_family(FILE *out, int first, bool bytes, const struct prom_i
 	if (ci->kind == COUNTER_TABLE)
 		snprintf(name, sizeof(name), "sluice_%s_total", ci->metric);
 	else
+		/* Named by the pair's JSON keys: stats and the exporter say the same. */
 		snprintf(name, sizeof(name), "sluice_%s_%s_total", ci->metric,
-			 bytes ? "bytes" : "packets");
+			 counter_pair_cols[bytes ? COUNTER_BYTES : COUNTER_PACKETS].key);
 	counter_help(out, name, first, bytes);
 	fprintf(out, "# TYPE %s counter\n", name);
 	for (f = 0; f < n; f++)

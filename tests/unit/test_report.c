@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every table report's columns against both of its forms: each column's
+ * header stands in the text header above its cells, and each cell's JSON
+ * key is its column's, so the text and the JSON cannot drift apart.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "base/json.h"
+#include "commands/commands.h"
+#include "outputs/counters.h"
+#include "outputs/report.h"
+#include "unit.h"
+
+struct table {
+	const char *name;
+	const struct report_col *cols;
+	int n;
+};
+
+/* What f holds, from its start, as a string (the caller frees it). */
+static char *file_text(FILE *f)
+{
+	long len;
+	char *s;
+
+	fflush(f);
+	len = ftell(f);
+	s = calloc(1, (size_t)len + 1);
+	rewind(f);
+	if (s && fread(s, 1, (size_t)len, f) != (size_t)len)
+		s[0] = '\0';
+	return s;
+}
+
+/* A row with one cell per column, each "v". */
+static void sample_row(struct report *r, const struct table *t)
+{
+	int i;
+
+	report_open(r, NULL);
+	for (i = 0; i < t->n; i++)
+		if (t->cols[i].key)
+			report_cell_string(r, &t->cols[i], "v");
+		else
+			report_cell_text(r, &t->cols[i], "v");
+	report_close(r);
+	report_eol(r);
+}
+
+/* Each header starts where its cells do (left-aligned) or ends where they do. */
+static int misplaced_column(const struct table *t, const char *head, const char *row)
+{
+	size_t at = 0, hw, cw;
+	int i;
+
+	for (i = 0; i < t->n; i++) {
+		const struct report_col *c = &t->cols[i];
+		const char *cell = "v";
+		size_t w = (size_t)abs(c->width);
+
+		hw = strlen(c->header) > w ? strlen(c->header) : w;
+		cw = strlen(cell) > w ? strlen(cell) : w;
+		if (hw != cw && i < t->n - 1)
+			return i; /* a column must be as wide as its header */
+		if (c->width < 0 && (strncmp(head + at, c->header, strlen(c->header)) ||
+				     strncmp(row + at, cell, strlen(cell))))
+			return i;
+		if (c->width >= 0 &&
+		    (strncmp(head + at + hw - strlen(c->header), c->header, strlen(c->header)) ||
+		     strncmp(row + at + cw - strlen(cell), cell, strlen(cell))))
+			return i;
+		at += hw + 1;
+	}
+	return -1;
+}
+
+/* Every keyed column's key once in the JSON row, and no key that is not a column's. */
+static int missing_key(const struct table *t, const char *json)
+{
+	char quoted[64];
+	int i, keys = 0;
+	const char *p;
+
+	for (i = 0; i < t->n; i++) {
+		if (!t->cols[i].key)
+			continue;
+		keys++;
+		snprintf(quoted, sizeof(quoted), "\"%s\":", t->cols[i].key);
+		p = strstr(json, quoted);
+		if (!p || strstr(p + 1, quoted))
+			return i;
+	}
+	for (p = json, i = 0; (p = strstr(p, "\":")); p++)
+		i++;
+	return i == keys ? -1 : t->n;
+}
+
+static void check_table(const struct table *t)
+{
+	FILE *text = tmpfile(), *jf = tmpfile();
+	char *out, *row, *js;
+	struct report r;
+	struct json j;
+	int bad;
+
+	report_text(&r, text);
+	report_header(&r, t->cols, t->n);
+	report_eol(&r);
+	sample_row(&r, t);
+	out = file_text(text);
+	row = out ? strchr(out, '\n') : NULL;
+	bad = row ? misplaced_column(t, out, row + 1) : 0;
+	check(bad < 0, t->name, "text: column %d is not under its header", bad);
+	json_init(&j, jf);
+	report_json(&r, &j);
+	sample_row(&r, t);
+	json_finish(&j);
+	js = file_text(jf);
+	bad = js ? missing_key(t, js) : 0;
+	check(bad < 0, t->name, "JSON: column %d's key is missing, repeated or extra", bad);
+	free(out);
+	free(js);
+	fclose(text);
+	fclose(jf);
+}
+
+struct counters_call {
+	bool json;
+	const struct sample *now, *prev;
+};
+
+static void call_counters(void *arg)
+{
+	const struct counters_call *c = arg;
+
+	if (c->json)
+		counters_json("eth0", c->now, c->prev);
+	else
+		counters_table("eth0", c->now, c->prev);
+}
+
+/* counters' own output: the pair columns head its text tables and key each JSON pair. */
+static void check_counters(void)
+{
+	struct rule_counts rules[1] = { { .name = "default" } };
+	struct sample now = { .time_ns = 2000000000, .rules = rules, .nrules = 1 };
+	struct sample prev = { .time_ns = 1000000000, .rules = rules, .nrules = 1 };
+	char buf[65536], quoted[64];
+	int i, bad = -1;
+
+	struct counters_call call = { false, &now, &prev };
+
+	capture_stdout(call_counters, &call, buf, sizeof(buf));
+	for (i = 0; i < COUNTER_PAIR_COLS; i++)
+		if (!strstr(buf, counter_pair_cols[i].header))
+			bad = i;
+	check(bad < 0, "stats text: every pair column has its header", "column %d", bad);
+	call.json = true;
+	capture_stdout(call_counters, &call, buf, sizeof(buf));
+	for (i = 0; i < COUNTER_PAIR_COLS; i++) {
+		snprintf(quoted, sizeof(quoted), "\"%s\":", counter_pair_cols[i].key);
+		if (!strstr(buf, quoted))
+			bad = i;
+	}
+	check(bad < 0, "stats JSON: every pair column has its key", "column %d", bad);
+}
+
+void suite_report(void)
+{
+	const struct table tables[] = {
+		{ "stats: a counter pair's columns", counter_pair_cols, COUNTER_PAIR_COLS },
+		{ "top: a source's columns", top_cols, top_ncols },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		check_table(&tables[i]);
+	check_counters();
+}
