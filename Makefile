@@ -253,7 +253,7 @@ $(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/test_output.o \
 		$(OUTPUT)/tests/test_options.o $(OUTPUT)/tests/test_fleet.o \
 		$(OUTPUT)/tests/test_placement.o $(OUTPUT)/tests/test_jiffy.o \
 		$(OUTPUT)/tests/test_report.o $(OUTPUT)/tests/harness.o \
-		$(OUTPUT)/user/commands/top.o $(LIB_OBJS)
+		$(OUTPUT)/user/commands/top.o $(OUTPUT)/user/commands/status.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -175,6 +175,29 @@ static void test_takers(void)
 	      " ");
 }
 
+/* set's "nothing to change" names every limiter option it takes, from the table. */
+static void test_names_in(void)
+{
+	char names[1024], list[1040], want[40], last[40];
+	bool all = true;
+	int i;
+
+	option_names_in(names, sizeof(names), CMD_SET, SCOPE_LIMITER);
+	snprintf(list, sizeof(list), "%s,", names);
+	for (i = 0; i < OPT_MAX; i++) {
+		snprintf(want, sizeof(want), "--%s,", option_table[i].name);
+		snprintf(last, sizeof(last), "--%s or", option_table[i].name);
+		if (option_table[i].scope == SCOPE_LIMITER && option_takes(CMD_SET, 0, i) &&
+		    !strstr(list, want) && !strstr(list, last))
+			all = false;
+	}
+	check(all && strstr(names, "--prove") && !strstr(names, "--mode") &&
+		      !strstr(names, "--dport") && strstr(names, " or --"),
+	      "set's options are named from the table", "%s", names);
+	option_names_in(names, 12, CMD_SET, SCOPE_LIMITER);
+	check(strlen(names) < 12, "the names stay within their buffer", "%s", names);
+}
+
 static void test_nearest(void)
 {
 	static const char *const names[] = { "status", "stats", "show", "set" };
@@ -197,5 +220,6 @@ void suite_options(void)
 	test_short_and_optional();
 	test_show_round_trip();
 	test_takers();
+	test_names_in();
 	test_nearest();
 }

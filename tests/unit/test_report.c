@@ -173,6 +173,7 @@ void suite_report(void)
 	const struct table tables[] = {
 		{ "stats: a counter pair's columns", counter_pair_cols, COUNTER_PAIR_COLS },
 		{ "top: a source's columns", top_cols, top_ncols },
+		{ "status: an interface's columns", status_cols, status_ncols },
 	};
 	size_t i;
 

@@ -8,30 +8,29 @@
 #include "base/json.h"
 #include "commands/commands.h"
 #include "commands/policy_file.h"
+#include "outputs/report.h"
 #include "text/conf.h"
 
 /* What --check found: a line, or with --json a document. */
 static int checked_say(const struct cli_args *a)
 {
 	const char *file = strcmp(a->file, "-") ? a->file : "standard input";
+	const struct policy_doc *doc = a->cmd.apply.doc;
+	struct report rp;
 	struct json j;
 
-	if (!a->json) {
-		printf("%s: ok (default, %d rules, %zu allow, %zu deny)\n", file,
-		       a->cmd.apply.doc->n_rules, a->cmd.apply.doc->allow.count,
-		       a->cmd.apply.doc->deny.count);
-		return EXIT_OK;
-	}
-	json_init(&j, stdout);
-	json_object_begin(&j, NULL);
-	json_string(&j, "command", "apply");
-	json_name(&j, "file", file);
-	json_bool(&j, "ok", true);
-	json_u64(&j, "rules", (uint64_t)a->cmd.apply.doc->n_rules);
-	json_u64(&j, "allow", a->cmd.apply.doc->allow.count);
-	json_u64(&j, "deny", a->cmd.apply.doc->deny.count);
-	json_object_end(&j);
-	return fail_json("apply", json_finish(&j));
+	report_start(&rp, &j, a->json);
+	report_open(&rp, NULL);
+	report_string(&rp, "command", NULL, "apply");
+	report_name(&rp, "file", "%s: ", file);
+	report_bool(&rp, "ok", NULL, true);
+	report_string(&rp, NULL, "%s", "ok (default, ");
+	report_u64(&rp, "rules", "%llu rules, ", (uint64_t)doc->n_rules);
+	report_u64(&rp, "allow", "%llu allow, ", doc->allow.count);
+	report_u64(&rp, "deny", "%llu deny)", doc->deny.count);
+	report_close(&rp);
+	report_eol(&rp);
+	return fail_json("apply", report_end(&rp));
 }
 
 /* The file is read and checked whole before privilege, lock or maps. */

@@ -3,12 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <net/if.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <linux/if_link.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 /* sluice.h before the skeleton: the fleet hint's type */
 #include "sluice.h"
@@ -95,52 +91,14 @@ static int attach_check(struct cli_args *a)
 	return -1;
 }
 
-static int link_attach_and_pin(struct sluice *skel, const struct attach_opts *o,
-			       const char *staging)
-{
-	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = o->doc.attach.xdp_flags);
-	char path[PATH_MAX];
-	int link_fd, err;
-
-	link_fd = bpf_link_create(bpf_program__fd(skel->progs.sluice_xdp), o->ifindex, BPF_XDP,
-				  &opts);
-	if (link_fd < 0)
-		return -errno;
-	err = state_path(staging, SLUICE_PIN_LINK, path, sizeof(path));
-	if (!err && bpf_obj_pin(link_fd, path))
-		err = -errno;
-	/* Unpinned, the link dies with this fd and the program detaches. */
-	close(link_fd);
-	return err;
-}
-
-static void prog_name_of(unsigned int id, char *name, size_t len)
-{
-	struct bpf_prog_info info = {};
-	__u32 info_len = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id);
-
-	snprintf(name, len, "?");
-	if (fd < 0)
-		return;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &info_len) && info.name[0])
-		snprintf(name, len, "%s", info.name);
-	close(fd);
-}
-
 /* Without --multiprog, any XDP program on the interface is another's: refused. */
 static int check_no_xdp(const struct attach_opts *o)
 {
-	LIBBPF_OPTS(bpf_xdp_query_opts, query);
 	char name[BPF_OBJ_NAME_LEN];
-	unsigned int id;
+	unsigned int id = xdp_prog_on(o->ifindex, name, sizeof(name));
 
-	if (bpf_xdp_query(o->ifindex, 0, &query))
-		return -1;
-	id = query.prog_id ?: query.drv_prog_id ?: query.skb_prog_id ?: query.hw_prog_id;
 	if (!id)
 		return -1;
-	prog_name_of(id, name, sizeof(name));
 	return fail_input("attach",
 			  "%s already runs XDP program %s (id %u): to run sluice beside it, "
 			  "attach with --multiprog (it shares with programs loaded through libxdp)",
@@ -246,17 +204,6 @@ static void attach_report(const struct attach_opts *o)
 			   (unsigned long long)o->doc.attach.max_sources);
 }
 
-static int prog_pin(struct sluice *skel, const char *staging)
-{
-	char path[PATH_MAX];
-	int err;
-
-	err = state_path(staging, SLUICE_PIN_PROG, path, sizeof(path));
-	if (!err && bpf_obj_pin(bpf_program__fd(skel->progs.sluice_xdp), path))
-		err = -errno;
-	return err;
-}
-
 /*
  * Through libxdp: libxdp loads the object as it attaches it, so the program
  * runs (passing every packet, as between map creation and the first config
@@ -285,7 +232,7 @@ static int attach_shared(struct sluice **skel, struct attach_opts *o, const char
 	if (!err)
 		err = state_pin((*skel)->obj, staging);
 	if (!err)
-		err = prog_pin(*skel, staging);
+		err = state_pin_prog(bpf_program__fd((*skel)->progs.sluice_xdp), staging);
 	if (!err)
 		err = state_publish(staging, o->ifname);
 	if (err) {
@@ -302,7 +249,8 @@ static int attach_staged(struct sluice *skel, const struct attach_opts *o, const
 
 	err = state_pin(skel->obj, staging);
 	if (!err)
-		err = link_attach_and_pin(skel, o, staging);
+		err = state_pin_link(bpf_program__fd(skel->progs.sluice_xdp), o->ifindex,
+				     o->doc.attach.xdp_flags, staging);
 	if (!err)
 		err = state_publish(staging, o->ifname);
 	if (err)

@@ -100,8 +100,10 @@ uint64_t command_caps(const struct command *c, enum state_use use);
 /* A verb's canonical name for word (or an alias), or NULL. */
 const struct verb *verb_find(const struct command *c, const char *word);
 
-/* top's columns, which the unit tests check against its text and JSON. */
+/* The columns of top and status, which the unit tests check against their text and JSON. */
 extern const struct report_col top_cols[];
 extern const int top_ncols;
+extern const struct report_col status_cols[];
+extern const int status_ncols;
 
 #endif /* SLUICE_COMMANDS_COMMANDS_H */

@@ -16,6 +16,7 @@
 #include "fleet/report.h"
 #include "outputs/http.h"
 #include "outputs/prom.h"
+#include "outputs/report.h"
 #include "reads/sources.h"
 
 #define EXPORTER_WALK_REUSE_NS NSEC_PER_SEC /* how long one table walk's count serves */
@@ -182,20 +183,18 @@ static void route(const char *path, struct http_reply *r)
 static void serving_say(const struct cli_args *a, const char *where)
 {
 	char url[INET6_ADDRSTRLEN + 32];
+	struct report rp;
 	struct json j;
 
 	snprintf(url, sizeof(url), "http://%s/metrics", where);
-	if (!a->json) {
-		printf("sluice exporter: serving %s\n", url);
-		fflush(stdout);
-		return;
-	}
-	json_init(&j, stdout);
-	json_object_begin(&j, NULL);
-	json_string(&j, "command", "exporter");
-	json_string(&j, "serving", url);
-	json_object_end(&j);
-	json_finish(&j);
+	report_start(&rp, &j, a->json);
+	report_open(&rp, NULL);
+	report_string(&rp, "command", NULL, "exporter");
+	report_string(&rp, "serving", "sluice exporter: serving %s", url);
+	report_close(&rp);
+	report_eol(&rp);
+	report_end(&rp);
+	fflush(stdout);
 }
 
 static int exporter_run(struct cli_args *a, struct state *unused)

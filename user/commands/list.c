@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "commands/list.h"
 #include "maps/policy_maps.h"
+#include "outputs/report.h"
 #include "text/conf.h"
 
 static bool is_deny(const struct cli_args *a)
@@ -61,59 +62,48 @@ static uint64_t seconds_left(const struct list_entry *e, uint64_t now_ns)
 	return (e->expires_ns - now_ns + NSEC_PER_SEC - 1) / NSEC_PER_SEC;
 }
 
-/* "192.0.2.0/24", or for a timed entry "192.0.2.7/32 expires in 9m58s" (format_duration). */
-static void entry_line(const struct list_entry *e, uint64_t now_ns)
+/*
+ * The allow list is CIDRs, a JSON array of strings. The deny list says what
+ * each timed entry has left: "192.0.2.7/32 expires in 9m58s" (format_duration),
+ * or {"cidr": ..., "expires_in_s": 598}, null when it never expires.
+ */
+static void entry_write(struct report *rp, bool deny, const struct list_entry *e, uint64_t now_ns)
 {
 	char cidr[64], left[32];
-
-	format_cidr(cidr, sizeof(cidr), &e->cidr);
-	if (!e->expires_ns) {
-		puts(cidr);
-		return;
-	}
-	format_duration(left, sizeof(left), seconds_left(e, now_ns) * NSEC_PER_SEC);
-	printf("%s expires in %s\n", cidr, left);
-}
-
-/* The allow list is an array of CIDRs; the deny list says what each has left. */
-static void entry_json(struct json *j, bool deny, const struct list_entry *e, uint64_t now_ns)
-{
-	char cidr[64];
+	uint64_t left_s = seconds_left(e, now_ns);
 
 	format_cidr(cidr, sizeof(cidr), &e->cidr);
 	if (!deny) {
-		json_string(j, NULL, cidr);
+		report_element(rp, "%s", cidr);
+		report_eol(rp);
 		return;
 	}
-	json_object_begin(j, NULL);
-	json_string(j, "cidr", cidr);
-	if (e->expires_ns)
-		json_u64(j, "expires_in_s", seconds_left(e, now_ns));
-	else
-		json_null(j, "expires_in_s");
-	json_object_end(j);
+	report_open(rp, NULL);
+	report_string(rp, "cidr", "%s", cidr);
+	if (e->expires_ns) {
+		format_duration(left, sizeof(left), left_s * NSEC_PER_SEC);
+		report_u64(rp, "expires_in_s", NULL, left_s);
+		report_string(rp, NULL, " expires in %s", left);
+	} else {
+		report_null(rp, "expires_in_s");
+	}
+	report_close(rp);
+	report_eol(rp);
 }
 
 static int list_print(const struct cli_args *a, const struct cidr_list *l)
 {
 	uint64_t now_ns = monotonic_ns();
+	struct report rp;
 	struct json j;
 	size_t i;
 
-	if (a->json) {
-		json_init(&j, stdout);
-		json_array_begin(&j, NULL);
-	}
-	for (i = 0; i < l->count; i++) {
-		if (a->json)
-			entry_json(&j, is_deny(a), &l->items[i], now_ns);
-		else
-			entry_line(&l->items[i], now_ns);
-	}
-	if (!a->json)
-		return EXIT_OK;
-	json_array_end(&j);
-	return fail_json(a->name, json_finish(&j));
+	report_start(&rp, &j, a->json);
+	report_list_open(&rp, NULL);
+	for (i = 0; i < l->count; i++)
+		entry_write(&rp, is_deny(a), &l->items[i], now_ns);
+	report_list_close(&rp);
+	return fail_json(a->name, report_end(&rp));
 }
 
 /* deny add --timeout: every entry expires that long after now, as the change is made. */

@@ -7,12 +7,12 @@
 
 static int set_check(struct cli_args *a)
 {
+	char names[1024];
+
 	if (option_given_in(a, SCOPE_LIMITER) >= 0)
 		return -1;
-	return fail_input("set",
-			  "nothing to change (give --rate, --burst, --action, --dscp, --ecn, "
-			  "--new-sources, --overflow-rate, --initial-burst, --on-full or "
-			  "--aggregate)");
+	option_names_in(names, sizeof(names), CMD_SET, SCOPE_LIMITER);
+	return fail_input("set", "nothing to change (give %s)", names);
 }
 
 /*

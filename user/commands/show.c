@@ -8,13 +8,15 @@
 #include "commands/commands.h"
 #include "commands/policy_file.h"
 #include "maps/policy_maps.h"
+#include "outputs/report.h"
 #include "text/conf.h"
 
-/* With --json: {"interface": IFACE, "policy": the file's text}. */
-static int show_json(const char *ifname, const struct policy_doc *doc)
+/* The policy file's text, as is; in JSON {"interface": IFACE, "policy": that text}. */
+static int show_write(const char *ifname, const struct policy_doc *doc, bool json)
 {
 	char *text = NULL;
 	size_t len = 0;
+	struct report rp;
 	struct json j;
 	FILE *out;
 
@@ -26,13 +28,13 @@ static int show_json(const char *ifname, const struct policy_doc *doc)
 		free(text);
 		return fail_runtime("show", -errno, "cannot write the policy");
 	}
-	json_init(&j, stdout);
-	json_object_begin(&j, NULL);
-	json_ifname(&j, ifname);
-	json_string(&j, "policy", text);
-	json_object_end(&j);
+	report_start(&rp, &j, json);
+	report_open(&rp, NULL);
+	report_ifname(&rp, NULL, ifname);
+	report_string(&rp, "policy", "%s", text);
+	report_close(&rp);
 	free(text);
-	return fail_json("show", json_finish(&j));
+	return fail_json("show", report_end(&rp));
 }
 
 static int show_run(struct cli_args *a, struct state *st)
@@ -43,10 +45,8 @@ static int show_run(struct cli_args *a, struct state *st)
 	ret = policy_load_cmd("show", st, &doc, true);
 	if (!ret && (err = attach_settings_live(st, &doc.attach)))
 		ret = fail_state("show", err, st->ifname, "read the attach settings");
-	if (!ret && a->json)
-		ret = show_json(st->ifname, &doc);
-	else if (!ret)
-		conf_write(stdout, &doc);
+	if (!ret)
+		ret = show_write(st->ifname, &doc, a->json);
 	doc_free(&doc);
 	return ret;
 }

@@ -7,6 +7,7 @@
 #include "base/clock.h"
 #include "base/errors.h"
 #include "base/json.h"
+#include "outputs/report.h"
 #include "commands/commands.h"
 #include "fleet/report.h"
 #include "maps/policy_maps.h"
@@ -38,7 +39,7 @@ struct iface_status {
 };
 
 /* Cheap: one netlink query and the dispatcher's programs. */
-static void status_sharing(const char *ifname, struct iface_status *is)
+static void status_collect_sharing(const char *ifname, struct iface_status *is)
 {
 	bool dispatcher;
 	int n;
@@ -46,21 +47,6 @@ static void status_sharing(const char *ifname, struct iface_status *is)
 	is->mode = "multiprog";
 	n = mp_programs((int)if_nametoindex(ifname), &dispatcher, is->sharing, MAX_SHARING);
 	is->nsharing = n > 0 && dispatcher ? n : 0;
-}
-
-static void status_json_sharing(struct json *j, const struct iface_status *is)
-{
-	int i;
-
-	json_array_begin(j, "dispatcher");
-	for (i = 0; i < is->nsharing; i++) {
-		json_object_begin(j, NULL);
-		json_string(j, "name", is->sharing[i].name);
-		json_u64(j, "prog_id", is->sharing[i].id);
-		json_u64(j, "run_prio", is->sharing[i].prio);
-		json_object_end(j);
-	}
-	json_array_end(j);
 }
 
 static int status_collect(const char *ifname, struct iface_status *is)
@@ -76,7 +62,7 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	is->mode = is->xdp_mode;
 	err = state_open(ifname, &st);
 	if ((!err || err == -ESTALE) && state_multiprog(&st))
-		status_sharing(ifname, is);
+		status_collect_sharing(ifname, is);
 	if (!err && state_group(&st) != STATE_NO_GROUP)
 		format_group(is->group, sizeof(is->group), state_group(&st));
 	if (err == -ESTALE) {
@@ -113,6 +99,42 @@ static int status_collect(const char *ifname, struct iface_status *is)
 	return 0;
 }
 
+enum {
+	STATUS_IFACE,
+	STATUS_MODE,
+	STATUS_PROG,
+	STATUS_RATE,
+	STATUS_BURST,
+	STATUS_ACTION,
+	STATUS_IPV4,
+	STATUS_IPV6,
+	STATUS_RULES,
+	STATUS_MAX_SOURCES,
+	STATUS_GROUP,
+	STATUS_GEN,
+	STATUS_CHANGED,
+	STATUS_STATE,
+	STATUS_COLS
+};
+
+const int status_ncols = STATUS_COLS;
+const struct report_col status_cols[STATUS_COLS] = {
+	[STATUS_IFACE] = { .key = "interface", .header = "INTERFACE", .width = -15 },
+	[STATUS_MODE] = { .key = "mode", .header = "MODE", .width = -8 },
+	[STATUS_PROG] = { .key = "prog_id", .header = "PROG", .width = -6 },
+	[STATUS_RATE] = { .key = "rate", .header = "RATE", .width = -12 },
+	[STATUS_BURST] = { .key = "burst", .header = "BURST", .width = -10 },
+	[STATUS_ACTION] = { .key = "action", .header = "ACTION", .width = -8 },
+	[STATUS_IPV4] = { .key = "ipv4_prefix", .header = "IPV4", .width = -5 },
+	[STATUS_IPV6] = { .key = "ipv6_prefix", .header = "IPV6", .width = -5 },
+	[STATUS_RULES] = { .key = "rules", .header = "RULES", .width = -6 },
+	[STATUS_MAX_SOURCES] = { .key = "max_sources", .header = "MAX-SOURCES", .width = -11 },
+	[STATUS_GROUP] = { .key = "group", .header = "GROUP", .width = -12, .unknown = "-" },
+	[STATUS_GEN] = { .key = "generation", .header = "GEN", .width = -6 },
+	[STATUS_CHANGED] = { .key = "changed_at", .header = "CHANGED", .width = -20 },
+	[STATUS_STATE] = { .key = "state", .header = "STATE", .width = 0 },
+};
+
 /* The advice for an interface of another layout, "" for one of ours. */
 static void layout_warning(const struct iface_status *is, char *buf, size_t len)
 {
@@ -121,220 +143,200 @@ static void layout_warning(const struct iface_status *is, char *buf, size_t len)
 		layout_advice(buf, len, is->ifname, is->layout);
 }
 
-static void status_json_layout(struct json *j, const struct iface_status *is)
+/* "/24" in text, 24 in JSON. */
+static void prefix_cell(struct report *rp, int col, unsigned int prefix)
+{
+	char text[8];
+
+	snprintf(text, sizeof(text), "/%u", prefix);
+	report_cell_text(rp, &status_cols[col], text);
+	report_u64(rp, status_cols[col].key, NULL, prefix);
+}
+
+/* The default policy's columns; a row whose policy is unknown shows "-" in text. */
+static void status_policy_cells(struct report *rp, const struct iface_status *is)
+{
+	int col;
+
+	if (is->partial) {
+		for (col = STATUS_RATE; col <= STATUS_MAX_SOURCES; col++)
+			report_cell_text(rp, &status_cols[col], "-");
+		return;
+	}
+	report_cell_string(rp, &status_cols[STATUS_RATE], is->rate);
+	report_cell_text(rp, &status_cols[STATUS_BURST], is->burst);
+	report_u64(rp, status_cols[STATUS_BURST].key, NULL, is->dflt.burst);
+	report_cell_string(rp, &status_cols[STATUS_ACTION], action_name(is->dflt.action));
+	prefix_cell(rp, STATUS_IPV4, is->dflt.ipv4_prefix);
+	prefix_cell(rp, STATUS_IPV6, is->dflt.ipv6_prefix);
+	report_cell_u64(rp, &status_cols[STATUS_RULES], is->cfg.rules_v4 + is->cfg.rules_v6);
+	report_cell_u64(rp, &status_cols[STATUS_MAX_SOURCES], is->max_sources);
+}
+
+/* The configuration's generation and when it changed; "-" in text when unknown. */
+static void status_generation_cells(struct report *rp, const struct iface_status *is)
+{
+	char changed[32];
+
+	if (is->partial) {
+		report_cell_text(rp, &status_cols[STATUS_GEN], "-");
+		report_cell_text(rp, &status_cols[STATUS_CHANGED], "-");
+		return;
+	}
+	format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
+	report_cell_u64(rp, &status_cols[STATUS_GEN], is->cfg.generation);
+	report_cell_string(rp, &status_cols[STATUS_CHANGED], changed);
+	report_u64(rp, "changed_at_unix", NULL, is->cfg.changed_at_ns / NSEC_PER_SEC);
+}
+
+/* The state, and in text what to do about one that is not ok. */
+static void status_state_cell(struct report *rp, const struct iface_status *is)
 {
 	char warning[IF_NAMESIZE * 3 + 256];
 
-	json_u64(j, "layout_version", is->layout);
+	report_cell_string(rp, &status_cols[STATUS_STATE], is->health);
+	if (is->other_layout)
+		report_u64(rp, NULL, " (layout %llu)", is->layout);
+	else if (strcmp(is->health, STATE_OK))
+		report_string(rp, NULL, " (run 'sluice detach %s')", is->ifname);
+	if (!is->other_layout && is->partial)
+		return;
+	report_u64(rp, "layout_version", NULL, is->layout);
 	layout_warning(is, warning, sizeof(warning));
 	if (warning[0])
-		json_string(j, "layout_warning", warning);
+		report_string(rp, "layout_warning", NULL, warning);
 	else
-		json_null(j, "layout_warning");
+		report_null(rp, "layout_warning");
 }
 
-/* The fleet agent's report (docs/fleet.md), or null when no agent runs. */
-static void status_json_fleet(struct json *j, const char *ifname)
+/* JSON only: the default policy in full, as show would print its options. */
+static void status_policy_details(struct report *rp, const struct iface_status *is)
 {
-	struct fleet_report rep;
-	int i;
-
-	if (fleet_report_read(ifname, &rep)) {
-		json_null(j, "fleet");
-		return;
-	}
-	json_object_begin(j, "fleet");
-	json_bool(j, "up", rep.up);
-	json_string(j, "mode", rep.mode);
-	json_u64(j, "agent_pid", (uint64_t)rep.pid);
-	json_u64(j, "hosts", rep.hosts);
-	json_u64(j, "period_ns", rep.period_ns);
-	json_u64(j, "sources", rep.candidates);
-	json_u64(j, "lag_ns", rep.lag_ns);
-	json_u64(j, "calls", rep.calls);
-	json_u64(j, "unpushed", rep.unpushed);
-	json_u64(j, "candidates_lost", rep.lost);
-	json_u64(j, "would_refuse", rep.would_refuse);
-	json_object_begin(j, "errors");
-	for (i = 0; i < FLEET_ERR_MAX; i++)
-		json_u64(j, fleet_error_names[i], rep.errors[i]);
-	json_object_end(j);
-	json_object_end(j);
-}
-
-static void status_json_one(struct json *j, const char *key, const struct iface_status *is)
-{
-	char opts[640], changed[32];
+	const struct sluice_policy *p = &is->dflt;
+	char opts[640];
 	struct settings s;
 
-	json_object_begin(j, key);
-	json_ifname(j, is->ifname);
-	json_string(j, "state", is->health);
-	json_string(j, "mode", is->mode);
-	json_string(j, "xdp_mode", is->xdp_mode);
-	json_u64(j, "prog_id", is->prog_id);
-	if (is->group[0])
-		json_string(j, "group", is->group);
-	else
-		json_null(j, "group");
-	if (!strcmp(is->mode, "multiprog"))
-		status_json_sharing(j, is);
-	if (is->other_layout || !is->partial)
-		status_json_layout(j, is);
-	if (is->partial) {
-		json_object_end(j);
-		return;
-	}
-	policy_settings(&is->dflt, &s, NULL);
+	policy_settings(p, &s, NULL);
 	format_settings(opts, sizeof(opts), &s);
-	json_string(j, "rate", is->rate);
-	json_u64(j, "rate_amount", is->dflt.rate_amount);
-	json_string(j, "rate_unit",
-		    is->dflt.rate_unit == SLUICE_UNIT_PACKETS ? "packets"
-		    : is->dflt.rate_unit == SLUICE_UNIT_BITS  ? "bits"
-							      : "bytes");
-	json_u64(j, "rate_period_ns", is->dflt.rate_period_ns);
-	json_u64(j, "burst", is->dflt.burst);
-	json_string(j, "algorithm", algorithm_name(is->dflt.meter));
-	json_u64(j, "window_ns", (uint64_t)is->dflt.window_ms * 1000000);
-	json_u64(j, "warmup_ns", is->dflt.warmup_ns);
-	json_string(j, "action", action_name(is->dflt.action));
-	json_u64(j, "ipv4_prefix", is->dflt.ipv4_prefix);
-	json_u64(j, "ipv6_prefix", is->dflt.ipv6_prefix);
-	json_u64(j, "rules", is->cfg.rules_v4 + is->cfg.rules_v6);
-	json_u64(j, "max_sources", is->max_sources);
-	json_u64(j, "generation", is->cfg.generation);
-	format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
-	json_string(j, "changed_at", changed);
-	json_u64(j, "changed_at_unix", is->cfg.changed_at_ns / NSEC_PER_SEC);
-	json_string(j, "options", opts);
-	status_json_fleet(j, is->ifname);
-	json_object_end(j);
-}
-
-void status_json_named(struct json *j, const char *key, const char *ifname)
-{
-	struct iface_status is;
-
-	if (status_collect(ifname, &is))
-		json_null(j, key);
-	else
-		status_json_one(j, key, &is);
-}
-
-static void status_json_error(struct json *j, const char *ifname, int err)
-{
-	char msg[256];
-
-	snprintf(msg, sizeof(msg), "cannot read the state: %s", strerror(-err));
-	json_object_begin(j, NULL);
-	json_ifname(j, ifname);
-	json_string(j, "error", msg);
-	json_object_end(j);
+	report_u64(rp, "rate_amount", NULL, p->rate_amount);
+	report_string(rp, "rate_unit", NULL,
+		      p->rate_unit == SLUICE_UNIT_PACKETS ? "packets"
+		      : p->rate_unit == SLUICE_UNIT_BITS  ? "bits"
+							  : "bytes");
+	report_u64(rp, "rate_period_ns", NULL, p->rate_period_ns);
+	report_string(rp, "algorithm", NULL, algorithm_name(p->meter));
+	report_u64(rp, "window_ns", NULL, (uint64_t)p->window_ms * 1000000);
+	report_u64(rp, "warmup_ns", NULL, p->warmup_ns);
+	report_string(rp, "options", NULL, opts);
 }
 
 /* Multiprog: one more line, the dispatcher's programs in the order they run. */
-static void status_human_sharing(const struct iface_status *is)
+static void status_sharing(struct report *rp, const struct iface_status *is)
 {
 	int i;
 
 	if (strcmp(is->mode, "multiprog"))
 		return;
-	printf("  %s: libxdp dispatcher, %s mode:", is->ifname, is->xdp_mode);
-	for (i = 0; i < is->nsharing; i++)
-		printf("%s %s (id %u, priority %u)", i ? "," : "", is->sharing[i].name,
-		       is->sharing[i].id, is->sharing[i].prio);
+	report_list_open(rp, "dispatcher");
+	report_string(rp, NULL, "  %s: libxdp dispatcher, ", is->ifname);
+	report_string(rp, NULL, "%s mode:", is->xdp_mode);
+	for (i = 0; i < is->nsharing; i++) {
+		report_open(rp, NULL);
+		report_string(rp, "name", i ? ", %s" : " %s", is->sharing[i].name);
+		report_u64(rp, "prog_id", " (id %llu, ", is->sharing[i].id);
+		report_u64(rp, "run_prio", "priority %llu)", is->sharing[i].prio);
+		report_close(rp);
+	}
 	if (!is->nsharing)
-		printf(" none");
-	putchar('\n');
+		report_string(rp, NULL, "%s", " none");
+	report_list_close(rp);
+	report_eol(rp);
 }
 
-/* Under its interface, indented, when a fleet agent runs for it. */
-static void status_human_fleet(const char *ifname)
+/* The fleet agent's report (docs/fleet.md): lines under the interface, or null. */
+static void status_fleet(struct report *rp, const char *ifname)
 {
 	struct fleet_report rep;
-	char *text = NULL, *line;
-	size_t len = 0;
-	FILE *out;
 
 	if (fleet_report_read(ifname, &rep))
-		return;
-	out = open_memstream(&text, &len);
-	if (!out)
-		return;
-	fleet_report_text(out, &rep);
-	if (!fclose(out))
-		for (line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-			printf("  %s\n", line);
-	free(text);
+		report_null(rp, "fleet");
+	else
+		fleet_report_status(rp, &rep);
 }
 
-static void status_human_one(const struct iface_status *is)
+/* One interface: a row of the table and the lines under it, or one JSON object. */
+static void status_write(struct report *rp, const char *key, const struct iface_status *is)
 {
-	char changed[32];
+	report_open(rp, key);
+	report_cell_ifname(rp, &status_cols[STATUS_IFACE], is->ifname);
+	report_string(rp, "xdp_mode", NULL, is->xdp_mode);
+	report_cell_string(rp, &status_cols[STATUS_MODE], is->mode);
+	report_cell_u64(rp, &status_cols[STATUS_PROG], is->prog_id);
+	status_policy_cells(rp, is);
+	report_cell_optional(rp, &status_cols[STATUS_GROUP], is->group[0] ? is->group : NULL);
+	status_generation_cells(rp, is);
+	status_state_cell(rp, is);
+	report_eol(rp);
+	if (!is->partial)
+		status_policy_details(rp, is);
+	status_sharing(rp, is);
+	if (!is->partial)
+		status_fleet(rp, is->ifname);
+	report_close(rp);
+}
 
-	if (is->partial) {
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-12s %-6s %-20s %s",
-		       is->ifname, is->mode, is->prog_id, "-", "-", "-", "-", "-", "-", "-",
-		       is->group[0] ? is->group : "-", "-", "-", is->health);
-	} else {
-		format_utc(changed, sizeof(changed), is->cfg.changed_at_ns);
-		printf("%-15s %-8s %-6u %-12s %-10s %-8s /%-4u /%-4u %-6u %-11llu %-12s %-6llu %-20s %s",
-		       is->ifname, is->mode, is->prog_id, is->rate, is->burst,
-		       action_name(is->dflt.action), is->dflt.ipv4_prefix, is->dflt.ipv6_prefix,
-		       is->cfg.rules_v4 + is->cfg.rules_v6, (unsigned long long)is->max_sources,
-		       is->group[0] ? is->group : "-", (unsigned long long)is->cfg.generation,
-		       changed, is->health);
-	}
-	if (is->other_layout)
-		printf(" (layout %u)", is->layout);
-	else if (strcmp(is->health, STATE_OK))
-		printf(" (run 'sluice detach %s')", is->ifname);
-	putchar('\n');
-	status_human_sharing(is);
-	status_human_fleet(is->ifname);
+void status_json_named(struct json *j, const char *key, const char *ifname)
+{
+	struct iface_status is;
+	struct report rp;
+
+	report_json(&rp, j);
+	if (status_collect(ifname, &is))
+		report_null(&rp, key);
+	else
+		status_write(&rp, key, &is);
+}
+
+/* What went wrong for one interface: stderr in text; in JSON the entry says it. */
+static int status_error(struct report *rp, const char *ifname, int err)
+{
+	char msg[256];
+
+	if (!rp->j)
+		return state_fail_cmd("status", err, ifname);
+	snprintf(msg, sizeof(msg), "cannot read the state: %s", strerror(-err));
+	report_open(rp, NULL);
+	report_ifname(rp, NULL, ifname);
+	report_string(rp, "error", NULL, msg);
+	report_close(rp);
+	return EXIT_FAILURE_RUNTIME;
 }
 
 static int status_print(char (*names)[IF_NAMESIZE], int n, bool json)
 {
 	char warning[IF_NAMESIZE * 3 + 256];
 	struct iface_status is;
+	struct report rp;
 	struct json j;
 	int i, err, ret = EXIT_OK;
 
-	if (json) {
-		json_init(&j, stdout);
-		json_array_begin(&j, NULL);
-	} else {
-		printf("%-15s %-8s %-6s %-12s %-10s %-8s %-5s %-5s %-6s %-11s %-12s %-6s %-20s %s\n",
-		       "INTERFACE", "MODE", "PROG", "RATE", "BURST", "ACTION", "IPV4", "IPV6",
-		       "RULES", "MAX-SOURCES", "GROUP", "GEN", "CHANGED", "STATE");
-	}
+	report_start(&rp, &j, json);
+	report_list_open(&rp, NULL);
+	report_header(&rp, status_cols, STATUS_COLS);
+	report_eol(&rp);
 	for (i = 0; i < n; i++) {
 		err = status_collect(names[i], &is);
-		if (err && json) {
-			/* An error line here would break the array: the entry says it. */
-			status_json_error(&j, names[i], err);
-			ret = EXIT_FAILURE_RUNTIME;
-			continue;
-		}
 		if (err) {
-			ret = state_fail_cmd("status", err, names[i]);
+			ret = status_error(&rp, names[i], err);
 			continue;
 		}
 		layout_warning(&is, warning, sizeof(warning));
 		if (warning[0]) /* stderr, also with --json: the entry has it too */
 			fprintf(stderr, "sluice status: warning: %s\n", warning);
-		if (json)
-			status_json_one(&j, NULL, &is);
-		else
-			status_human_one(&is);
+		status_write(&rp, NULL, &is);
 	}
-	if (json) {
-		json_array_end(&j);
-		ret = fail_json("status", json_finish(&j)) ?: ret;
-	}
-	return ret;
+	report_list_close(&rp);
+	return fail_json("status", report_end(&rp)) ?: ret;
 }
 
 static int status_run(struct cli_args *a, struct state *unused)

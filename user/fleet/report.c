@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "fleet/report.h"
+#include "outputs/report.h"
 
 static uint64_t realtime_ns(void)
 {
@@ -136,26 +137,43 @@ void fleet_report_remove(const char *ifname)
 		unlink(path);
 }
 
-void fleet_report_text(FILE *out, const struct fleet_report *rep)
+void fleet_report_status(struct report *rp, const struct fleet_report *rep)
 {
 	int i;
 
-	fprintf(out, "fleet: %s, %s (agent pid %d), %u hosts, period %llu ms\n",
-		rep->up ? "up" : "DOWN", rep->mode, rep->pid, rep->hosts,
-		(unsigned long long)(rep->period_ns / 1000000));
-	fprintf(out,
-		"fleet sync: %llu sources, lag %llu ms, %llu calls, %llu packets unpushed, "
-		"%llu candidates lost\n",
-		(unsigned long long)rep->candidates, (unsigned long long)(rep->lag_ns / 1000000),
-		(unsigned long long)rep->calls, (unsigned long long)rep->unpushed,
-		(unsigned long long)rep->lost);
-	if (!strcmp(rep->mode, "shadow"))
-		fprintf(out, "fleet shadow: %llu packets the global limit would have refused\n",
-			(unsigned long long)rep->would_refuse);
-	fprintf(out, "fleet errors:");
-	for (i = 0; i < FLEET_ERR_MAX; i++)
-		fprintf(out, " %s %llu", fleet_error_names[i], (unsigned long long)rep->errors[i]);
-	fputc('\n', out);
+	report_open(rp, "fleet");
+	report_bool(rp, "up", NULL, rep->up);
+	report_string(rp, NULL, "  fleet: %s, ", rep->up ? "up" : "DOWN");
+	report_string(rp, "mode", "%s ", rep->mode);
+	report_u64(rp, "agent_pid", "(agent pid %llu), ", (uint64_t)rep->pid);
+	report_u64(rp, "hosts", "%llu hosts, ", rep->hosts);
+	report_u64(rp, "period_ns", NULL, rep->period_ns);
+	report_u64(rp, NULL, "period %llu ms", rep->period_ns / 1000000);
+	report_eol(rp);
+	report_u64(rp, "sources", "  fleet sync: %llu sources, ", rep->candidates);
+	report_u64(rp, "lag_ns", NULL, rep->lag_ns);
+	report_u64(rp, NULL, "lag %llu ms, ", rep->lag_ns / 1000000);
+	report_u64(rp, "calls", "%llu calls, ", rep->calls);
+	report_u64(rp, "unpushed", "%llu packets unpushed, ", rep->unpushed);
+	report_u64(rp, "candidates_lost", "%llu candidates lost", rep->lost);
+	report_eol(rp);
+	/* In text only where it means something: under --shadow. */
+	report_u64(rp, "would_refuse", NULL, rep->would_refuse);
+	if (!strcmp(rep->mode, "shadow")) {
+		report_u64(rp, NULL,
+			   "  fleet shadow: %llu packets the global limit would have refused",
+			   rep->would_refuse);
+		report_eol(rp);
+	}
+	report_open(rp, "errors");
+	report_string(rp, NULL, "%s", "  fleet errors:");
+	for (i = 0; i < FLEET_ERR_MAX; i++) {
+		report_string(rp, NULL, " %s ", fleet_error_names[i]);
+		report_u64(rp, fleet_error_names[i], "%llu", rep->errors[i]);
+	}
+	report_eol(rp);
+	report_close(rp);
+	report_close(rp);
 }
 
 #define PROM_FAMILY(out, name, type, help) \

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include "fleet/redis.h"
 
+struct report;
+
 #define SLUICE_FLEET_DIR "/run/sluice/fleet"
 /*
  * A report older than this, or than FLEET_REPORT_STALE_PERIODS of its
@@ -47,8 +49,11 @@ int fleet_report_write(const char *ifname, const struct fleet_report *rep);
 /* -ENOENT when no agent runs for ifname (none, or its report is stale). */
 int fleet_report_read(const char *ifname, struct fleet_report *rep);
 void fleet_report_remove(const char *ifname);
-/* status: one line per topic, as the text output shows it. */
-void fleet_report_text(FILE *out, const struct fleet_report *rep);
+/*
+ * status: each field once, as lines under the interface's (indented) or as
+ * its "fleet" object.
+ */
+void fleet_report_status(struct report *rp, const struct fleet_report *rep);
 /* The Prometheus families of each interface with an agent (sluice_fleet_*). */
 void fleet_report_prom(FILE *out, const char (*ifnames)[16], int n);
 

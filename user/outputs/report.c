@@ -54,6 +54,13 @@ void report_ifname(struct report *r, const char *fmt, const char *ifname)
 	REPORT_TEXT(r, fmt, ifname);
 }
 
+void report_name(struct report *r, const char *key, const char *fmt, const char *name)
+{
+	if (r->j && key)
+		json_name(r->j, key, name);
+	REPORT_TEXT(r, fmt, name);
+}
+
 void report_u64(struct report *r, const char *key, const char *fmt, uint64_t value)
 {
 	if (r->j && key)
@@ -70,6 +77,13 @@ void report_rate(struct report *r, const char *key, const char *fmt, double valu
 		json_null(r->j, key);
 	else if (known)
 		REPORT_TEXT(r, fmt, value);
+}
+
+void report_element(struct report *r, const char *fmt, const char *value)
+{
+	if (r->j)
+		json_string(r->j, NULL, value);
+	REPORT_TEXT(r, fmt, value);
 }
 
 void report_bool(struct report *r, const char *key, const char *fmt, bool value)
@@ -156,6 +170,24 @@ void report_cell_string(struct report *r, const struct report_col *c, const char
 		json_string(r->j, c->key, value);
 	else
 		report_cell_text(r, c, value);
+}
+
+void report_cell_ifname(struct report *r, const struct report_col *c, const char *ifname)
+{
+	if (r->j)
+		json_ifname(r->j, ifname);
+	else
+		report_cell_text(r, c, ifname);
+}
+
+void report_cell_optional(struct report *r, const struct report_col *c, const char *value)
+{
+	if (r->j && !value)
+		json_null(r->j, c->key);
+	else if (value)
+		report_cell_string(r, c, value);
+	else if (c->unknown)
+		report_cell_text(r, c, c->unknown);
 }
 
 void report_cell_rate(struct report *r, const struct report_col *c, double value, bool known)

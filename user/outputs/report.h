@@ -26,7 +26,7 @@ struct report_col {
 	const char *header;  /* its text header */
 	int width;	     /* text width; negative: left-aligned */
 	int decimals;	     /* text decimals of a rate (JSON has 3) */
-	const char *unknown; /* text of an unknown rate; NULL: none */
+	const char *unknown; /* text of an unknown value; NULL: none */
 };
 
 void report_text(struct report *r, FILE *out);
@@ -39,10 +39,14 @@ int report_end(struct report *r);
 void report_string(struct report *r, const char *key, const char *fmt, const char *value);
 /* The interface: "interface" (see json_ifname), or text with fmt. */
 void report_ifname(struct report *r, const char *fmt, const char *ifname);
+/* A name that may not be UTF-8: key, and key_hex (see json_name), or text with fmt. */
+void report_name(struct report *r, const char *key, const char *fmt, const char *name);
 void report_u64(struct report *r, const char *key, const char *fmt, uint64_t value);
 /* A rate: "key": value (JSON decimals) or null when unknown; text only when known. */
 void report_rate(struct report *r, const char *key, const char *fmt, double value, int decimals,
 		 bool known);
+/* A string element of an array in JSON; text with fmt. */
+void report_element(struct report *r, const char *fmt, const char *value);
 void report_bool(struct report *r, const char *key, const char *fmt, bool value);
 void report_null(struct report *r, const char *key);
 /* An object (JSON) or nothing (text); key is NULL inside arrays. */
@@ -61,6 +65,10 @@ void report_cell_u64(struct report *r, const struct report_col *c, uint64_t valu
 void report_cell_string(struct report *r, const struct report_col *c, const char *value);
 /* A rate: null in JSON when unknown; in text the column's unknown, if any. */
 void report_cell_rate(struct report *r, const struct report_col *c, double value, bool known);
+/* The interface's cell: "interface" and "ifname_hex" in JSON (see json_ifname). */
+void report_cell_ifname(struct report *r, const struct report_col *c, const char *ifname);
+/* A string or, when value is NULL, null in JSON and the column's unknown in text. */
+void report_cell_optional(struct report *r, const struct report_col *c, const char *value);
 /* A cell in text only: its JSON is written apart, when the forms differ. */
 void report_cell_text(struct report *r, const struct report_col *c, const char *text);
 

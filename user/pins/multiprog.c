@@ -167,6 +167,27 @@ static void mp_fill(struct mp_prog *p, const struct xdp_program *prog, bool comp
 	p->prio = component ? xdp_program__run_prio(prog) : 0;
 }
 
+unsigned int xdp_prog_on(int ifindex, char *name, size_t len)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, query);
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	unsigned int id;
+	int fd;
+
+	if (bpf_xdp_query(ifindex, 0, &query))
+		return 0;
+	id = query.prog_id ?: query.drv_prog_id ?: query.skb_prog_id ?: query.hw_prog_id;
+	snprintf(name, len, "?");
+	fd = id ? bpf_prog_get_fd_by_id(id) : -1;
+	if (fd < 0)
+		return id;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &info_len) && info.name[0])
+		snprintf(name, len, "%s", info.name);
+	close(fd);
+	return id;
+}
+
 int mp_programs(int ifindex, bool *dispatcher, struct mp_prog *progs, int max)
 {
 	struct xdp_multiprog *mp;

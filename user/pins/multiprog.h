@@ -10,6 +10,7 @@
 #define SLUICE_PINS_MULTIPROG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/bpf.h>
 
@@ -43,6 +44,11 @@ struct bpf_object;
 int mp_attach(struct bpf_object *obj, const char *prog_name, int ifindex, uint32_t xdp_flags);
 /* Takes the program prog_fd out of ifindex's dispatcher; 0 when it was not in it. */
 int mp_detach(int prog_fd, int ifindex);
+/*
+ * The id of the XDP program on ifindex in any mode, its name in name ("?"
+ * when unknown); 0 when none runs or the query fails.
+ */
+unsigned int xdp_prog_on(int ifindex, char *name, size_t len);
 /*
  * What runs on ifindex: *dispatcher tells whether it is libxdp's; then the
  * dispatcher's programs, else the one program. Returns the count (0: none).

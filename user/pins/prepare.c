@@ -141,3 +141,31 @@ int state_pin(struct bpf_object *obj, const char *ifname)
 	close(w.dir_fd);
 	return err;
 }
+
+int state_pin_prog(int prog_fd, const char *ifname)
+{
+	char path[PATH_MAX];
+	int err;
+
+	err = state_path(ifname, SLUICE_PIN_PROG, path, sizeof(path));
+	if (!err && bpf_obj_pin(prog_fd, path))
+		err = -errno;
+	return err;
+}
+
+int state_pin_link(int prog_fd, int ifindex, uint32_t xdp_flags, const char *ifname)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = xdp_flags);
+	char path[PATH_MAX];
+	int link_fd, err;
+
+	link_fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &opts);
+	if (link_fd < 0)
+		return -errno;
+	err = state_path(ifname, SLUICE_PIN_LINK, path, sizeof(path));
+	if (!err && bpf_obj_pin(link_fd, path))
+		err = -errno;
+	/* Unpinned, the link dies with this fd and the program detaches. */
+	close(link_fd);
+	return err;
+}

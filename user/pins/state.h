@@ -166,6 +166,10 @@ int state_prepare(struct bpf_object *obj, uint64_t max_sources);
 int state_reuse(struct bpf_object *obj, struct state *st);
 /* Pins every map of a loaded object under the interface's directory. */
 int state_pin(struct bpf_object *obj, const char *ifname);
+/* Pins the program prog_fd there (SLUICE_PIN_PROG): what attach --multiprog keeps. */
+int state_pin_prog(int prog_fd, const char *ifname);
+/* Attaches prog_fd to ifindex through a new link, pinned there (SLUICE_PIN_LINK). */
+int state_pin_link(int prog_fd, int ifindex, uint32_t xdp_flags, const char *ifname);
 /*
  * -ENOENT when the interface has no sluice state; else opens it, or what an
  * interrupted attach left (st->staged); -ESTALE when a map pin is missing

@@ -532,6 +532,26 @@ int option_given_in(const struct cli_args *a, enum option_scope scope)
 	return -1;
 }
 
+void option_names_in(char *buf, size_t len, int cmd, enum option_scope scope)
+{
+	int i, n = 0, total = 0;
+	size_t at = 0;
+
+	for (i = 0; i < OPT_MAX; i++)
+		total += option_table[i].scope == scope && option_in(&option_table[i], cmd);
+	buf[0] = '\0';
+	for (i = 0; i < OPT_MAX && at < len; i++) {
+		if (option_table[i].scope != scope || !option_in(&option_table[i], cmd))
+			continue;
+		n++;
+		at += (size_t)snprintf(buf + at, len - at, "%s--%s",
+				       n == 1	    ? ""
+				       : n == total ? " or "
+						    : ", ",
+				       option_table[i].name);
+	}
+}
+
 const char *sort_name(enum top_sort sort)
 {
 	static char word[16];

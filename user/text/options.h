@@ -121,7 +121,7 @@ enum fleet_fallback { FALLBACK_LOCAL, FALLBACK_SPLIT };
  * Each command's own options, and what its check parsed for its run: the
  * union in struct cli_args holds the running command's.
  */
-struct list_args { /* allow and deny */
+struct list_args {	     /* allow and deny */
 	uint64_t timeout_ns; /* deny add --timeout; 0: never expires */
 	struct cidr_list items;
 };
@@ -256,6 +256,8 @@ extern const struct option_def option_table[OPT_MAX];
 void cli_args_init(struct cli_args *a, int cmd);
 /* The first option of scope given on the command line, or -1 when none was. */
 int option_given_in(const struct cli_args *a, enum option_scope scope);
+/* "--rate, --burst, ... or --aggregate": the options of scope that command cmd takes. */
+void option_names_in(char *buf, size_t len, int cmd, enum option_scope scope);
 /* "drops", "passed" or "rate": the words of --sort. */
 const char *sort_name(enum top_sort sort);
 /* The option called name ("rate", no dashes), or -1. */
