@@ -187,7 +187,8 @@ $(OUTPUT)/tests/%.o: tests/lib/%.c $(TEST_SKELS) | $(OUTPUT)/tests
 	$(Q)$(CC) $(TEST_CFLAGS) -c $< -o $@
 
 # The man pages and the bash, zsh and fish completion, from the option and command tables.
-$(OUTPUT)/sluice-docgen: $(OUTPUT)/user/docgen.o $(CMD_TABLE_OBJS) $(LIB_OBJS)
+DOCGEN_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(wildcard user/docgen/*.c))
+$(OUTPUT)/sluice-docgen: $(DOCGEN_OBJS) $(CMD_TABLE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
