@@ -3,7 +3,8 @@
  * The fleet's pure parts (docs/fleet.md): Redis Cluster key slots (CRC16
  * XMODEM, hash tags), the CLUSTER SLOTS reply into a slot map, MOVED and
  * ASK, the --redis list, the bound and the candidate hint, a reply's bytes
- * against the caps, and N from the heartbeat.
+ * against the caps, N from the heartbeat, and the agent's report in status's
+ * JSON against its Prometheus families.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,10 +12,13 @@
 #include <string.h>
 #include "harness.h"
 #include "unit.h"
+#include "base/json.h"
 #include "fleet/plan.h"
+#include "fleet/report.h"
 #include "fleet/resp.h"
 #include "fleet/script.h"
 #include "fleet/slots.h"
+#include "outputs/report.h"
 #include "values/endpoint.h"
 
 static void test_slots(void)
@@ -313,8 +317,49 @@ static void test_heartbeat(void)
 	freeReplyObject(r);
 }
 
+/* Each Prometheus family exports the value status's JSON shows under its key. */
+static void test_report_families(void)
+{
+	struct fleet_report rep = { .pid = 7,
+				    .up = true,
+				    .mode = "synced",
+				    .period_ns = 11,
+				    .hosts = 13,
+				    .candidates = 17,
+				    .lost = 19,
+				    .calls = 23,
+				    .lag_ns = 29,
+				    .unpushed = 31,
+				    .would_refuse = 37 };
+	char *text = NULL, want[96];
+	size_t len = 0;
+	struct report rp;
+	struct json j;
+	FILE *out = open_memstream(&text, &len);
+	int i, bad = -1;
+
+	json_init(&j, out);
+	report_json(&rp, &j);
+	report_open(&rp, NULL);
+	fleet_report_status(&rp, &rep);
+	report_close(&rp);
+	json_finish(&j);
+	fclose(out);
+	for (i = 0; i < fleet_nfamilies; i++) {
+		snprintf(want, sizeof(want), "\"%s\":%llu", fleet_families[i].key,
+			 (unsigned long long)fleet_family_value(&rep, &fleet_families[i]));
+		if (!text || !strstr(text, want))
+			bad = i;
+	}
+	check(bad < 0 && fleet_nfamilies >= 5,
+	      "fleet report: every Prometheus family is a value status shows under its key",
+	      "family %d in %s", bad, text ? text : "(none)");
+	free(text);
+}
+
 void suite_fleet(void)
 {
+	test_report_families();
 	test_resp();
 	test_heartbeat();
 	test_slots();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The agent's report file (report.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +43,9 @@ int fleet_report_write(const char *ifname, const struct fleet_report *rep)
 	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "pid %d\nup %d\nmode %s\nperiod_ns %llu\nhosts %u\ncandidates %llu\n", rep->pid,
-		rep->up, rep->mode, (unsigned long long)rep->period_ns, rep->hosts,
-		(unsigned long long)rep->candidates);
+	fprintf(f, "pid %d\nup %d\nmode %s\nperiod_ns %llu\nhosts %llu\ncandidates %llu\n",
+		rep->pid, rep->up, rep->mode, (unsigned long long)rep->period_ns,
+		(unsigned long long)rep->hosts, (unsigned long long)rep->candidates);
 	fprintf(f, "lost %llu\ncalls %llu\nrounds %llu\nlag_ns %llu\nunpushed %llu\n",
 		(unsigned long long)rep->lost, (unsigned long long)rep->calls,
 		(unsigned long long)rep->rounds, (unsigned long long)rep->lag_ns,
@@ -76,7 +77,7 @@ static void report_field(struct fleet_report *rep, const char *name, const char 
 	else if (!strcmp(name, "period_ns"))
 		rep->period_ns = n;
 	else if (!strcmp(name, "hosts"))
-		rep->hosts = (uint32_t)n;
+		rep->hosts = n;
 	else if (!strcmp(name, "candidates"))
 		rep->candidates = n;
 	else if (!strcmp(name, "lost"))
@@ -179,6 +180,52 @@ void fleet_report_status(struct report *rp, const struct fleet_report *rep)
 #define PROM_FAMILY(out, name, type, help) \
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type)
 
+/*
+ * The report's Prometheus families, each named with the key status writes
+ * the same value under (fleet_report_status), so the two cannot drift: a
+ * unit test renders both. Ns are exported in seconds.
+ */
+const struct fleet_family fleet_families[] = {
+	{ "sluice_fleet_sync_lag_seconds", "gauge",
+	  "time since the agent's last whole sync with Redis", "lag_ns",
+	  offsetof(struct fleet_report, lag_ns), true },
+	{ "sluice_fleet_sources", "gauge", "sources the agent syncs", "sources",
+	  offsetof(struct fleet_report, candidates), false },
+	{ "sluice_fleet_hosts", "gauge", "agents heartbeating in Redis", "hosts",
+	  offsetof(struct fleet_report, hosts), false },
+	{ "sluice_fleet_calls_total", "counter", "script calls sent to Redis", "calls",
+	  offsetof(struct fleet_report, calls), false },
+	{ "sluice_fleet_would_refuse_total", "counter",
+	  "--shadow: packets the global limit would have refused", "would_refuse",
+	  offsetof(struct fleet_report, would_refuse), false },
+};
+const int fleet_nfamilies = sizeof(fleet_families) / sizeof(fleet_families[0]);
+
+uint64_t fleet_family_value(const struct fleet_report *rep, const struct fleet_family *f)
+{
+	return *(const uint64_t *)((const char *)rep + f->offset);
+}
+
+/* One family: its header, then each interface's value that has an agent. */
+static void fleet_family_prom(FILE *out, const struct fleet_family *f, const char (*ifnames)[16],
+			      const struct fleet_report *reps, const bool *has, int n)
+{
+	uint64_t v;
+	int i;
+
+	PROM_FAMILY(out, f->family, f->type, f->help);
+	for (i = 0; i < n; i++) {
+		if (!has[i])
+			continue;
+		v = fleet_family_value(&reps[i], f);
+		if (f->seconds)
+			fprintf(out, "%s{interface=\"%s\"} %.3f\n", f->family, ifnames[i], v / 1e9);
+		else
+			fprintf(out, "%s{interface=\"%s\"} %llu\n", f->family, ifnames[i],
+				(unsigned long long)v);
+	}
+}
+
 void fleet_report_prom(FILE *out, const char (*ifnames)[16], int n)
 {
 	struct fleet_report *reps = calloc((size_t)n + 1, sizeof(*reps));
@@ -194,33 +241,8 @@ void fleet_report_prom(FILE *out, const char (*ifnames)[16], int n)
 	for (i = 0; i < n; i++)
 		fprintf(out, "sluice_fleet_up{interface=\"%s\"} %d\n", ifnames[i],
 			has[i] && reps[i].up);
-	PROM_FAMILY(out, "sluice_fleet_sync_lag_seconds", "gauge",
-		    "time since the agent's last whole sync with Redis");
-	for (i = 0; i < n; i++)
-		if (has[i])
-			fprintf(out, "sluice_fleet_sync_lag_seconds{interface=\"%s\"} %.3f\n",
-				ifnames[i], reps[i].lag_ns / 1e9);
-	PROM_FAMILY(out, "sluice_fleet_sources", "gauge", "sources the agent syncs");
-	for (i = 0; i < n; i++)
-		if (has[i])
-			fprintf(out, "sluice_fleet_sources{interface=\"%s\"} %llu\n", ifnames[i],
-				(unsigned long long)reps[i].candidates);
-	PROM_FAMILY(out, "sluice_fleet_hosts", "gauge", "agents heartbeating in Redis");
-	for (i = 0; i < n; i++)
-		if (has[i])
-			fprintf(out, "sluice_fleet_hosts{interface=\"%s\"} %u\n", ifnames[i],
-				reps[i].hosts);
-	PROM_FAMILY(out, "sluice_fleet_calls_total", "counter", "script calls sent to Redis");
-	for (i = 0; i < n; i++)
-		if (has[i])
-			fprintf(out, "sluice_fleet_calls_total{interface=\"%s\"} %llu\n",
-				ifnames[i], (unsigned long long)reps[i].calls);
-	PROM_FAMILY(out, "sluice_fleet_would_refuse_total", "counter",
-		    "--shadow: packets the global limit would have refused");
-	for (i = 0; i < n; i++)
-		if (has[i])
-			fprintf(out, "sluice_fleet_would_refuse_total{interface=\"%s\"} %llu\n",
-				ifnames[i], (unsigned long long)reps[i].would_refuse);
+	for (k = 0; k < fleet_nfamilies; k++)
+		fleet_family_prom(out, &fleet_families[k], ifnames, reps, has, n);
 	PROM_FAMILY(out, "sluice_fleet_errors_total", "counter", "Redis errors by kind");
 	for (i = 0; i < n; i++)
 		for (k = 0; has[i] && k < FLEET_ERR_MAX; k++)

@@ -9,6 +9,7 @@
 #define SLUICE_FLEET_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "fleet/redis.h"
@@ -30,7 +31,7 @@ struct fleet_report {
 	bool up;       /* the last sync reached Redis for every call */
 	char mode[24]; /* synced, shadow, fallback-local, fallback-split */
 	uint64_t period_ns;
-	uint32_t hosts;	     /* agents heartbeating, as last seen */
+	uint64_t hosts;	     /* agents heartbeating, as last seen */
 	uint64_t candidates; /* sources synced now */
 	uint64_t lost;	     /* candidates the full ring dropped */
 	uint64_t calls;	     /* script calls sent */
@@ -54,6 +55,17 @@ void fleet_report_remove(const char *ifname);
  * its "fleet" object.
  */
 void fleet_report_status(struct report *rp, const struct fleet_report *rep);
+/* A Prometheus family of the report: one of its fields, under status's key. */
+struct fleet_family {
+	const char *family, *type, *help;
+	const char *key; /* the JSON key status writes the value under */
+	size_t offset;	 /* of its uint64_t in struct fleet_report */
+	bool seconds;	 /* a count of ns, exported in seconds */
+};
+
+extern const struct fleet_family fleet_families[];
+extern const int fleet_nfamilies;
+uint64_t fleet_family_value(const struct fleet_report *rep, const struct fleet_family *f);
 /* The Prometheus families of each interface with an agent (sluice_fleet_*). */
 void fleet_report_prom(FILE *out, const char (*ifnames)[16], int n);
 
