@@ -121,32 +121,43 @@ struct list_plan {
 	uint64_t now_ns;
 };
 
+/* What a lookup of a key found: nothing, the longest entry enclosing it, or the key itself. */
+enum list_match { MATCH_NONE, MATCH_OUTER, MATCH_EXACT };
+
 /*
- * The value of exactly key, not of a prefix enclosing it: an LPM lookup
- * finds the longest match, and an update that must find key itself
- * (BPF_EXIST) says whether the value was key's. It writes back what was
- * read, on the idle set, which no reader reads.
+ * The value of the longest match of key, and whether it is key's own: an
+ * update that must find key itself (BPF_EXIST) says so. It writes back
+ * what was read, on the idle set, which no reader reads.
  */
-static int exact_lookup(int fd, const union lpm_key *key, struct sluice_deny *value, bool *found)
+static int exact_lookup(int fd, const union lpm_key *key, struct sluice_deny *value,
+			enum list_match *match)
 {
-	*found = false;
+	*match = MATCH_NONE;
 	memset(value, 0, sizeof(*value));
 	if (bpf_map_lookup_elem(fd, key, value))
 		return errno == ENOENT ? 0 : -errno;
+	*match = MATCH_OUTER;
 	if (bpf_map_update_elem(fd, key, value, BPF_EXIST))
 		return errno == ENOENT ? 0 : -errno;
-	*found = true;
+	*match = MATCH_EXACT;
 	return 0;
 }
 
-/* The denied_until of the longest entry enclosing key, folded with expires_ns (deny_write). */
-static int deny_fold(int fd, const union lpm_key *key, __u64 expires_ns, __u64 *until)
+/*
+ * The denied_until of the longest entry enclosing key, folded with
+ * expires_ns (deny_write). The lookup of key found it already, unless it
+ * found key itself.
+ */
+static int deny_fold(int fd, const union lpm_key *key, enum list_match match,
+		     const struct sluice_deny *found, __u64 expires_ns, __u64 *until)
 {
 	union lpm_key up = *key;
 	struct sluice_deny outer;
 
 	*until = expires_ns;
-	if (up.v4.prefixlen == 32) /* a /0 has nothing around it */
+	if (match == MATCH_OUTER)
+		*until = expiry_later(found->denied_until_ns, expires_ns);
+	if (match != MATCH_EXACT || up.v4.prefixlen == 32) /* a /0 has nothing around it */
 		return 0;
 	up.v4.prefixlen--;
 	if (bpf_map_lookup_elem(fd, &up, &outer))
@@ -188,13 +199,15 @@ static int plan_item(const struct policy_maps *m, struct list_change *c, size_t 
 	struct list_step s = { .fd = list_fd(m, c->deny, &e->cidr), .remove = !c->add };
 	struct list_entry old = { .cidr = e->cidr };
 	struct sluice_deny was;
+	enum list_match match;
 	bool found, live;
 	int err;
 
 	lpm_key_of(&s.key, &e->cidr, idle);
-	err = exact_lookup(s.fd, &s.key, &was, &found);
+	err = exact_lookup(s.fd, &s.key, &was, &match);
 	if (err)
 		return err;
+	found = match == MATCH_EXACT;
 	old.expires_ns = c->deny ? was.expires_ns : 0;
 	live = found && !entry_expired(&old, p->now_ns);
 	if (!c->add && !live) {
@@ -205,7 +218,8 @@ static int plan_item(const struct policy_maps *m, struct list_change *c, size_t 
 	if (c->add && live && s.value.expires_ns == old.expires_ns)
 		return 0;
 	if (c->add && c->deny)
-		err = deny_fold(s.fd, &s.key, s.value.expires_ns, &s.value.denied_until_ns);
+		err = deny_fold(s.fd, &s.key, match, &was, s.value.expires_ns,
+				&s.value.denied_until_ns);
 	else if (!c->deny)
 		allow_value(&s.value);
 	p->added += c->add ? !found : -1;
