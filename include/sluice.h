@@ -42,6 +42,11 @@
  * CAP_SYS_ADMIN (which bpf_map_get_fd_by_id needs) can read it.
  */
 #define SLUICE_PIN_CONFIG_LIVE "config_live"
+/*
+ * Pinned while both sets of the allow and deny tries hold the same entries
+ * (user/maps/list_replay.c): a list change then writes only what it changes.
+ */
+#define SLUICE_PIN_LISTS_MIRRORED "lists_mirrored"
 
 /*
  * Meter time is nanoseconds scaled by 2^SLUICE_TIME_SHIFT, so an emission

@@ -32,12 +32,9 @@ static int entry_of(const struct list_trie *t, const union lpm_key *k, struct li
 	return 0;
 }
 
-/*
- * The entries of one set of a trie that are live at now_ns; expired ones
- * count as absent, and go into expired if it is not NULL.
- */
+/* The entries of one set of a trie that are live at now_ns; expired ones count as absent. */
 static int list_collect(const struct list_trie *t, const union lpm_key *keys, size_t n,
-			uint64_t now_ns, struct cidr_list *live, struct cidr_list *expired)
+			uint64_t now_ns, struct cidr_list *live)
 {
 	struct list_entry e;
 	size_t i;
@@ -47,8 +44,6 @@ static int list_collect(const struct list_trie *t, const union lpm_key *keys, si
 		err = entry_of(t, &keys[i], &e);
 		if (!err && !entry_expired(&e, now_ns))
 			err = cidr_list_add_until(live, &e.cidr, e.expires_ns);
-		else if (!err && expired)
-			err = cidr_list_add(expired, &e.cidr);
 	}
 	return err;
 }
@@ -61,7 +56,7 @@ static int list_load(const struct list_trie *t, __u32 set, uint64_t now_ns, stru
 
 	err = trie_keys(t->fd, set, &keys, &n);
 	if (!err)
-		err = list_collect(t, keys, n, now_ns, l, NULL);
+		err = list_collect(t, keys, n, now_ns, l);
 	free(keys);
 	return err;
 }
@@ -90,7 +85,7 @@ int lists_load(const struct policy_maps *m, __u32 set, uint64_t now_ns, struct p
 }
 
 /* The trie holding list entry c: allow or deny, by its family. */
-static int list_fd(const struct policy_maps *m, bool deny, const struct cidr *c)
+int list_fd(const struct policy_maps *m, bool deny, const struct cidr *c)
 {
 	bool v4 = c->family == SLUICE_FAMILY_IPV4;
 
@@ -98,7 +93,7 @@ static int list_fd(const struct policy_maps *m, bool deny, const struct cidr *c)
 }
 
 /* The SLUICE_LIST_* bit of entry c's trie. */
-static __u32 list_bit(bool deny, const struct cidr *c)
+__u32 list_bit(bool deny, const struct cidr *c)
 {
 	bool v4 = c->family == SLUICE_FAMILY_IPV4;
 
@@ -251,37 +246,14 @@ int lists_fit(const struct policy_maps *m, const struct policy_doc *doc, char *w
 	return 0;
 }
 
-static int list_delete(const struct policy_maps *m, bool deny, const struct cidr_list *l, __u32 set)
-{
-	union lpm_key key;
-	size_t i;
-
-	for (i = 0; i < l->count; i++) {
-		lpm_key_of(&key, &l->items[i].cidr, set);
-		if (bpf_map_delete_elem(list_fd(m, deny, &l->items[i].cidr), &key) &&
-		    errno != ENOENT)
-			return -errno;
-	}
-	return 0;
-}
-
-/* What a list change read under the lock: the live lists, and deny entries expired since. */
-struct lists_taken {
-	struct policy_doc live;
-	struct cidr_list expired;
-};
-
 /*
  * Like policy_store, for the lists alone: rules and their counters stay.
- * taken holds what lists_take read under the lock (which emptied the idle
- * set): what the old set holds, expired entries included, deleted by key
- * once published (no walk of the tries).
+ * The idle set was emptied by lists_take; once the new set is published,
+ * the old one is made its copy (lists_mirror).
  */
-static int lists_store(const struct policy_maps *m, const struct policy_doc *doc,
-		       const struct lists_taken *taken)
+static int lists_store(const struct policy_maps *m, const struct policy_doc *doc)
 {
 	struct sluice_config cfg;
-	__u32 old_lists;
 	int err;
 
 	err = lists_fit(m, doc, NULL, 0);
@@ -289,21 +261,19 @@ static int lists_store(const struct policy_maps *m, const struct policy_doc *doc
 		err = config_load(m, &cfg);
 	if (err)
 		return err;
-	old_lists = cfg.list_set;
-	cfg.list_set = !old_lists;
+	cfg.list_set = !cfg.list_set;
 	err = write_lists(m, doc, cfg.list_set, &cfg, true);
 	if (!err)
 		err = config_write(m, &cfg);
-	if (!err)
-		err = list_delete(m, false, &taken->live.allow, old_lists);
-	if (!err)
-		err = list_delete(m, true, &taken->live.deny, old_lists);
-	return err ? err : list_delete(m, true, &taken->expired, old_lists);
+	if (err)
+		return err;
+	lists_fault_point();
+	return lists_mirror(m, cfg.list_set);
 }
 
 /* One trie's walk: its live set into the lists, its idle set deleted. */
 static int trie_take(const struct list_trie *t, __u32 live_set, uint64_t now_ns,
-		     struct lists_taken *taken)
+		     struct policy_doc *taken)
 {
 	struct key_vec live = { 0 }, idle = { 0 };
 	size_t k;
@@ -312,8 +282,7 @@ static int trie_take(const struct list_trie *t, __u32 live_set, uint64_t now_ns,
 	err = trie_walk(t->fd, live_set, &live, &idle);
 	if (!err)
 		err = list_collect(t, live.keys, live.n, now_ns,
-				   t->deny ? &taken->live.deny : &taken->live.allow,
-				   &taken->expired);
+				   t->deny ? &taken->deny : &taken->allow);
 	for (k = 0; !err && k < idle.n; k++)
 		if (bpf_map_delete_elem(t->fd, &idle.keys[k]) && errno != ENOENT)
 			err = -errno;
@@ -327,7 +296,7 @@ static int trie_take(const struct list_trie *t, __u32 live_set, uint64_t now_ns,
  * killed midway may have left entries there), in one walk per trie.
  * Expired deny entries are left out, so the change prunes them.
  */
-static int lists_take(const struct policy_maps *m, __u32 live_set, struct lists_taken *taken)
+static int lists_take(const struct policy_maps *m, __u32 live_set, struct policy_doc *taken)
 {
 	struct list_trie tries[4];
 	uint64_t now_ns = monotonic_ns();
@@ -337,40 +306,54 @@ static int lists_take(const struct policy_maps *m, __u32 live_set, struct lists_
 	list_tries(m, tries);
 	for (i = 0; !err && i < 4; i++)
 		err = trie_take(&tries[i], live_set, now_ns, taken);
-	cidr_list_sort(&taken->live.allow);
-	cidr_list_sort(&taken->live.deny);
+	cidr_list_sort(&taken->allow);
+	cidr_list_sort(&taken->deny);
+	return err;
+}
+
+/*
+ * The whole list written again (a deny entry that encloses others, or a
+ * list near its capacity): linear in the list, expired entries pruned.
+ */
+static int list_rewrite(const struct policy_maps *m, struct list_change *c)
+{
+	struct policy_doc taken, next;
+	struct cidr_list merged = { 0 }, *live;
+	struct sluice_config cfg;
+	int err;
+
+	doc_init(&taken);
+	live = c->deny ? &taken.deny : &taken.allow;
+	err = config_load(m, &cfg);
+	if (!err)
+		err = lists_unmirror(m);
+	if (!err)
+		err = lists_take(m, cfg.list_set, &taken);
+	if (!err)
+		err = cidr_list_merge(live, c->items, c->add, &merged, &c->missing);
+	/* Adding only what is there already, as long, changes nothing: no new generation. */
+	if (err || cidr_list_equal(&merged, live))
+		goto out;
+	next = taken;
+	*(c->deny ? &next.deny : &next.allow) = merged;
+	err = lists_fit(m, &next, c->why, sizeof(c->why));
+	if (!err)
+		err = lists_store(m, &next);
+out:
+	/* lists_take emptied the idle set: it is made a copy again, even when nothing changed. */
+	if (!lists_mirrored(m))
+		err = lists_repair(m) ?: err;
+	free(merged.items);
+	doc_free(&taken);
 	return err;
 }
 
 int list_update(const struct policy_maps *m, struct list_change *c)
 {
-	struct lists_taken taken = { 0 };
-	struct cidr_list merged = { 0 }, *live;
-	struct policy_doc next;
-	struct sluice_config cfg;
 	int err;
 
 	c->why[0] = '\0';
-	doc_init(&taken.live);
-	live = c->deny ? &taken.live.deny : &taken.live.allow;
-	err = config_load(m, &cfg);
-	if (!err)
-		err = lists_take(m, cfg.list_set, &taken);
-	if (err)
-		goto out;
 	cidr_list_sort(c->items);
-	err = cidr_list_merge(live, c->items, c->add, &merged, &c->missing);
-	/* Adding only what is there already, as long, changes nothing: no new generation. */
-	if (err || cidr_list_equal(&merged, live))
-		goto out;
-	next = taken.live;
-	*(c->deny ? &next.deny : &next.allow) = merged;
-	err = lists_fit(m, &next, c->why, sizeof(c->why));
-	if (!err)
-		err = lists_store(m, &next, &taken);
-out:
-	free(merged.items);
-	free(taken.expired.items);
-	doc_free(&taken.live);
-	return err;
+	err = list_replay(m, c);
+	return err == -EAGAIN ? list_rewrite(m, c) : err;
 }

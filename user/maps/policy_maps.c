@@ -218,7 +218,9 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 		err = write_rule_tries(m, doc, cfg.policy_set, &cfg);
 	if (!err && lists) {
 		cfg.list_set = !old_lists;
-		err = write_lists(m, doc, cfg.list_set, &cfg, false);
+		err = lists_unmirror(m);
+		if (!err)
+			err = write_lists(m, doc, cfg.list_set, &cfg, false);
 	}
 	if (err)
 		return err;
@@ -232,8 +234,9 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 	err = default_debt_cap(m, doc, &live, &cfg);
 	if (!err)
 		err = rules_clear(m, old_rules);
+	/* The old list set becomes a copy of the new, so a list change can replay on it. */
 	if (!err && lists)
-		err = lists_clear(m, old_lists);
+		err = lists_mirror(m, cfg.list_set);
 	return err;
 }
 

@@ -185,6 +185,9 @@ int state_remove(const char *ifname)
 	}
 	if (unlinkat(dir, SLUICE_PIN_CONFIG_LIVE, 0) && errno != ENOENT)
 		err = err ?: -errno;
+	if (unlinkat(dir, SLUICE_PIN_LISTS_MIRRORED, 0) && errno != ENOENT)
+		err = err ?: -errno;
+	unlinkat(dir, SLUICE_PIN_LISTS_MIRRORED ":new", 0);
 	unlinkat(dir, SLUICE_PIN_CONFIG_LIVE ":new", 0); /* what a killed publish left */
 	close(dir);
 	if (unlinkat(root, ifname, AT_REMOVEDIR) && errno != ENOENT)
