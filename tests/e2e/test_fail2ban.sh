@@ -42,7 +42,7 @@ EOF
 
 # f2b_config "NAME BANTIME INTERFACE"...: F2B_DIR with the action, the filter and those jails.
 f2b_config() {
-	local j
+	local j name bantime iface
 	mkdir -p "$F2B_DIR/filter.d" "$F2B_DIR/action.d" &&
 		cp contrib/fail2ban/sluice.conf "$F2B_DIR/action.d/sluice.conf" &&
 		printf '[Definition]\nfailregex = ^auth failure from <HOST>$\ndatepattern = {NONE}\n' \
@@ -52,7 +52,8 @@ f2b_config() {
 		{
 			printf '[DEFAULT]\nignoreself = false\nignoreip =\n'
 			for j in "$@"; do
-				jail $j
+				read -r name bantime iface <<<"$j"
+				jail "$name" "$bantime" "$iface"
 			done
 		} >"$F2B_DIR/jail.conf"
 }
@@ -61,7 +62,7 @@ f2b_config() {
 # config dir, socket, pidfile and log under LAB_TMP, in the foreground of a
 # background job that lab_down stops; up once it answers for the first jail.
 f2b_start() {
-	local i first=${2%% *}
+	local first=${2%% *}
 	F2B_DIR=$LAB_TMP/$1
 	F2B_SOCK=$LAB_TMP/$1.sock
 	F2B_LOG=$LAB_TMP/$1.log
@@ -71,7 +72,7 @@ f2b_start() {
 		--logtarget "$F2B_LOG" >"$F2B_DIR.out" 2>&1 &
 	F2B_PID=$!
 	LAB_PIDS+=("$F2B_PID")
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		f2b status "$first" >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
@@ -91,8 +92,7 @@ deny_left() {
 
 # wait_deny CIDR yes|no: up to 10 s for CIDR to be on the deny list, or off it.
 wait_deny() {
-	local i
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		if [ -n "$(deny_left "$1")" ]; then
 			[ "$2" = yes ] && return 0
 		else
@@ -111,11 +111,11 @@ banned() {
 
 # send SRC N [--ipv6]: N UDP frames from SRC to the host side, 1000 a second.
 send() {
-	local dst=$LAB_HOST_IP
-	[ "${3:-}" = --ipv6 ] && dst=2001:db8:36::1
+	local dst=$LAB_HOST_IP family=()
+	[ "${3:-}" = --ipv6 ] && dst=2001:db8:36::1 family=(--ipv6)
 	ip netns exec "$LAB_NS" "$FLOOD" "$LAB_PEER" --dst-mac "$(cat "/sys/class/net/$LAB_HOST/address")" \
-		--dst "$dst" --dport "$LAB_PORT" --src "$1" --sources 1 --count "$2" --rate 1000 ${3:-} \
-		>/dev/null 2>"$LAB_TMP/flood.err"
+		--dst "$dst" --dport "$LAB_PORT" --src "$1" --sources 1 --count "$2" --rate 1000 \
+		"${family[@]}" >/dev/null 2>"$LAB_TMP/flood.err"
 }
 
 # counted SRC N [--ipv6]: "PASSED DENIED", as sluice counted N frames from SRC.
