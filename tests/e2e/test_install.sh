@@ -117,6 +117,7 @@ install_checks() {
 		make --no-print-directory uninstall DESTDIR="$dest" ${prefix:+PREFIX=$prefix}
 	check "$label: nothing of sluice left" same_tree "$dest" ""
 	check "$label: /etc/sluice removed once empty" test ! -e "$dest/etc/sluice"
+	check "$label: $p/share/sluice removed once empty" test ! -e "$dest$p/share/sluice"
 }
 
 # The installed binary in a mount namespace where build/ is an empty tmpfs.
