@@ -3,9 +3,9 @@
 # The Debian package, as an operator meets it: dpkg-buildpackage -us -uc -b
 # in a clone of this tree (with its uncommitted changes), lintian without
 # errors, the tree left as git had it, `apt-get install ./sluice_*.deb`, the
-# installed sluice and the demo run with it, a reinstall that upgrades an
-# attached interface in place (postinst), and a purge that detaches it and
-# leaves nothing behind. Refuses to run when a sluice package is installed.
+# installed sluice and the demo run with it, its fail2ban action naming
+# /usr/sbin/sluice, a reinstall that upgrades an attached interface in place
+# (postinst), and a purge that detaches it and leaves nothing behind. Refuses to run when a sluice package is installed.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
@@ -102,6 +102,8 @@ INSTALLED=1
 check "apt-get install ./sluice_*.deb" bash -c 'cd "$0" && apt-get install -y -q "./${1##*/}" 2>&1' \
 	"$WORK" "$deb"
 check "the package holds the command, man pages, completion, units, example, fail2ban action" package_has
+check "the package's fail2ban action runs /usr/sbin/sluice" \
+	grep -qx "sluice = /usr/sbin/sluice" /usr/share/sluice/fail2ban/sluice.conf
 check "sluice --version from the package" bash -c 'sluice --version | grep -q "^sluice 0.1.0 "'
 check "man sluice finds the installed page" man -w sluice
 check "the demo runs with the installed sluice, each source held to its rate" demo_holds
