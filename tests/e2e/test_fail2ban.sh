@@ -220,20 +220,29 @@ test_expiry() {
 	check "ban and unban at the bantime's end: no error from fail2ban" no_errors_since "$mark"
 }
 
-# An entry gone from sluice (expired there, or deleted by hand) before
-# fail2ban unbans it: deny del says it is not on the list, and that is no error.
-test_unban_of_gone_entry() {
-	local mark
+# gone_then_unbanip LABEL [HOLD]: an entry gone from sluice (expired there,
+# or deleted by hand) before fail2ban unbans it: deny del says it is not on
+# the list, and that is no error. With HOLD, another command holds sluice's
+# lock meanwhile (as flock would), so deny del first says it waits for it.
+gone_then_unbanip() {
+	local mark holder
 	mark=$(log_mark)
 	fail auth "$LAB_PEER_IP"
-	check "banned again" wait_deny "$LAB_PEER_IP/32" yes
+	check "$1: banned" wait_deny "$LAB_PEER_IP/32" yes
 	"$SLUICE" deny del "$LAB_HOST" "$LAB_PEER_IP" >/dev/null
+	if [ -n "${2:-}" ]; then
+		flock -o /run/sluice/lock sleep 1 &
+		holder=$!
+		LAB_PIDS+=("$holder")
+		sleep 0.2
+	fi
 	f2b set auth unbanip "$LAB_PEER_IP" >/dev/null
-	check "unbanip of an entry sluice no longer holds: fail2ban unbans it (its log says so)" \
+	check "$1: unbanip of an entry sluice no longer holds: fail2ban unbans it (its log says so)" \
 		log_has "$mark" "\[auth\] Unban $LAB_PEER_IP\$"
+	[ -n "${2:-}" ] && wait "$holder"
 	sleep 0.5 # the action runs after that line; an error would follow it
-	check "... no longer lists it" not banned auth "$LAB_PEER_IP"
-	check "... and reports no error" no_errors_since "$mark"
+	check "$1: ... no longer lists it" not banned auth "$LAB_PEER_IP"
+	check "$1: ... and reports no error" no_errors_since "$mark"
 }
 
 test_ipv6() {
@@ -289,14 +298,19 @@ test_killed() {
 	check "... then 20 of 20 frames pass" test "$counts" = "20 0"
 }
 
-# A jail on an interface sluice is not attached to, on a server of its own.
+# A jail on an interface sluice is not attached to, and one naming no
+# interface, on a server of their own.
 test_not_attached() {
-	check "a second private fail2ban-server starts" f2b_start elsewhere "elsewhere 1h $NOT_ATTACHED" ||
-		return
+	check "a second private fail2ban-server starts" \
+		f2b_start elsewhere "elsewhere 1h $NOT_ATTACHED" "nowhere 1h" || return
+	log_has 0 "Failed to start jail 'nowhere'"
 	CHECK_DETAIL=$(errors_since 0 | head -3 | tr '\n' ' ')
 	check "a jail on an interface sluice is not attached to: actionstart fails" \
 		grep -q "Failed to start jail 'elsewhere' action 'sluice'" "$F2B_LOG"
 	check "... saying so" grep -q "sluice is not attached to $NOT_ATTACHED" "$F2B_LOG"
+	check "a jail naming no interface: actionstart fails" \
+		grep -q "Failed to start jail 'nowhere' action 'sluice'" "$F2B_LOG"
+	check "... saying how to name it" grep -qF "no interface: action = sluice[interface=eth0]" "$F2B_LOG"
 }
 
 if ! command -v fail2ban-server >/dev/null; then
@@ -318,7 +332,8 @@ check "a private fail2ban-server starts" \
 check "its jails start with no error" no_errors_since 0
 test_ban_and_unbanip
 test_expiry
-test_unban_of_gone_entry
+gone_then_unbanip "gone"
+gone_then_unbanip "gone, sluice's lock held" hold
 test_ipv6
 test_permanent_and_failure
 test_killed
