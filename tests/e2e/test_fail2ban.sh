@@ -90,9 +90,11 @@ deny_left() {
 	"$SLUICE" deny list "$LAB_HOST" --json | jq -r --arg c "$1" '.[] | select(.cidr == $c) | .expires_in_s'
 }
 
-# wait_deny CIDR yes|no: up to 10 s for CIDR to be on the deny list, or off it.
+# wait_deny CIDR yes|no: up to 30 s for CIDR to be on the deny list, or off
+# it: fail2ban polls its logs each second, and deny add and del wait for
+# sluice's command lock, which any sluice command on the host may hold.
 wait_deny() {
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		if [ -n "$(deny_left "$1")" ]; then
 			[ "$2" = yes ] && return 0
 		else
@@ -101,6 +103,7 @@ wait_deny() {
 		sleep 0.1
 	done
 	CHECK_DETAIL="deny list: $("$SLUICE" deny list "$LAB_HOST" | tr '\n' ' ')"
+	CHECK_DETAIL+="; fail2ban's log ends: $(tail -n 4 "$F2B_LOG" | tr '\n' ' ')"
 	return 1
 }
 
@@ -150,9 +153,9 @@ errors_since() {
 	tail -n "+$(($1 + 1))" "$F2B_LOG" | grep -E 'ERROR|CRITICAL'
 }
 
-# log_has MARK REGEX: up to 10 s for a line of the server's log after MARK to match.
+# log_has MARK REGEX: up to 30 s for a line of the server's log after MARK to match.
 log_has() {
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		tail -n "+$(($1 + 1))" "$F2B_LOG" | grep -qE "$2" && return 0
 		sleep 0.1
 	done
