@@ -26,11 +26,12 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # and the fleet test's sampler, delay relay and checks (test_fleet.sh).
 # libhiredis-dev: the fleet agent's Redis client; redis-server and redis-tools:
 # the fleet test's Redis node and cluster (redis-cli --cluster create).
+# fail2ban: the fail2ban action's test (test_fail2ban.sh runs a private server).
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
 		prometheus curl ethtool nftables procps scdoc bash-completion zsh fish man-db groff-base \
 		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian \
-		python3 redis-server redis-tools libhiredis-dev
+		python3 redis-server redis-tools libhiredis-dev fail2ban
 BENCH_PACKAGES := iptables nftables ethtool gnuplot-nox bpftool jq util-linux iproute2
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
@@ -358,8 +359,8 @@ clean:
 	rm -rf $(OUTPUT)
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the command, its man pages and
-# completion, the systemd units (their paths filled in for this PREFIX) and an
-# example config. The BPF object is inside the binary (the skeleton), so
+# completion, the systemd units and the fail2ban action (their paths filled in
+# for this PREFIX) and an example config. The BPF object is inside the binary (the skeleton), so
 # nothing else is needed at run time.
 PREFIX         ?= /usr/local
 SBINDIR        ?= $(PREFIX)/sbin
@@ -369,6 +370,8 @@ BASHCOMPDIR    ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR     ?= $(DATADIR)/zsh/vendor-completions
 FISHCOMPDIR    ?= $(DATADIR)/fish/vendor_completions.d
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# A contrib path: fail2ban users copy or link it into /etc/fail2ban/action.d/.
+FAIL2BANDIR    ?= $(DATADIR)/sluice/fail2ban
 SYSCONFDIR     ?= /etc
 UNITS          := sluice@.service sluice-exporter.service sluice-agent@.service
 INSTALL        ?= install
@@ -377,7 +380,7 @@ install: $(OUTPUT)/sluice $(DOCS)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) \
-		$(DESTDIR)$(SYSTEMDUNITDIR)
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(FAIL2BANDIR)
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/sluice $(DESTDIR)$(SBINDIR)/sluice
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.8 $(DESTDIR)$(MANDIR)/man8/sluice.8
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.conf.5 $(DESTDIR)$(MANDIR)/man5/sluice.conf.5
@@ -390,6 +393,10 @@ install: $(OUTPUT)/sluice $(DOCS)
 		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u.tmp && \
 		mv $(DESTDIR)$(SYSTEMDUNITDIR)/$$u.tmp $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
 	done
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' contrib/fail2ban/sluice.conf \
+		> $(DESTDIR)$(FAIL2BANDIR)/sluice.conf.tmp && \
+		chmod 0644 $(DESTDIR)$(FAIL2BANDIR)/sluice.conf.tmp && \
+		mv $(DESTDIR)$(FAIL2BANDIR)/sluice.conf.tmp $(DESTDIR)$(FAIL2BANDIR)/sluice.conf
 	$(Q)$(INSTALL) -d $(DESTDIR)$(SYSCONFDIR)/sluice
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf ] || \
 		$(INSTALL) -m 0644 tools/example.conf $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf
@@ -401,7 +408,8 @@ uninstall:
 	$(Q)rm -f $(DESTDIR)$(SBINDIR)/sluice $(DESTDIR)$(MANDIR)/man8/sluice.8 \
 		$(DESTDIR)$(MANDIR)/man5/sluice.conf.5 $(DESTDIR)$(BASHCOMPDIR)/sluice \
 		$(DESTDIR)$(ZSHCOMPDIR)/_sluice $(DESTDIR)$(FISHCOMPDIR)/sluice.fish \
-		$(UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%)
+		$(UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%) $(DESTDIR)$(FAIL2BANDIR)/sluice.conf
+	$(Q)rmdir $(DESTDIR)$(FAIL2BANDIR) $(DESTDIR)$(DATADIR)/sluice 2>/dev/null || true
 	$(Q)! cmp -s tools/example.conf $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf || \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf
 	$(Q)rmdir $(DESTDIR)$(SYSCONFDIR)/sluice 2>/dev/null || true

@@ -37,6 +37,7 @@ SUITES=(
 	tests/e2e/test_audit.sh
 	tests/e2e/test_bans.sh
 	tests/e2e/test_lists.sh
+	tests/e2e/test_fail2ban.sh
 	tests/e2e/test_fleet.sh
 	tests/e2e/test_hostile_redis.sh
 )

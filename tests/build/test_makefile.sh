@@ -45,6 +45,7 @@ expect "CPPFLAGS reach every compile" bash -c "! grep -v -- -DSLUICE_CPPFLAGS_SE
 expect "LDFLAGS reach the links" bash -c "test \$(grep -c -- -Wl,-zsluice-ldflags-seen <<<\"\$0\") = 3" "$links"
 expect "make deps lists scdoc and bash-completion" bash -c 'make -s print-DEB_PACKAGES | grep -qw scdoc && make -s print-DEB_PACKAGES | grep -qw bash-completion'
 expect "make deps lists zsh and fish" bash -c 'make -s print-DEB_PACKAGES | grep -qw zsh && make -s print-DEB_PACKAGES | grep -qw fish'
+expect "make deps lists fail2ban (test_fail2ban.sh)" bash -c 'make -s print-DEB_PACKAGES | grep -qw fail2ban'
 expect "make bench-deps lists the side-by-side benchmark's tools" bash -c 'for p in iptables nftables ethtool gnuplot-nox bpftool jq; do make -s print-BENCH_PACKAGES | grep -qw "$p" || exit 1; done'
 # The benchmarks install their packages one apt-get at a time, then build, then run.
 for target in bench-compare bench-spoof; do

@@ -3,9 +3,9 @@
 # The Debian package, as an operator meets it: dpkg-buildpackage -us -uc -b
 # in a clone of this tree (with its uncommitted changes), lintian without
 # errors, the tree left as git had it, `apt-get install ./sluice_*.deb`, the
-# installed sluice and the demo run with it, a reinstall that upgrades an
-# attached interface in place (postinst), and a purge that detaches it and
-# leaves nothing behind. Refuses to run when a sluice package is installed.
+# installed sluice and the demo run with it, its fail2ban action naming
+# /usr/sbin/sluice, a reinstall that upgrades an attached interface in place
+# (postinst), and a purge that detaches it and leaves nothing behind. Refuses to run when a sluice package is installed.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
@@ -59,7 +59,7 @@ package_has() {
 		/usr/share/bash-completion/completions/sluice /usr/share/zsh/vendor-completions/_sluice \
 		/usr/share/fish/vendor_completions.d/sluice.fish /lib/systemd/system/sluice@.service \
 		/lib/systemd/system/sluice-exporter.service /lib/systemd/system/sluice-agent@.service \
-		/etc/sluice/example.conf; do
+		/etc/sluice/example.conf /usr/share/sluice/fail2ban/sluice.conf; do
 		dpkg -S "$f" >/dev/null 2>&1 || { CHECK_DETAIL="$f not in the package"; return 1; }
 	done
 }
@@ -101,7 +101,9 @@ deb=$(ls "$WORK"/sluice_*_*.deb | grep -v dbgsym | head -n 1)
 INSTALLED=1
 check "apt-get install ./sluice_*.deb" bash -c 'cd "$0" && apt-get install -y -q "./${1##*/}" 2>&1' \
 	"$WORK" "$deb"
-check "the package holds the command, man pages, completion, units, example" package_has
+check "the package holds the command, man pages, completion, units, example, fail2ban action" package_has
+check "the package's fail2ban action runs /usr/sbin/sluice" \
+	grep -qx "sluice = /usr/sbin/sluice" /usr/share/sluice/fail2ban/sluice.conf
 check "sluice --version from the package" bash -c 'sluice --version | grep -q "^sluice 0.1.0 "'
 check "man sluice finds the installed page" man -w sluice
 check "the demo runs with the installed sluice, each source held to its rate" demo_holds
@@ -118,6 +120,7 @@ INSTALLED=0
 check "purge detached the interface" test ! -e "/sys/fs/bpf/sluice/$LAB_HOST"
 check "no sluice package left" bash -c '! dpkg-query -W -f="\${Status}" sluice 2>/dev/null | grep -q installed'
 check "no sluice files left" bash -c '! ls /usr/sbin/sluice /lib/systemd/system/sluice@.service \
-	/lib/systemd/system/sluice-exporter.service /etc/sluice /usr/share/man/man8/sluice.8.gz 2>/dev/null'
+	/lib/systemd/system/sluice-exporter.service /etc/sluice /usr/share/man/man8/sluice.8.gz \
+	/usr/share/sluice 2>/dev/null'
 
 lab_finish

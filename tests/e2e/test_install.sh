@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # make install and make uninstall into a DESTDIR, for the default PREFIX and
 # PREFIX=/usr: exactly the expected files with their modes, the installed
-# command, man pages, completion and units working from there, an edited
+# command, man pages, completion, units and fail2ban action working from there, an edited
 # config kept, and nothing of sluice left after uninstall. Then the installed
 # binary attaches to a lab veth with build/ hidden, as the BPF program is
 # built into it, and applies the installed example config.
@@ -28,7 +28,8 @@ expected_tree() {
 		"644 $p/share/fish/vendor_completions.d/sluice.fish" \
 		"644 $p/share/zsh/vendor-completions/_sluice" \
 		"644 $p/share/man/man5/sluice.conf.5" \
-		"644 $p/share/man/man8/sluice.8" | sort -k2
+		"644 $p/share/man/man8/sluice.8" \
+		"644 $p/share/sluice/fail2ban/sluice.conf" | sort -k2
 }
 
 # Every file and link under a tree, as expected_tree prints them.
@@ -91,6 +92,8 @@ install_checks() {
 		make --no-print-directory install DESTDIR="$dest" ${prefix:+PREFIX=$prefix}
 	check "$label: exactly the expected files and modes" same_tree "$dest" "$(expected_tree "$p")"
 	check "$label: units run $p/sbin/sluice" units_use "$dest" "$p"
+	check "$label: the fail2ban action runs $p/sbin/sluice" grep -qx "sluice = $p/sbin/sluice" \
+		"$dest$p/share/sluice/fail2ban/sluice.conf"
 	check "$label: systemd-analyze verify passes for both units" units_verify "$dest" "$p"
 	check "$label: installed sluice --version" \
 		bash -c 'cd / && "$0" --version | grep -qE "^sluice [0-9]+\.[0-9]+\.[0-9]+ "' "$dest$p/sbin/sluice"
@@ -114,6 +117,7 @@ install_checks() {
 		make --no-print-directory uninstall DESTDIR="$dest" ${prefix:+PREFIX=$prefix}
 	check "$label: nothing of sluice left" same_tree "$dest" ""
 	check "$label: /etc/sluice removed once empty" test ! -e "$dest/etc/sluice"
+	check "$label: $p/share/sluice removed once empty" test ! -e "$dest$p/share/sluice"
 }
 
 # The installed binary in a mount namespace where build/ is an empty tmpfs.
