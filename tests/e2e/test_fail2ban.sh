@@ -142,6 +142,23 @@ arrived() {
 	awk -v s="$LAB_PEER_IP" '$1 == s { n = $2 } END { print n + 0 }' "$LAB_TMP/sink"
 }
 
+# check_counted LABEL "PASSED DENIED" SOURCE N [--ipv6]: what sluice counted of N frames.
+check_counted() {
+	local label=$1 want=$2 counts
+	shift 2
+	counts=$(counted "$@")
+	CHECK_DETAIL="passed, denied: $counts"
+	check "$label" test "$counts" = "$want"
+}
+
+# check_arrived LABEL WANT: how many of 20 frames from the peer a socket on the host got.
+check_arrived() {
+	local n
+	n=$(arrived 20)
+	CHECK_DETAIL="$n arrived"
+	check "$1" test "$n" = "$2"
+}
+
 not() {
 	! "$@"
 }
@@ -172,14 +189,10 @@ no_errors_since() {
 }
 
 test_ban_and_unbanip() {
-	local counts n mark
+	local n mark
 	mark=$(log_mark)
-	counts=$(counted "$LAB_PEER_IP" 20)
-	CHECK_DETAIL="passed, denied: $counts"
-	check "before the failures: 20 of 20 frames from the peer pass" test "$counts" = "20 0"
-	n=$(arrived 20)
-	CHECK_DETAIL="$n arrived"
-	check "before the failures: 20 of 20 reach a socket on the host" test "$n" = 20
+	check_counted "before the failures: 20 of 20 frames from the peer pass" "20 0" "$LAB_PEER_IP" 20
+	check_arrived "before the failures: 20 of 20 reach a socket on the host" 20
 	fail auth "$LAB_PEER_IP"
 	check "3 failures in the log: fail2ban bans the peer in sluice" wait_deny "$LAB_PEER_IP/32" yes
 	n=$(deny_left "$LAB_PEER_IP/32")
@@ -187,26 +200,18 @@ test_ban_and_unbanip() {
 	check "deny list: the ban has the jail's bantime (1h) as its timeout" \
 		test "${n:-0}" != null -a "${n:-0}" -gt 3500 -a "${n:-0}" -le 3600
 	check "fail2ban-client status auth lists the peer" banned auth "$LAB_PEER_IP"
-	counts=$(counted "$LAB_PEER_IP" 20)
-	CHECK_DETAIL="passed, denied: $counts"
-	check "while banned: 20 of 20 frames from the peer denied" test "$counts" = "0 20"
-	n=$(arrived 20)
-	CHECK_DETAIL="$n arrived"
-	check "while banned: none reaches the socket" test "$n" = 0
+	check_counted "while banned: 20 of 20 frames from the peer denied" "0 20" "$LAB_PEER_IP" 20
+	check_arrived "while banned: none reaches the socket" 0
 	f2b set auth unbanip "$LAB_PEER_IP" >/dev/null
 	check "unbanip: off the deny list" wait_deny "$LAB_PEER_IP/32" no
 	check "unbanip: fail2ban no longer lists it" not banned auth "$LAB_PEER_IP"
-	counts=$(counted "$LAB_PEER_IP" 20)
-	CHECK_DETAIL="passed, denied: $counts"
-	check "after unbanip: 20 of 20 frames pass again" test "$counts" = "20 0"
-	n=$(arrived 20)
-	CHECK_DETAIL="$n arrived"
-	check "after unbanip: 20 of 20 reach the socket again" test "$n" = 20
+	check_counted "after unbanip: 20 of 20 frames pass again" "20 0" "$LAB_PEER_IP" 20
+	check_arrived "after unbanip: 20 of 20 reach the socket again" 20
 	check "ban and unbanip: no error from fail2ban" no_errors_since "$mark"
 }
 
 test_expiry() {
-	local counts mark
+	local mark
 	mark=$(log_mark)
 	fail short "$LAB_PEER_IP"
 	check "bantime $SHORT: banned" wait_deny "$LAB_PEER_IP/32" yes
@@ -221,9 +226,7 @@ test_expiry() {
 		sleep 0.1
 	done
 	check "after the bantime: fail2ban unbanned it" not banned short "$LAB_PEER_IP"
-	counts=$(counted "$LAB_PEER_IP" 20)
-	CHECK_DETAIL="passed, denied: $counts"
-	check "after the bantime: 20 of 20 frames pass" test "$counts" = "20 0"
+	check_counted "after the bantime: 20 of 20 frames pass" "20 0" "$LAB_PEER_IP" 20
 	check "ban and unban at the bantime's end: no error from fail2ban" no_errors_since "$mark"
 }
 
@@ -253,19 +256,15 @@ gone_then_unbanip() {
 }
 
 test_ipv6() {
-	local counts mark
+	local mark
 	mark=$(log_mark)
 	fail auth "$V6_SRC"
 	check "IPv6: 3 failures ban the address as /128" wait_deny "$V6_SRC/128" yes
 	check "IPv6: fail2ban-client status lists it" banned auth "$V6_SRC"
-	counts=$(counted "$V6_SRC" 20 --ipv6)
-	CHECK_DETAIL="passed, denied: $counts"
-	check "IPv6: 20 of 20 frames from it denied" test "$counts" = "0 20"
+	check_counted "IPv6: 20 of 20 frames from it denied" "0 20" "$V6_SRC" 20 --ipv6
 	f2b set auth unbanip "$V6_SRC" >/dev/null
 	check "IPv6: unbanip lifts it" wait_deny "$V6_SRC/128" no
-	counts=$(counted "$V6_SRC" 20 --ipv6)
-	CHECK_DETAIL="passed, denied: $counts"
-	check "IPv6: then 20 of 20 pass" test "$counts" = "20 0"
+	check_counted "IPv6: then 20 of 20 pass" "20 0" "$V6_SRC" 20 --ipv6
 	check "IPv6: no error from fail2ban" no_errors_since "$mark"
 }
 
@@ -291,7 +290,6 @@ test_permanent_and_failure() {
 
 # fail2ban killed while a ban is on: sluice still ends it at its bantime.
 test_killed() {
-	local counts
 	fail short "$LAB_PEER_IP"
 	check "bantime $SHORT again: banned" wait_deny "$LAB_PEER_IP/32" yes
 	kill -KILL "$F2B_PID"
@@ -300,9 +298,7 @@ test_killed() {
 	sleep "$SHORT.5"
 	CHECK_DETAIL="deny list: $("$SLUICE" deny list "$LAB_HOST" | tr '\n' ' ')"
 	check "... until its bantime ends there" test -z "$(deny_left "$LAB_PEER_IP/32")"
-	counts=$(counted "$LAB_PEER_IP" 20)
-	CHECK_DETAIL="passed, denied: $counts"
-	check "... then 20 of 20 frames pass" test "$counts" = "20 0"
+	check_counted "... then 20 of 20 frames pass" "20 0" "$LAB_PEER_IP" 20
 }
 
 # A jail on an interface sluice is not attached to, and one naming no
