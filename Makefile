@@ -65,7 +65,8 @@ USER_CMDS  := user/main $(basename $(wildcard user/commands/*.c))
 # The command table without main(): what sluice-docgen reads.
 CMD_TABLE_OBJS = $(filter-out $(OUTPUT)/user/main.o,$(CMD_OBJS))
 LIB_OBJS   := $(USER_LIB:user/%=$(OUTPUT)/user/%.o)
-CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o)
+# The exporter's live page (user/commands/page.html), embedded as bytes.
+CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o) $(OUTPUT)/page_html.o
 
 # BPF objects: the datapath, its test-clock twin, and the tools' programs.
 BPF_OBJS   := sluice sluice_test flood bench floor
@@ -153,6 +154,21 @@ $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# page.html as a C array, with od and sed alone: the page stays a real file to
+# read and edit, and the exporter serves it from the binary, needing nothing
+# on disk.
+$(OUTPUT)/page_html.c: user/commands/page.html | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q){ echo '#include <stddef.h>'; \
+	  echo 'const unsigned char page_html[] = {'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '};'; \
+	  echo 'const size_t page_html_len = sizeof(page_html);'; } > $@
+
+$(OUTPUT)/page_html.o: $(OUTPUT)/page_html.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-variable-declarations -c $< -o $@
 
 # tools/<program>/ and the library they share, tools/lib/ (which tests use too).
 $(OUTPUT)/tools/%.o: tools/%.c $(SKELETONS) | $(OUTPUT)/tools

@@ -13,6 +13,7 @@
 #include "base/errors.h"
 #include "base/json.h"
 #include "commands/commands.h"
+#include "commands/page.h"
 #include "fleet/report.h"
 #include "outputs/http.h"
 #include "outputs/prom.h"
@@ -161,14 +162,17 @@ static char *scrape(size_t *len)
 	return body;
 }
 
-/* /metrics: the exposition; anything else is not found. */
+/* /metrics: the exposition; the page and its JSON (page.c); anything else is not found. */
 static void route(const char *path, struct http_reply *r)
 {
 	size_t len = 0;
 	char *body;
 
+	if (!http_path_is(path, "/metrics") && page_route(path, r))
+		return;
 	if (!http_path_is(path, "/metrics"))
-		return http_text(r, MHD_HTTP_NOT_FOUND, "not found; metrics are at /metrics\n");
+		return http_text(r, MHD_HTTP_NOT_FOUND,
+				 "not found; metrics are at /metrics, the live page at /\n");
 	body = scrape(&len);
 	if (!body)
 		return http_text(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read sluice state\n");
