@@ -25,6 +25,7 @@ SUITES=(
 	tests/e2e/test_prove.sh
 	tests/fuzz/run.sh
 	tests/e2e/test_observability.sh
+	tests/e2e/test_page.sh
 	tests/e2e/test_generator.sh
 	tests/e2e/test_jit_lines.sh
 	tests/e2e/test_control.sh

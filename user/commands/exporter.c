@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sluice exporter: serves /metrics for every attached interface in the
- * Prometheus text format, through the HTTP server of outputs/http.c. The
+ * Prometheus text format, and the live page (page.c), through the HTTP
+ * server of outputs/http.c. The
  * costly part of a scrape, walking the source table to count sources, is
  * done at most once a second per interface and shared.
  */
@@ -238,10 +239,11 @@ static int exporter_run(struct cli_args *a, struct state *unused)
 const struct command cmd_exporter = {
 	.id = CMD_EXPORTER,
 	.name = "exporter",
-	.summary = "serve Prometheus metrics for every interface",
+	.summary = "serve Prometheus metrics and a live page for every interface",
 	.synopsis = "[--listen ADDR:PORT]",
 	.description =
 		"Serve the counters of every attached interface at http://ADDR:PORT/metrics in\n"
-		"the Prometheus text format, until SIGINT or SIGTERM.",
+		"the Prometheus text format, and a live page of them at http://ADDR:PORT/ (one\n"
+		"interface at /if/IFACE) polling /api/stats, until SIGINT or SIGTERM.",
 	.run = exporter_run,
 };
