@@ -169,7 +169,7 @@ $(OUTPUT)/page_html.c: user/commands/page.html | $(OUTPUT)
 
 $(OUTPUT)/page_html.o: $(OUTPUT)/page_html.c
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-variable-declarations -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # tools/<program>/ and the library they share, tools/lib/ (which tests use too).
 $(OUTPUT)/tools/%.o: tools/%.c $(SKELETONS) | $(OUTPUT)/tools
