@@ -146,13 +146,15 @@ test_live() {
 	check "page: the top source shown is the flooder, limited now" \
 		test "$top" = "\"$HEAVY/32\"" -a \
 		"$(js "document.querySelector('#top tbody tr td.limited').textContent")" = '"yes"'
-	# The flooder sends three quarters of what is dropped.
-	CHECK_DETAIL="stats $rate dropped/s; top row: $(js "document.querySelector('#top tbody tr').textContent");\
- top --sort rate: $("$SLUICE" top "$LAB_HOST" --sort rate -n 2 --json | jq -c '[.sources[] | [.prefix, .pps]]')"
-	check "page: the flooder's rate is shown, the highest, against its limit" \
+	# The flooder's rate on the page against top's own (--sort rate, over a
+	# second): the generators' rates waver on a loaded host, so no fixed figure.
+	p=$(js "+document.querySelector('#top tbody tr td.pps').dataset.value")
+	a=$("$SLUICE" top "$LAB_HOST" --sort rate -n 1 --json | jq -r '.sources[0].pps')
+	CHECK_DETAIL="page $p pps, top --sort rate $a pps; top row: $(js "document.querySelector('#top tbody tr').textContent")"
+	check "page: the flooder's rate is top's, within 30%, the highest shown, against its limit" \
 		wait_js "(() => { const r = [...document.querySelectorAll('#top tbody tr')];
 			const pps = r.map(x => +x.querySelector('td.pps').dataset.value);
-			return pps[0] > $rate / 2 && pps.every(v => v <= pps[0]) &&
+			return pps[0] > $a * 0.7 && pps[0] < $a * 1.3 && pps.every(v => v <= pps[0]) &&
 				/\/$BURST gcra/.test(r[0].querySelector('td.level').textContent); })()" 5
 
 	CHECK_DETAIL=$(js "performance.getEntriesByType('resource').map(e => e.name).filter(n =>
