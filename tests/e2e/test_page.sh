@@ -209,7 +209,7 @@ PY
 }
 
 test_paths() {
-	local port want codes
+	local port want codes i pids
 	port=${EXPORTER_ADDR##*:}
 	codes=$(target_codes "$port")
 	want="200 /|200 /?x=1|200 /api/stats|200 /%61pi/stats|200 /api/stats?iface=x|200 /if/IF|\
@@ -223,6 +223,16 @@ test_paths() {
 	check "exporter: POST /api/stats gets 405 (read-only)" test "$CHECK_DETAIL" = 405
 	CHECK_DETAIL=$(curl -s -o /dev/null -w '%{content_type}' "http://$EXPORTER_ADDR/api/stats")
 	check "exporter: /api/stats is JSON" test "$CHECK_DETAIL" = application/json
+	# Shared: 10 clients at once within a second get one or two documents, not 10.
+	pids=()
+	for i in $(seq 10); do
+		curl -s -m 10 "http://$EXPORTER_ADDR/api/stats" | jq -r .time_ns >"$LAB_TMP/api.time.$i" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	CHECK_DETAIL="$(sort -u "$LAB_TMP"/api.time.* | wc -l) documents"
+	check "exporter: /api/stats is built once a second and shared by the clients of that second" \
+		test "$(sort -u "$LAB_TMP"/api.time.* | wc -l)" -le 2
 	curl -s "http://$EXPORTER_ADDR/" >"$LAB_TMP/page.html"
 	check "exporter: the page is the file in the tree, byte for byte" \
 		cmp -s "$LAB_TMP/page.html" user/commands/page.html
