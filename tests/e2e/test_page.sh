@@ -29,6 +29,9 @@ page_down() {
 	[ -n "${CHROME_PID:-}" ] && kill -TERM -- "-$CHROME_PID" 2>/dev/null
 	[ -n "${CHROME_PID:-}" ] && wait "$CHROME_PID" 2>/dev/null
 	CHROME_PID=
+	[ -n "${FLEET_FILE:-}" ] && rm -f "$FLEET_FILE" "$FLEET_FILE.tmp"
+	# The directories, only those this test made, and only when left empty.
+	[ -n "${FLEET_MADE:-}" ] && rmdir $FLEET_MADE 2>/dev/null
 	lab_down
 }
 
@@ -186,6 +189,27 @@ test_live() {
 			+document.querySelector('#outcomes tr[data-counter=dropped] td.packets').dataset.value > 0" 10
 }
 
+# The fleet agent's state as the page shows it, from the report an agent
+# writes for status and the exporter (/run/sluice/fleet/IFACE): written here
+# as the agent writes it, for a process of ours, an agent fallen back to its
+# local limit. The agent itself, against Redis, is test_fleet.sh's.
+test_fleet_state() {
+	FLEET_FILE=/run/sluice/fleet/$LAB_HOST
+	[ -d /run/sluice/fleet ] || FLEET_MADE=/run/sluice/fleet
+	[ -d /run/sluice ] || FLEET_MADE="$FLEET_MADE /run/sluice"
+	mkdir -p /run/sluice/fleet
+	printf 'pid %d\nup 0\nmode fallback-local\nperiod_ns 100000000\nhosts 3\ncandidates 7\nlag_ns 2500000000\nunpushed 42\nwritten_ns %s\n' \
+		$$ "$(date +%s%N)" >"$FLEET_FILE.tmp"
+	mv "$FLEET_FILE.tmp" "$FLEET_FILE"
+	CHECK_DETAIL=$(js "document.getElementById('fleet').textContent")
+	check "page: shows the fleet agent's state, fallen back" \
+		wait_js "/^DOWN, mode fallback-local, 3 hosts, 7 sources synced, lag 2500 ms, 42 packets unpushed/.test(
+			document.getElementById('fleet').textContent)" 4
+	rm -f "$FLEET_FILE"
+	check "page: says no agent runs once its report is gone" \
+		wait_js "/no agent runs/.test(document.getElementById('fleet').textContent)" 5
+}
+
 # target_codes PORT: "CODE TARGET" for the page's paths, sent raw.
 target_codes() {
 	python3 - "$1" "$LAB_HOST" <<'PY'
@@ -324,6 +348,7 @@ exporter_start || {
 	exit
 }
 test_live
+test_fleet_state
 test_paths
 test_hundred_pages
 check "exporter: still running after all of that" kill -0 "$EXPORTER_PID"
