@@ -3,12 +3,9 @@
  * sluice top: the busiest sources (reads/busiest.c) as a table or JSON
  * (outputs/busiest.c).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include "base/errors.h"
-#include "base/json.h"
 #include "commands/commands.h"
 #include "outputs/busiest.h"
 #include "outputs/report.h"
