@@ -27,11 +27,12 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # libhiredis-dev: the fleet agent's Redis client; redis-server and redis-tools:
 # the fleet test's Redis node and cluster (redis-cli --cluster create).
 # fail2ban: the fail2ban action's test (test_fail2ban.sh runs a private server).
+# python3-yaml: test_dashboards.sh reads the alert rules and their tests.
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
 		prometheus curl ethtool nftables procps scdoc bash-completion zsh fish man-db groff-base \
 		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian \
-		python3 redis-server redis-tools libhiredis-dev fail2ban
+		python3 redis-server redis-tools libhiredis-dev fail2ban python3-yaml
 BENCH_PACKAGES := iptables nftables ethtool gnuplot-nox bpftool jq util-linux iproute2
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
