@@ -9,7 +9,8 @@
 # every series of the tests has a label set it served, every panel's query
 # returns data from Prometheus, the rules evaluate without error, and
 # fleet fallback, an interface gone and the exporter down make their alerts
-# pending. The checker is shown to fail on a broken name.
+# pending, and a deleted link makes SluiceInterfaceStale pending. The
+# checker is shown to fail on a broken name.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
@@ -124,6 +125,14 @@ alert_active() {
 			(.labels.interface == $i or (.labels.interface == null and .labels.instance == $e)))] | length > 0'
 }
 
+# The alerts pending or firing for the lab's interface or exporter, one a line
+# (the exporter also serves other interfaces of the host: theirs are not ours).
+lab_alerts() {
+	curl -s -m 5 "http://$PROM_ADDR/api/v1/alerts" | jq -r --arg i "$LAB_HOST" --arg e "$EXPORTER_ADDR" \
+		'.data.alerts[] | select(.labels.interface == $i or (.labels.interface == null and .labels.instance == $e))
+			| "\(.labels.alertname) \(.state)"'
+}
+
 alert_quiet() {
 	! alert_active "$1"
 }
@@ -203,10 +212,17 @@ test_live() {
 	check "every panel's query returns data from Prometheus ($(dashboard_queries | wc -l) queries)" \
 		wait_for 20 queries_have_data
 	check "Prometheus evaluates all nine rules without error" wait_for 10 rules_healthy
-	check "SluiceFleetFallback is quiet while the agent is up" alert_quiet SluiceFleetFallback
+	CHECK_DETAIL=$(lab_alerts)
+	check "no alert pending or firing for the interface while all is well (under the flood)" \
+		test -z "$CHECK_DETAIL"
 	kill "$REDIS_PID" 2>/dev/null
 	CHECK_DETAIL=$(tail -n 2 "$LAB_TMP/agent.log" | tr '\n' ' ')
 	check "Redis gone: SluiceFleetFallback pending for the interface" wait_for 20 alert_active SluiceFleetFallback
+	# The link deleted under sluice: its pinned state is stale.
+	ip link del "$LAB_HOST"
+	check "link deleted: SluiceInterfaceStale pending for it" wait_for 20 alert_active SluiceInterfaceStale
+	check "link deleted: SluiceInterfaceUnreadable quiet (the exporter still reads the state)" \
+		alert_quiet SluiceInterfaceUnreadable
 	"$SLUICE" detach "$LAB_HOST" >/dev/null
 	check "interface detached: SluiceInterfaceGone pending for it" wait_for 20 alert_active SluiceInterfaceGone
 	kill "$EXPORTER_PID" 2>/dev/null
