@@ -6,7 +6,8 @@ stdout, exit 1 if any.
 
   dashboard_check.py names SCRAPE DASHBOARD RULES TESTS
       every sluice_ name in the three files is one SCRAPE serves; every
-      series of TESTS has a label set SCRAPE serves that name with
+      series of TESTS has a label set SCRAPE serves that name with; every
+      family SCRAPE serves is on the dashboard
   dashboard_check.py dashboard DASHBOARD
       valid JSON, the datasource an import input, every panel a query
   dashboard_check.py coverage RULES TESTS
@@ -62,6 +63,13 @@ def check_names(scrape, files):
             if n not in have:
                 problems.append(f"{path}: {n} is not served by the exporter")
     return have
+
+
+def check_all_shown(scrape, dashboard):
+    families = {l.split()[2] for l in open(scrape) if l.startswith("# TYPE sluice_")}
+    shown = set(NAME.findall(open(dashboard).read()))
+    for f in sorted(families - shown):
+        problems.append(f"{dashboard}: no panel shows {f}, which the exporter serves")
 
 
 def check_test_series(have, tests):
@@ -135,6 +143,7 @@ def main(argv):
     if len(argv) == 6 and argv[1] == "names":
         have = check_names(argv[2], argv[3:6])
         check_test_series(have, argv[5])
+        check_all_shown(argv[2], argv[3])
     elif len(argv) == 3 and argv[1] == "dashboard":
         check_dashboard(argv[2])
     elif len(argv) == 4 and argv[1] == "coverage":

@@ -6,7 +6,8 @@
 # both); a real exporter, a fleet agent on a real redis-server, and a real
 # Prometheus scraping them on a veth lab under a flood: every sluice_ name
 # in the dashboard, the rules and their tests is one the exporter served,
-# every series of the tests has a label set it served, every panel's query
+# every series of the tests has a label set it served, every family it
+# served is on a panel of the dashboard, every panel's query
 # returns data from Prometheus, the rules evaluate without error, and
 # fleet fallback, an interface gone and the exporter down make their alerts
 # pending, and a deleted link makes SluiceInterfaceStale pending. The
@@ -188,13 +189,17 @@ test_live() {
 			sluice_fleet_calls_total sluice_fleet_would_refuse_total sluice_fleet_errors_total; do
 			grep -q \"^\$f{interface=\\\"$LAB_HOST\\\"\" '$LAB_TMP/scrape' || exit 1; done"
 	CHECK_DETAIL=$(python3 "$CHECKER" names "$LAB_TMP/scrape" "$DASHBOARD" "$RULES" "$TESTS" | head -n 5 | tr '\n' ' ')
-	check "every sluice_ name in the dashboard, the rules and their tests is served; the tests' label sets too" \
+	check "every sluice_ name in the dashboard, the rules and their tests is served; the tests' label sets too; every family served is on the dashboard" \
 		python3 "$CHECKER" names "$LAB_TMP/scrape" "$DASHBOARD" "$RULES" "$TESTS"
 	# The check must fail on one wrong name in each file, and on a wrong label.
 	sed '0,/sluice_dropped_packets_total/s//sluice_droped_packets_total/' "$DASHBOARD" >"$LAB_TMP/d.json"
 	sed '0,/sluice_max_sources/s//sluice_sources_max/' "$RULES" >"$LAB_TMP/r.yml"
 	sed '0,/sluice_refused_total/s//sluice_refusals_total/' "$TESTS" >"$LAB_TMP/t.yml"
 	sed '0,/reason="full"/s//reason="fill"/' "$TESTS" >"$LAB_TMP/l.yml"
+	jq 'del(.panels[].targets[]? | select(.expr | contains("sluice_fleet_would_refuse_total")))' \
+		"$DASHBOARD" >"$LAB_TMP/m.json"
+	check "the name check fails on a family served but on no panel" \
+		bash -c "! python3 '$CHECKER' names '$LAB_TMP/scrape' '$LAB_TMP/m.json' '$RULES' '$TESTS'"
 	check "the name check fails on a wrong name in the dashboard" \
 		bash -c "! python3 '$CHECKER' names '$LAB_TMP/scrape' '$LAB_TMP/d.json' '$RULES' '$TESTS'"
 	check "the name check fails on a wrong name in the rules" \
