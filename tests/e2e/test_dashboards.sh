@@ -3,15 +3,15 @@
 # The Grafana dashboard (contrib/grafana) and the Prometheus alert rules
 # (contrib/prometheus) against the real thing: promtool checks the rules and
 # runs their unit tests (every alert firing and not firing, each alert with
-# both); a real exporter, a fleet agent on a real redis-server, and a real
-# Prometheus scraping them on a veth lab under a flood: every sluice_ name
-# in the dashboard, the rules and their tests is one the exporter served,
-# every series of the tests has a label set it served, every family it
-# served is on a panel of the dashboard, every panel's query
-# returns data from Prometheus, the rules evaluate without error, and
-# fleet fallback, an interface gone and the exporter down make their alerts
-# pending, and a deleted link makes SluiceInterfaceStale pending. The
-# checker is shown to fail on a broken name.
+# both). Then a real exporter, a fleet agent on a real redis-server and a
+# real Prometheus scraping them, on a veth lab under a flood: every sluice_
+# name in the dashboard, the rules and their tests is one the exporter
+# served, every series of the tests has a label set it served, every family
+# it served is on a panel, every panel's query returns data from
+# Prometheus, the rules evaluate without error, and new sources over the
+# admission budget, fleet fallback, a deleted link, an interface detached
+# and the exporter stopped make their alerts pending. The checker is shown
+# to fail on a broken name, label, query or untested alert.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
@@ -220,6 +220,12 @@ test_live() {
 	CHECK_DETAIL=$(lab_alerts)
 	check "no alert pending or firing for the interface while all is well (under the flood)" \
 		test -z "$CHECK_DETAIL"
+	# A budget of one new source a second, and 200 new sources: most refused.
+	"$SLUICE" set "$LAB_HOST" --new-sources 1/s >/dev/null
+	flood 200 4 1000 "$LAB_NET.2.0" >/dev/null
+	CHECK_DETAIL="refused $("$SLUICE" stats "$LAB_HOST" --json | jq .table.refused)"
+	check "new sources over --new-sources: SluiceAdmissionBudgetSpent pending for the interface" \
+		wait_for 20 alert_active SluiceAdmissionBudgetSpent
 	kill "$REDIS_PID" 2>/dev/null
 	CHECK_DETAIL=$(tail -n 2 "$LAB_TMP/agent.log" | tr '\n' ' ')
 	check "Redis gone: SluiceFleetFallback pending for the interface" wait_for 20 alert_active SluiceFleetFallback
