@@ -226,6 +226,10 @@ test_live() {
 	CHECK_DETAIL="refused $("$SLUICE" stats "$LAB_HOST" --json | jq .table.refused)"
 	check "new sources over --new-sources: SluiceAdmissionBudgetSpent pending for the interface" \
 		wait_for 20 alert_active SluiceAdmissionBudgetSpent
+	# The agent learns Redis is gone from a sync call, which traffic makes:
+	# a flood of its own, whatever is left of the first one.
+	flood "$SOURCES" 15 "$PPS" >/dev/null &
+	LAB_PIDS+=($!)
 	kill "$REDIS_PID" 2>/dev/null
 	CHECK_DETAIL=$(tail -n 2 "$LAB_TMP/agent.log" | tr '\n' ' ')
 	check "Redis gone: SluiceFleetFallback pending for the interface" wait_for 20 alert_active SluiceFleetFallback
