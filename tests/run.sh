@@ -41,6 +41,7 @@ SUITES=(
 	tests/e2e/test_fail2ban.sh
 	tests/e2e/test_fleet.sh
 	tests/e2e/test_hostile_redis.sh
+	tests/e2e/test_dashboards.sh
 )
 
 total_passed=0
