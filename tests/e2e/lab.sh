@@ -139,14 +139,27 @@ flood() {
 		awk '/^sent/ { print $2, $5 }'
 }
 
-# exporter_addr FILE: the address an exporter writing to FILE serves, once it
-# says so (up to 5 s); empty if it never does.
+# exporter_addr FILE [PID]: the address an exporter writing to FILE serves,
+# once it says so (up to 5 s, or until PID exits); empty if it never does.
 exporter_addr() {
 	local i addr
 	for i in $(seq 50); do
 		addr=$(sed -n 's|^sluice exporter: serving http://\(.*\)/metrics$|\1|p' "$1")
 		[ -n "$addr" ] && break
+		[ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && break
 		sleep 0.1
 	done
 	echo "$addr"
+}
+
+# exporter_start ARGS...: `sluice exporter ARGS` in the background, its output
+# in $LAB_TMP/exporter.out; sets EXPORTER_PID and EXPORTER_ADDR, and fails
+# when it never says where it serves.
+exporter_start() {
+	: >"$LAB_TMP/exporter.out"
+	"$SLUICE" exporter "$@" >"$LAB_TMP/exporter.out" 2>&1 &
+	EXPORTER_PID=$!
+	LAB_PIDS+=("$EXPORTER_PID")
+	EXPORTER_ADDR=$(exporter_addr "$LAB_TMP/exporter.out" "$EXPORTER_PID")
+	[ -n "$EXPORTER_ADDR" ]
 }

@@ -266,10 +266,8 @@ scrape_value() {
 
 test_exporter() {
 	local addr gen unix
-	"$SLUICE" exporter --listen 127.0.0.1:0 >"$LAB_TMP/exporter.out" 2>&1 &
-	EXPORTER_PID=$!
-	LAB_PIDS+=("$EXPORTER_PID")
-	addr=$(exporter_addr "$LAB_TMP/exporter.out")
+	exporter_start --listen 127.0.0.1:0
+	addr=$EXPORTER_ADDR
 	curl -s -m 10 -o "$LAB_TMP/m1" "http://$addr/metrics"
 	gen=$(generation)
 	unix=$("$SLUICE" status "$LAB_HOST" --json | jq -r '.[0].changed_at_unix')

@@ -63,15 +63,6 @@ test_promtool() {
 		bash -c "! python3 '$CHECKER' dashboard '$LAB_TMP/noquery.json'"
 }
 
-# exporter_start: the exporter on a free loopback port (EXPORTER_PID, EXPORTER_ADDR).
-exporter_start() {
-	"$SLUICE" exporter --listen 127.0.0.1:0 >"$LAB_TMP/exporter.out" 2>&1 &
-	EXPORTER_PID=$!
-	LAB_PIDS+=("$EXPORTER_PID")
-	EXPORTER_ADDR=$(exporter_addr "$LAB_TMP/exporter.out")
-	[ -n "$EXPORTER_ADDR" ]
-}
-
 redis_start() {
 	REDIS_PORT=$(free_port)
 	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
@@ -172,7 +163,7 @@ test_live() {
 		return
 	}
 	CHECK_DETAIL=$(cat "$LAB_TMP/exporter.out" 2>/dev/null)
-	check "exporter starts" exporter_start || return
+	check "exporter starts" exporter_start --listen 127.0.0.1:0 || return
 	CHECK_DETAIL=$(tail -n 3 "$LAB_TMP/redis.log" 2>/dev/null | tr '\n' ' ')
 	check "redis-server starts" redis_start || return
 	CHECK_DETAIL=$(tail -n 3 "$LAB_TMP/agent.log" 2>/dev/null | tr '\n' ' ')

@@ -216,22 +216,6 @@ test_prometheus() {
 		"$(grep -c '^# TYPE .* counter$' "$LAB_TMP/metrics.txt")" = "$(grep '^# TYPE' "$LAB_TMP/metrics.txt" | grep -c '_total counter$')"
 }
 
-# exporter_start ARGS...: sets EXPORTER_PID and EXPORTER_ADDR from its first line.
-exporter_start() {
-	: >"$LAB_TMP/exporter.out"
-	"$SLUICE" exporter "$@" >"$LAB_TMP/exporter.out" 2>&1 &
-	EXPORTER_PID=$!
-	LAB_PIDS+=("$EXPORTER_PID")
-	local i
-	for i in $(seq 50); do
-		EXPORTER_ADDR=$(sed -n 's|^sluice exporter: serving http://\(.*\)/metrics$|\1|p' "$LAB_TMP/exporter.out")
-		[ -n "$EXPORTER_ADDR" ] && return 0
-		kill -0 "$EXPORTER_PID" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
 exporter_stop() {
 	kill -TERM "$EXPORTER_PID" 2>/dev/null
 	wait "$EXPORTER_PID"
@@ -540,25 +524,35 @@ PY
 
 # target_codes PORT: "CODE TARGET" for each request target, sent raw to 127.0.0.1.
 target_codes() {
-	python3 - "$1" <<'PY'
-import socket, sys
-targets = [b"/metrics", b"/metrics?", b"/metrics?x=1", b"/%6detrics",
-           b"/metrics%00", b"/metrics%00x", b"/metrics%0a", b"/metrics%0d%0a",
-           b"/metrics%7f", b"/metrics%09", b"/metrics%1b", b"/metrics?x=%00",
-           b"/metrics%", b"/metrics%0", b"/metrics%zz",
-           b"/metrics\x00", b"/metrics\x00x", b"/metrics\x01", b"/metrics\x7f",
-           b"/metrics\x1b[2J", b"/metrics?x\x00", b"/metr\x00ics",
-           b"/metrics/", b"//metrics", b"/metrics%2f", b"/metrics%20", b"/metricsx"]
-for t in targets:
-    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-    s.sendall(b"GET " + t + b" HTTP/1.1\r\nHost: x\r\n\r\n")
-    try:
-        status = s.recv(64).split(b" ")[1].decode()
-    except (OSError, IndexError):
-        status = "none"
-    s.close()
-    print(status, repr(t)[2:-1])
-PY
+	python3 tests/e2e/raw_status.py "$1" <<'EOF'
+/metrics
+/metrics?
+/metrics?x=1
+/%6detrics
+/metrics%00
+/metrics%00x
+/metrics%0a
+/metrics%0d%0a
+/metrics%7f
+/metrics%09
+/metrics%1b
+/metrics?x=%00
+/metrics%
+/metrics%0
+/metrics%zz
+/metrics\x00
+/metrics\x00x
+/metrics\x01
+/metrics\x7f
+/metrics\x1b[2J
+/metrics?x\x00
+/metr\x00ics
+/metrics/
+//metrics
+/metrics%2f
+/metrics%20
+/metricsx
+EOF
 }
 
 # Hostile clients on loopback: a stalled client cannot lock out the others

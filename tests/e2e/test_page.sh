@@ -43,14 +43,6 @@ flood_bg() {
 	LAB_PIDS+=($!)
 }
 
-exporter_start() {
-	"$SLUICE" exporter --listen 127.0.0.1:0 >"$LAB_TMP/exporter.out" 2>&1 &
-	EXPORTER_PID=$!
-	LAB_PIDS+=("$EXPORTER_PID")
-	EXPORTER_ADDR=$(exporter_addr "$LAB_TMP/exporter.out")
-	[ -n "$EXPORTER_ADDR" ]
-}
-
 # chrome_start URL: a headless Chromium on URL; sets CHROME_PORT, its DevTools port.
 chrome_start() {
 	local i
@@ -210,26 +202,36 @@ test_fleet_state() {
 		wait_js "/no agent runs/.test(document.getElementById('fleet').textContent)" 5
 }
 
-# target_codes PORT: "CODE TARGET" for the page's paths, sent raw.
+# target_codes PORT: "CODE TARGET" for the page's paths, sent raw; the
+# interface's name written IF.
 target_codes() {
-	python3 - "$1" "$LAB_HOST" <<'PY'
-import socket, sys
-iface = sys.argv[2].encode()
-targets = [b"/", b"/?x=1", b"/api/stats", b"/%61pi/stats", b"/api/stats?iface=x",
-           b"/if/" + iface, b"/if/%6c%6f", b"/if/none", b"/if/", b"/if", b"/if/a%2fb",
-           b"/if/a/b", b"/if/0123456789abcdef", b"/if/..", b"/if/a%20b", b"/api/stats/",
-           b"/api", b"//", b"/index.html",
-           b"/%00", b"/api/stats%00", b"/if/lo%00", b"/if/lo\x00x", b"/if/l%0ao", b"/\x1b"]
-for t in targets:
-    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-    s.sendall(b"GET " + t + b" HTTP/1.1\r\nHost: x\r\n\r\n")
-    try:
-        status = s.recv(64).split(b" ")[1].decode()
-    except (OSError, IndexError):
-        status = "none"
-    s.close()
-    print(status, repr(t)[2:-1].replace(sys.argv[2], "IF"))
-PY
+	python3 tests/e2e/raw_status.py "$1" <<EOF | sed "s|^\([0-9]*\) /if/$LAB_HOST$|\1 /if/IF|"
+/
+/?x=1
+/api/stats
+/%61pi/stats
+/api/stats?iface=x
+/if/$LAB_HOST
+/if/%6c%6f
+/if/none
+/if/
+/if
+/if/a%2fb
+/if/a/b
+/if/0123456789abcdef
+/if/..
+/if/a%20b
+/api/stats/
+/api
+//
+/index.html
+/%00
+/api/stats%00
+/if/lo%00
+/if/lo\x00x
+/if/l%0ao
+/\x1b
+EOF
 }
 
 test_paths() {
@@ -341,7 +343,7 @@ trap 'page_down' EXIT
 "$SLUICE" attach "$LAB_HOST" --rate "$RATE/s" --burst "$BURST" >/dev/null
 flood_bg 1 "$HEAVY_PPS" "$HEAVY"
 flood_bg "$SOURCES" "$SOURCES_PPS" "$LAB_SRC_BASE"
-exporter_start || {
+exporter_start --listen 127.0.0.1:0 || {
 	CHECK_DETAIL=$(cat "$LAB_TMP/exporter.out")
 	check "exporter starts" false
 	lab_finish
