@@ -175,13 +175,7 @@ static void route(const char *path, struct http_reply *r)
 		return http_text(r, MHD_HTTP_NOT_FOUND,
 				 "not found; metrics are at /metrics, the live page at /\n");
 	body = scrape(&len);
-	if (!body)
-		return http_text(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read sluice state\n");
-	*r = (struct http_reply){ .status = MHD_HTTP_OK,
-				  .type = PROM_CONTENT_TYPE,
-				  .body = body,
-				  .len = len,
-				  .owned = true };
+	http_owned(r, PROM_CONTENT_TYPE, body, len);
 }
 
 /* Once it listens, where: a line, or with --json a document. */

@@ -239,13 +239,7 @@ static void api_stats(struct http_reply *r)
 	pthread_mutex_unlock(&cache_lock);
 	if (err)
 		fail_state("exporter", err, "*", "read the counters");
-	if (!copy)
-		return http_text(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read sluice state\n");
-	*r = (struct http_reply){ .status = MHD_HTTP_OK,
-				  .type = PAGE_JSON_TYPE,
-				  .body = copy,
-				  .len = len,
-				  .owned = true };
+	http_owned(r, PAGE_JSON_TYPE, copy, len);
 }
 
 /* /if/NAME for a name an interface could have (it need not be attached: the page says so). */

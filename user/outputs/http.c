@@ -344,6 +344,15 @@ void http_text(struct http_reply *r, unsigned int status, const char *text)
 				  .len = strlen(text) };
 }
 
+void http_owned(struct http_reply *r, const char *type, char *body, size_t len)
+{
+	if (!body)
+		return http_text(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read sluice state\n");
+	*r = (struct http_reply){
+		.status = MHD_HTTP_OK, .type = type, .body = body, .len = len, .owned = true
+	};
+}
+
 void http_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
 	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;

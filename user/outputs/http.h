@@ -27,6 +27,11 @@ typedef void (*http_route)(const char *path, struct http_reply *r);
 
 /* A plain-text reply of a static string. */
 void http_text(struct http_reply *r, unsigned int status, const char *text);
+/*
+ * 200 with a malloc'd body the server frees; a NULL body (sluice's state
+ * could not be read) is a 500 saying so.
+ */
+void http_owned(struct http_reply *r, const char *type, char *body, size_t len);
 /* Is the clean path, %-decoded, exactly want: "/%6detrics" is "/metrics", "/metrics/" not. */
 bool http_path_is(const char *path, const char *want);
 /*
