@@ -16,6 +16,7 @@ INSTALLED=/usr/sbin/sluice
 CONF_DIR=/etc/sluice
 EXPORTER_USER=sluice-vmx
 EXPORTER_GROUP=sluice-vmr
+SECOND=${LAB_HOST}b # a second interface the exporter must serve
 DROPIN=/run/systemd/system/sluice-exporter.service.d
 SOURCES=10
 PPS=2000 # 200 a second per source for 2 s
@@ -29,8 +30,9 @@ SLUICE=$INSTALLED
 UNIT=sluice@$LAB_HOST.service
 
 units_down() {
-	systemctl stop "$UNIT" sluice-exporter.service >/dev/null 2>&1
-	rm -rf "$DROPIN" "$CONF_DIR/$LAB_HOST.conf"
+	systemctl stop "$UNIT" "sluice@$SECOND.service" sluice-exporter.service >/dev/null 2>&1
+	rm -rf "$DROPIN" "$CONF_DIR/$LAB_HOST.conf" "$CONF_DIR/$SECOND.conf"
+	ip link del "$SECOND" 2>/dev/null
 	systemctl daemon-reload
 	userdel "$EXPORTER_USER" 2>/dev/null
 	groupdel "$EXPORTER_GROUP" 2>/dev/null
@@ -45,9 +47,9 @@ shown_default() {
 	"$SLUICE" show "$LAB_HOST" | awk '$1 == "default"'
 }
 
-# The interface's generation, 0 when it is not attached.
+# generation [IFACE]: the interface's generation (the lab's by default), 0 when it is not attached.
 generation() {
-	"$SLUICE" status "$LAB_HOST" --json 2>/dev/null |
+	"$SLUICE" status "${1:-$LAB_HOST}" --json 2>/dev/null |
 		jq -r 'if type == "array" then .[0].generation else 0 end' 2>/dev/null || echo 0
 }
 
@@ -65,6 +67,11 @@ scrape_up() {
 # The exporter answers, with sluice_up 1 for the lab's interface.
 exporter_up() {
 	test "$(scrape_up)" = 1
+}
+
+# ... and for the second interface too.
+exporter_up_both() {
+	exporter_up && curl -s -m 5 http://127.0.0.1:9723/metrics | grep -qx "sluice_up{interface=\"$SECOND\"} 1"
 }
 
 # kernel_at_least MAJOR MINOR
@@ -131,34 +138,111 @@ test_exporter() {
 	systemctl stop sluice-exporter.service
 }
 
-# The exporter as its own user, no capability, through attach --group.
+# The drop-in the exporter's unit gives in its comment for a user of its
+# own, with that user and group; without the CAP_BPF lines where the kernel
+# lets bpf() open a pin without it (from 6.5, or with unprivileged BPF).
+exporter_dropin() {
+	sed -n 's/^#   //p' /lib/systemd/system/sluice-exporter.service | sed -n '/^\[Service\]$/,$p' |
+		sed -e "s/^User=.*/User=$EXPORTER_USER/" -e "s/^Group=GROUP$/Group=$EXPORTER_GROUP/" |
+		if [ "$(sysctl -n kernel.unprivileged_bpf_disabled)" = 0 ] || kernel_at_least 6 5; then
+			grep -v 'CAP_BPF$'
+		else
+			cat
+		fi
+}
+
+# as_exporter COMMAND...: COMMAND in the exporter's mount namespace with its
+# user, group and capabilities (CAP_BPF where the drop-in gives it).
+as_exporter() {
+	local pid caps=-all
+	pid=$(systemctl show -P MainPID sluice-exporter.service)
+	grep -q '^AmbientCapabilities=CAP_BPF$' "$DROPIN/user.conf" && caps=-all,+bpf
+	nsenter -t "$pid" -m setpriv --reuid="$EXPORTER_USER" --regid="$EXPORTER_GROUP" --init-groups \
+		--bounding-set="$caps" --inh-caps="$caps" --ambient-caps="$caps" --no-new-privs "$@"
+}
+
+# refused NAME COMMAND...: COMMAND, run as the exporter, fails saying permission is missing.
+refused() {
+	local name=$1 rc
+	shift
+	CHECK_DETAIL=$(as_exporter "$@" 2>&1)
+	rc=$?
+	CHECK_DETAIL="exit $rc: $(tr '\n' ' ' <<<"$CHECK_DETAIL")"
+	check "$name" bash -c "[ $rc != 0 ] && grep -qiE 'permission|not permitted|capabilit' <<<\"\$1\"" _ "$CHECK_DETAIL"
+}
+
+# cap_mask NAME...: the /proc/PID/status mask holding exactly these capabilities.
+cap_mask() {
+	local bits=0 c
+	for c in "$@"; do
+		case $c in
+		CAP_BPF) bits=$((bits | 1 << 39)) ;;
+		esac
+	done
+	printf '%016x' "$bits"
+}
+
+# The exporter as its own user through attach --group and the unit's drop-in:
+# it serves every interface, holds no capability beyond the drop-in's, cannot
+# change anything, and leaves /run/sluice and the command lock root's.
 test_exporter_user() {
+	local pid want gen2 caps
 	groupadd --system "$EXPORTER_GROUP" &&
 		useradd --system --no-create-home -g "$EXPORTER_GROUP" "$EXPORTER_USER" || {
 		check "a throwaway user and group for the exporter" false
 		return
 	}
-	printf 'attach group %s\ndefault rate 40/s burst 20\ndeny 198.51.100.0/24\n' "$EXPORTER_GROUP" \
-		>"$CONF_DIR/$LAB_HOST.conf"
-	CHECK_DETAIL=$(systemctl restart "$UNIT" 2>&1; journalctl -q -u "$UNIT" -o cat | grep -v '^sluice@' | tail -n 3 | tr '\n' ' ')
-	check "systemctl restart $UNIT with attach group $EXPORTER_GROUP" test "$(unit_state "$UNIT")" = active
+	ip link add "$SECOND" type veth peer name "${SECOND}p" && ip link set "$SECOND" up &&
+		ip link set "${SECOND}p" up && udevadm settle
+	for i in "$LAB_HOST" "$SECOND"; do
+		printf 'attach group %s\ndefault rate 40/s burst 20\n' "$EXPORTER_GROUP" >"$CONF_DIR/$i.conf"
+		CHECK_DETAIL=$(systemctl restart "sluice@$i.service" 2>&1; journalctl -q -u "sluice@$i.service" -o cat | grep -v '^sluice@' | tail -n 3 | tr '\n' ' ')
+		check "systemctl restart sluice@$i with attach group $EXPORTER_GROUP" test "$(unit_state "sluice@$i.service")" = active
+	done
 	mkdir -p "$DROPIN"
-	printf '[Service]\nUser=%s\nGroup=%s\nRuntimeDirectoryMode=0711\nBindReadOnlyPaths=/sys/fs/bpf/sluice:/run/sluice/pins\n' \
-		"$EXPORTER_USER" "$EXPORTER_GROUP" >"$DROPIN/user.conf"
-	# Before Linux 6.5 bpf() refuses a process without CAP_BPF outright
-	# where kernel.unprivileged_bpf_disabled is set (Debian 12: 2).
-	if [ "$(sysctl -n kernel.unprivileged_bpf_disabled)" != 0 ] && ! kernel_at_least 6 5; then
-		printf 'CapabilityBoundingSet=CAP_BPF\nAmbientCapabilities=CAP_BPF\n' >>"$DROPIN/user.conf"
-	fi
+	exporter_dropin >"$DROPIN/user.conf"
 	systemctl daemon-reload
-	check "sluice-exporter starts with the drop-in (User=$EXPORTER_USER)" \
+	CHECK_DETAIL=$(tr '\n' ' ' <"$DROPIN/user.conf")
+	check "sluice-exporter starts with the unit's drop-in (User=$EXPORTER_USER)" \
 		systemctl start sluice-exporter.service
-	CHECK_DETAIL="$(systemctl show -P MainPID sluice-exporter.service) $(journalctl -q -u sluice-exporter.service -n 3 -o cat | tr '\n' ' ')"
-	check "... it runs as $EXPORTER_USER" test "$(ps -o user= -p "$(systemctl show -P MainPID sluice-exporter.service)")" = "$EXPORTER_USER"
-	check "... and serves sluice_up 1 for the interface" wait_for exporter_up
+	pid=$(systemctl show -P MainPID sluice-exporter.service)
+	CHECK_DETAIL="$pid $(journalctl -q -u sluice-exporter.service -n 3 -o cat | tr '\n' ' ')"
+	check "... it runs as $EXPORTER_USER" test "$(ps -o user= -p "$pid")" = "$EXPORTER_USER"
+	want=$(cap_mask $(sed -n 's/^AmbientCapabilities=//p' "$DROPIN/user.conf"))
+	caps=$(awk '/^Cap(Eff|Prm|Bnd|Amb):/ { print $2 }' "/proc/$pid/status" | sort -u | tr '\n' ' ')
+	CHECK_DETAIL="want $want, has $caps"
+	check "... with no capability beyond the drop-in's (effective, permitted, bounding, ambient)" \
+		test "$caps" = "$want "
+	wait_for exporter_up_both
+	CHECK_DETAIL="$(curl -s -m 5 http://127.0.0.1:9723/metrics | grep '^sluice_up' | tr '\n' ' '); $(journalctl -q -u sluice-exporter.service -n 30 -o cat | tr '\n' ' ')"
+	check "... and serves sluice_up 1 for each interface" exporter_up_both
+	CHECK_DETAIL=$(command stat -c '%U:%G %a %n' /run/sluice /run/sluice/lock | tr '\n' ' ')
+	check "... /run/sluice and its command lock stay root's" \
+		test "$(command stat -c '%U:%G' /run/sluice /run/sluice/lock | sort -u)" = root:root
+	check "... the command lock stays root's 0600" test "$(command stat -c %a /run/sluice/lock)" = 600
+	CHECK_DETAIL=$(as_exporter "$SLUICE" stats "$SECOND" 2>&1 | head -n 3 | tr '\n' ' ')
+	check "... its user, group and capabilities read the counters in its namespace" \
+		as_exporter "$SLUICE" stats "$SECOND"
+	gen2=$(generation "$SECOND")
+	refused "... but cannot set a rate" "$SLUICE" set "$SECOND" --rate 1/s
+	refused "... nor deny an address" "$SLUICE" deny add "$SECOND" 192.0.2.1
+	refused "... nor open a pinned map for writing (bpftool)" \
+		bpftool map update pinned "/run/sluice/pins/$SECOND/policies" key hex 00 00 00 00 value hex 00
+	CHECK_DETAIL="generation $gen2 -> $(generation "$SECOND")"
+	check "... and the interface's state is unchanged" test "$(generation "$SECOND")" = "$gen2"
 	systemctl stop sluice-exporter.service
 	rm -rf "$DROPIN"
 	systemctl daemon-reload
+	# Units that run as root start beside the group's readers.
+	systemctl start sluice-exporter.service
+	systemctl restart "sluice@$LAB_HOST.service"
+	CHECK_DETAIL=$(command stat -c '%U:%G %a %n' /run/sluice | tr '\n' ' ')
+	check "a root exporter and a restarted unit leave /run/sluice passable by the group (0711)" \
+		test "$(command stat -c %a /run/sluice)" = 711
+	systemctl stop sluice-exporter.service
+	systemctl stop "sluice@$SECOND.service"
+	rm -f "$CONF_DIR/$SECOND.conf"
+	ip link del "$SECOND" 2>/dev/null
 }
 
 test_stop() {
