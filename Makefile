@@ -27,11 +27,14 @@ ARCH_INC    = /usr/include/$(shell $(CC) -dumpmachine)
 # libhiredis-dev: the fleet agent's Redis client; redis-server and redis-tools:
 # the fleet test's Redis node and cluster (redis-cli --cluster create).
 # fail2ban: the fail2ban action's test (test_fail2ban.sh runs a private server).
+# chromium: the exporter's live page driven headless (test_page.sh).
+# python3-yaml: test_dashboards.sh reads the alert rules and their tests.
 DEB_PACKAGES := clang llvm gcc make libbpf-dev libelf-dev zlib1g-dev bpftool \
 		linux-libc-dev libclang-rt-14-dev iproute2 jq util-linux libmicrohttpd-dev \
 		prometheus curl ethtool nftables procps scdoc bash-completion zsh fish man-db groff-base \
 		libxdp-dev xdp-tools pkg-config systemd build-essential debhelper dpkg-dev lintian \
-		python3 redis-server redis-tools libhiredis-dev fail2ban
+		python3 redis-server redis-tools libhiredis-dev fail2ban chromium \
+		python3-yaml
 BENCH_PACKAGES := iptables nftables ethtool gnuplot-nox bpftool jq util-linux iproute2
 
 # Quiet by default, as libbpf-bootstrap: `make V=1` shows every command.
@@ -65,7 +68,8 @@ USER_CMDS  := user/main $(basename $(wildcard user/commands/*.c))
 # The command table without main(): what sluice-docgen reads.
 CMD_TABLE_OBJS = $(filter-out $(OUTPUT)/user/main.o,$(CMD_OBJS))
 LIB_OBJS   := $(USER_LIB:user/%=$(OUTPUT)/user/%.o)
-CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o)
+# The exporter's live page (user/commands/page.html), embedded as bytes.
+CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o) $(OUTPUT)/page_html.o
 
 # BPF objects: the datapath, its test-clock twin, and the tools' programs.
 BPF_OBJS   := sluice sluice_test flood bench floor
@@ -152,6 +156,21 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# page.html as a C array, with od and sed alone: the page stays a real file to
+# read and edit, and the exporter serves it from the binary, needing nothing
+# on disk.
+$(OUTPUT)/page_html.c: user/commands/page.html | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q){ echo '#include <stddef.h>'; \
+	  echo 'const unsigned char page_html[] = {'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '};'; \
+	  echo 'const size_t page_html_len = sizeof(page_html);'; } > $@
+
+$(OUTPUT)/page_html.o: $(OUTPUT)/page_html.c
+	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # tools/<program>/ and the library they share, tools/lib/ (which tests use too).
@@ -360,7 +379,8 @@ clean:
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: the command, its man pages and
 # completion, the systemd units and the fail2ban action (their paths filled in
-# for this PREFIX) and an example config. The BPF object is inside the binary (the skeleton), so
+# for this PREFIX), the Grafana dashboard and Prometheus alert rules, and an
+# example config. The BPF object is inside the binary (the skeleton), so
 # nothing else is needed at run time.
 PREFIX         ?= /usr/local
 SBINDIR        ?= $(PREFIX)/sbin
@@ -372,6 +392,9 @@ FISHCOMPDIR    ?= $(DATADIR)/fish/vendor_completions.d
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # A contrib path: fail2ban users copy or link it into /etc/fail2ban/action.d/.
 FAIL2BANDIR    ?= $(DATADIR)/sluice/fail2ban
+# Contrib paths too: imported into Grafana, listed in Prometheus's rule_files.
+GRAFANADIR     ?= $(DATADIR)/sluice/grafana
+PROMETHEUSDIR  ?= $(DATADIR)/sluice/prometheus
 SYSCONFDIR     ?= /etc
 UNITS          := sluice@.service sluice-exporter.service sluice-agent@.service
 INSTALL        ?= install
@@ -380,7 +403,8 @@ install: $(OUTPUT)/sluice $(DOCS)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) \
-		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(FAIL2BANDIR)
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(FAIL2BANDIR) $(DESTDIR)$(GRAFANADIR) \
+		$(DESTDIR)$(PROMETHEUSDIR)
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/sluice $(DESTDIR)$(SBINDIR)/sluice
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.8 $(DESTDIR)$(MANDIR)/man8/sluice.8
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/sluice.conf.5 $(DESTDIR)$(MANDIR)/man5/sluice.conf.5
@@ -397,6 +421,10 @@ install: $(OUTPUT)/sluice $(DOCS)
 		> $(DESTDIR)$(FAIL2BANDIR)/sluice.conf.tmp && \
 		chmod 0644 $(DESTDIR)$(FAIL2BANDIR)/sluice.conf.tmp && \
 		mv $(DESTDIR)$(FAIL2BANDIR)/sluice.conf.tmp $(DESTDIR)$(FAIL2BANDIR)/sluice.conf
+	$(Q)$(INSTALL) -m 0644 contrib/grafana/sluice-dashboard.json \
+		$(DESTDIR)$(GRAFANADIR)/sluice-dashboard.json
+	$(Q)$(INSTALL) -m 0644 contrib/prometheus/sluice-alerts.yml \
+		$(DESTDIR)$(PROMETHEUSDIR)/sluice-alerts.yml
 	$(Q)$(INSTALL) -d $(DESTDIR)$(SYSCONFDIR)/sluice
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf ] || \
 		$(INSTALL) -m 0644 tools/example.conf $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf
@@ -408,8 +436,10 @@ uninstall:
 	$(Q)rm -f $(DESTDIR)$(SBINDIR)/sluice $(DESTDIR)$(MANDIR)/man8/sluice.8 \
 		$(DESTDIR)$(MANDIR)/man5/sluice.conf.5 $(DESTDIR)$(BASHCOMPDIR)/sluice \
 		$(DESTDIR)$(ZSHCOMPDIR)/_sluice $(DESTDIR)$(FISHCOMPDIR)/sluice.fish \
-		$(UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%) $(DESTDIR)$(FAIL2BANDIR)/sluice.conf
-	$(Q)rmdir $(DESTDIR)$(FAIL2BANDIR) $(DESTDIR)$(DATADIR)/sluice 2>/dev/null || true
+		$(UNITS:%=$(DESTDIR)$(SYSTEMDUNITDIR)/%) $(DESTDIR)$(FAIL2BANDIR)/sluice.conf \
+		$(DESTDIR)$(GRAFANADIR)/sluice-dashboard.json $(DESTDIR)$(PROMETHEUSDIR)/sluice-alerts.yml
+	$(Q)rmdir $(DESTDIR)$(FAIL2BANDIR) $(DESTDIR)$(GRAFANADIR) $(DESTDIR)$(PROMETHEUSDIR) \
+		$(DESTDIR)$(DATADIR)/sluice 2>/dev/null || true
 	$(Q)! cmp -s tools/example.conf $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf || \
 		rm -f $(DESTDIR)$(SYSCONFDIR)/sluice/example.conf
 	$(Q)rmdir $(DESTDIR)$(SYSCONFDIR)/sluice 2>/dev/null || true

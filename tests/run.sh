@@ -25,6 +25,7 @@ SUITES=(
 	tests/e2e/test_prove.sh
 	tests/fuzz/run.sh
 	tests/e2e/test_observability.sh
+	tests/e2e/test_page.sh
 	tests/e2e/test_generator.sh
 	tests/e2e/test_jit_lines.sh
 	tests/e2e/test_control.sh
@@ -40,6 +41,7 @@ SUITES=(
 	tests/e2e/test_fail2ban.sh
 	tests/e2e/test_fleet.sh
 	tests/e2e/test_hostile_redis.sh
+	tests/e2e/test_dashboards.sh
 )
 
 total_passed=0

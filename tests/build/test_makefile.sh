@@ -46,6 +46,7 @@ expect "LDFLAGS reach the links" bash -c "test \$(grep -c -- -Wl,-zsluice-ldflag
 expect "make deps lists scdoc and bash-completion" bash -c 'make -s print-DEB_PACKAGES | grep -qw scdoc && make -s print-DEB_PACKAGES | grep -qw bash-completion'
 expect "make deps lists zsh and fish" bash -c 'make -s print-DEB_PACKAGES | grep -qw zsh && make -s print-DEB_PACKAGES | grep -qw fish'
 expect "make deps lists fail2ban (test_fail2ban.sh)" bash -c 'make -s print-DEB_PACKAGES | grep -qw fail2ban'
+expect "make deps lists chromium (test_page.sh)" bash -c 'make -s print-DEB_PACKAGES | grep -qw chromium'
 expect "make bench-deps lists the side-by-side benchmark's tools" bash -c 'for p in iptables nftables ethtool gnuplot-nox bpftool jq; do make -s print-BENCH_PACKAGES | grep -qw "$p" || exit 1; done'
 # The benchmarks install their packages one apt-get at a time, then build, then run.
 for target in bench-compare bench-spoof; do

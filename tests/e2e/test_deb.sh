@@ -4,8 +4,10 @@
 # in a clone of this tree (with its uncommitted changes), lintian without
 # errors, the tree left as git had it, `apt-get install ./sluice_*.deb`, the
 # installed sluice and the demo run with it, its fail2ban action naming
-# /usr/sbin/sluice, a reinstall that upgrades an attached interface in place
-# (postinst), and a purge that detaches it and leaves nothing behind. Refuses to run when a sluice package is installed.
+# /usr/sbin/sluice, its Grafana dashboard and alert rules (promtool), a
+# reinstall that upgrades an attached interface in place (postinst), and a
+# purge that detaches it and leaves nothing behind. Refuses to run when a
+# sluice package is installed.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/e2e/lab.sh
@@ -59,7 +61,8 @@ package_has() {
 		/usr/share/bash-completion/completions/sluice /usr/share/zsh/vendor-completions/_sluice \
 		/usr/share/fish/vendor_completions.d/sluice.fish /lib/systemd/system/sluice@.service \
 		/lib/systemd/system/sluice-exporter.service /lib/systemd/system/sluice-agent@.service \
-		/etc/sluice/example.conf /usr/share/sluice/fail2ban/sluice.conf; do
+		/etc/sluice/example.conf /usr/share/sluice/fail2ban/sluice.conf \
+		/usr/share/sluice/grafana/sluice-dashboard.json /usr/share/sluice/prometheus/sluice-alerts.yml; do
 		dpkg -S "$f" >/dev/null 2>&1 || { CHECK_DETAIL="$f not in the package"; return 1; }
 	done
 }
@@ -101,7 +104,11 @@ deb=$(ls "$WORK"/sluice_*_*.deb | grep -v dbgsym | head -n 1)
 INSTALLED=1
 check "apt-get install ./sluice_*.deb" bash -c 'cd "$0" && apt-get install -y -q "./${1##*/}" 2>&1' \
 	"$WORK" "$deb"
-check "the package holds the command, man pages, completion, units, example, fail2ban action" package_has
+check "the package holds the command, man pages, completion, units, example, fail2ban action, dashboard, alert rules" package_has
+check "the package's alert rules pass promtool check rules" \
+	promtool check rules /usr/share/sluice/prometheus/sluice-alerts.yml
+check "the package's Grafana dashboard is the one in contrib/" \
+	cmp -s contrib/grafana/sluice-dashboard.json /usr/share/sluice/grafana/sluice-dashboard.json
 check "the package's fail2ban action runs /usr/sbin/sluice" \
 	grep -qx "sluice = /usr/sbin/sluice" /usr/share/sluice/fail2ban/sluice.conf
 check "sluice --version from the package" bash -c 'sluice --version | grep -q "^sluice 0.1.0 "'

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # make install and make uninstall into a DESTDIR, for the default PREFIX and
 # PREFIX=/usr: exactly the expected files with their modes, the installed
-# command, man pages, completion, units and fail2ban action working from there, an edited
+# command, man pages, completion, units, fail2ban action, Grafana dashboard and
+# Prometheus alert rules working from there, an edited
 # config kept, and nothing of sluice left after uninstall. Then the installed
 # binary attaches to a lab veth with build/ hidden, as the BPF program is
 # built into it, and applies the installed example config.
@@ -29,7 +30,9 @@ expected_tree() {
 		"644 $p/share/zsh/vendor-completions/_sluice" \
 		"644 $p/share/man/man5/sluice.conf.5" \
 		"644 $p/share/man/man8/sluice.8" \
-		"644 $p/share/sluice/fail2ban/sluice.conf" | sort -k2
+		"644 $p/share/sluice/fail2ban/sluice.conf" \
+		"644 $p/share/sluice/grafana/sluice-dashboard.json" \
+		"644 $p/share/sluice/prometheus/sluice-alerts.yml" | sort -k2
 }
 
 # Every file and link under a tree, as expected_tree prints them.
@@ -94,6 +97,10 @@ install_checks() {
 	check "$label: units run $p/sbin/sluice" units_use "$dest" "$p"
 	check "$label: the fail2ban action runs $p/sbin/sluice" grep -qx "sluice = $p/sbin/sluice" \
 		"$dest$p/share/sluice/fail2ban/sluice.conf"
+	check "$label: the Grafana dashboard installed as in contrib/" cmp -s \
+		contrib/grafana/sluice-dashboard.json "$dest$p/share/sluice/grafana/sluice-dashboard.json"
+	check "$label: the installed alert rules pass promtool check rules" \
+		promtool check rules "$dest$p/share/sluice/prometheus/sluice-alerts.yml"
 	check "$label: systemd-analyze verify passes for both units" units_verify "$dest" "$p"
 	check "$label: installed sluice --version" \
 		bash -c 'cd / && "$0" --version | grep -qE "^sluice [0-9]+\.[0-9]+\.[0-9]+ "' "$dest$p/sbin/sluice"

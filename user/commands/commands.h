@@ -8,6 +8,7 @@
 #ifndef SLUICE_COMMANDS_COMMANDS_H
 #define SLUICE_COMMANDS_COMMANDS_H
 
+#include "outputs/busiest.h"
 #include "outputs/report.h"
 
 #include <stdbool.h>
@@ -100,9 +101,7 @@ uint64_t command_caps(const struct command *c, enum state_use use);
 /* A verb's canonical name for word (or an alias), or NULL. */
 const struct verb *verb_find(const struct command *c, const char *word);
 
-/* The columns of top and status, which the unit tests check against their text and JSON. */
-extern const struct report_col top_cols[];
-extern const int top_ncols;
+/* The columns of status (top's are in outputs/busiest.h), which the unit tests check. */
 extern const struct report_col status_cols[];
 extern const int status_ncols;
 

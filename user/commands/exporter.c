@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sluice exporter: serves /metrics for every attached interface in the
- * Prometheus text format, through the HTTP server of outputs/http.c. The
+ * Prometheus text format, and the live page (page.c), through the HTTP
+ * server of outputs/http.c. The
  * costly part of a scrape, walking the source table to count sources, is
  * done at most once a second per interface and shared.
  */
@@ -13,6 +14,7 @@
 #include "base/errors.h"
 #include "base/json.h"
 #include "commands/commands.h"
+#include "commands/page.h"
 #include "fleet/report.h"
 #include "outputs/http.h"
 #include "outputs/prom.h"
@@ -161,14 +163,17 @@ static char *scrape(size_t *len)
 	return body;
 }
 
-/* /metrics: the exposition; anything else is not found. */
+/* /metrics: the exposition; the page and its JSON (page.c); anything else is not found. */
 static void route(const char *path, struct http_reply *r)
 {
 	size_t len = 0;
 	char *body;
 
+	if (!http_path_is(path, "/metrics") && page_route(path, r))
+		return;
 	if (!http_path_is(path, "/metrics"))
-		return http_text(r, MHD_HTTP_NOT_FOUND, "not found; metrics are at /metrics\n");
+		return http_text(r, MHD_HTTP_NOT_FOUND,
+				 "not found; metrics are at /metrics, the live page at /\n");
 	body = scrape(&len);
 	if (!body)
 		return http_text(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read sluice state\n");
@@ -234,10 +239,11 @@ static int exporter_run(struct cli_args *a, struct state *unused)
 const struct command cmd_exporter = {
 	.id = CMD_EXPORTER,
 	.name = "exporter",
-	.summary = "serve Prometheus metrics for every interface",
+	.summary = "serve Prometheus metrics and a live page for every interface",
 	.synopsis = "[--listen ADDR:PORT]",
 	.description =
 		"Serve the counters of every attached interface at http://ADDR:PORT/metrics in\n"
-		"the Prometheus text format, until SIGINT or SIGTERM.",
+		"the Prometheus text format, and a live page of them at http://ADDR:PORT/ (one\n"
+		"interface at /if/IFACE) polling /api/stats, until SIGINT or SIGTERM.",
 	.run = exporter_run,
 };

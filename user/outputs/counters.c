@@ -129,8 +129,8 @@ static void table_report(struct report *r, const struct sample *s, const struct 
 }
 
 /* The one description of a sample: prev is NULL for a single reading (no rates). */
-static void counters_report(struct report *r, const char *ifname, const struct sample *s,
-			    const struct sample *prev)
+void counters_report(struct report *r, const char *ifname, const struct sample *s,
+		     const struct sample *prev)
 {
 	uint64_t dt = prev ? s->time_ns - prev->time_ns : 0;
 

@@ -261,6 +261,27 @@ bool http_path_is(const char *path, const char *want)
 	return i == n;
 }
 
+bool http_path_rest(const char *path, const char *prefix, char *rest, size_t len)
+{
+	size_t i, n = strlen(prefix);
+	int c;
+
+	for (i = 0; *path; i++) {
+		c = *path == '%' ? escaped_byte(path) : *path;
+		path += *path == '%' ? 3 : 1;
+		if (i < n && c != prefix[i])
+			return false;
+		if (i >= n && i - n + 1 >= len)
+			return false;
+		if (i >= n)
+			rest[i - n] = (char)c;
+	}
+	if (i <= n)
+		return false;
+	rest[i - n] = '\0';
+	return true;
+}
+
 /*
  * libmicrohttpd's first look at the request line, before it changes a
  * byte: the target's end when it is clean, else NULL. This becomes the

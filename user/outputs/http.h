@@ -29,6 +29,11 @@ typedef void (*http_route)(const char *path, struct http_reply *r);
 void http_text(struct http_reply *r, unsigned int status, const char *text);
 /* Is the clean path, %-decoded, exactly want: "/%6detrics" is "/metrics", "/metrics/" not. */
 bool http_path_is(const char *path, const char *want);
+/*
+ * Does the clean path, %-decoded, start with prefix and go on: then its
+ * decoded rest, which must fit in len with its NUL, is in rest.
+ */
+bool http_path_rest(const char *path, const char *prefix, char *rest, size_t len);
 /* Bound and listening on ss (port 0: ss gets the port chosen); the fd or -errno. */
 int http_listen(struct sockaddr_storage *ss);
 /* "192.0.2.1:9723", "[::1]:9723". */
