@@ -164,13 +164,8 @@ static void heartbeat_due(struct agent *ag, uint64_t now)
 		return;
 	ag->heartbeat_ns = now;
 	fleet_redis_round(&ag->redis, ag->redis.timeout_ns);
-	if (!agent_heartbeat(ag)) {
+	if (!agent_heartbeat(ag))
 		ag->hb_failing = true;
-		return;
-	}
-	if (ag->hb_failing)
-		ag->hb_back_ns = monotonic_ns();
-	ag->hb_failing = false;
 }
 
 /* One period. */

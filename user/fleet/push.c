@@ -203,6 +203,10 @@ bool agent_heartbeat(struct agent *ag)
 	r = fleet_redis_command_slot(&ag->redis, key_slot(key, strlen(key)), 7, argv, len);
 	if (!r)
 		return false;
+	/* Back after failing: the hold starts with this beat's list, not the next's. */
+	if (ag->hb_failing)
+		ag->hb_back_ns = monotonic_ns();
+	ag->hb_failing = false;
 	n = fleet_heartbeat_hosts(r, ag->member, AGENT_HOSTS_MAX);
 	freeReplyObject(r);
 	if (n < 0) {
