@@ -255,11 +255,16 @@ failover() {
 	t0=$FLOOD_T0
 	sample $((DUR - 1)) "$TMP/s-$cov" &
 	local sampler=$!
+	PIDS_KEEP+=("$sampler")
 	hosts_watch "$(awk -v a="$t0" -v d="$DUR" 'BEGIN { print a + d - 1 }')" &
 	local watcher=$!
+	PIDS_KEEP+=("$watcher")
 	local l1 l2 l3
 	sleep "$KILL_AT"
 	l1=$(log_lines 1) l2=$(log_lines 2) l3=$(log_lines 3)
+	local c0 c1 tc0 tc1
+	tc0=$(now)
+	c0=$(passed_by "$ctrl")
 	pid=$(cat "$TMP/redis-c$victim.pid")
 	t_kill=$(now)
 	kill -9 "$pid"
@@ -268,6 +273,8 @@ failover() {
 		[ "$(rc "$promoted" role | head -1)" = master ] && t_promo=$(now) && break
 		sleep 0.05
 	done
+	c1=$(passed_by "$ctrl")
+	tc1=$(now)
 	promo_ms=$(awk -v a="$t_kill" -v b="${t_promo:-0}" 'BEGIN { printf "%d", (b - a) * 1000 }')
 	check "[$cov] master $victim killed (-9): replica $promoted promoted after $promo_ms ms" "" test -n "${t_promo:-}"
 	sleep "$(awk -v a="$t0" -v b="$(now)" -v at="$BACK_AT" 'BEGIN { d = a + at - b; print (d > 0 ? d : 0) }')"
@@ -279,6 +286,7 @@ failover() {
 	local restarted=$?
 	wait "$sampler"
 	wait "$watcher"
+	PIDS_KEEP=()
 	floods_wait
 	sleep 0.5
 	local s=$TMP/s-$cov
@@ -298,12 +306,21 @@ failover() {
 	check "[$cov] the flooded source fell back on every host, at most $worst_src ms: until the promotion ($promo_ms ms) + $SLACK_MS ms" "" \
 		eval '[ "$src_fell" = 1 ] && [ "$worst_src" -gt 0 ] && [ "$worst_src" -le $((promo_ms + SLACK_MS)) ]'
 	local cd=0
-	for h in 1 2 3; do cd=$((cd + $(report_field "$h" error_clusterdown))); done
+	for h in 1 2 3; do
+		v=$(report_field "$h" error_clusterdown)
+		cd=$((cd + ${v:-0}))
+	done
+	# What the control source passed from the kill to the promotion, by
+	# the hosts' own counts: synced, within A of that time; in fallback, up
+	# to N r.
+	local c_span c_bound
+	c_span=$(awk -v a="$tc0" -v b="$tc1" 'BEGIN { printf "%.2f", b - a }')
+	c_bound=$(bound "$c_span" "$D_NOM")
 	if [ "$cov" = no ]; then
-		check "[$cov] the control source never fell back (its master answered throughout; $cd CLUSTERDOWN)" "" \
-			eval '[ "$ctrl_fell" = 0 ] && [ "$cd" = 0 ]'
+		check "[$cov] the control source never fell back (its master answered throughout; $cd CLUSTERDOWN), passed $((c1 - c0)) <= A($c_span s) = $c_bound from the kill to the promotion" "" \
+			eval '[ "$ctrl_fell" = 0 ] && [ "$cd" = 0 ] && [ $((c1 - c0)) -le "$c_bound" ]'
 	else
-		check "[$cov] CLUSTERDOWN ($cd answers) took the control source into fallback too, at most $worst_ctrl ms: until the promotion + $SLACK_MS ms" "" \
+		check "[$cov] CLUSTERDOWN ($cd answers) took the control source into fallback too, at most $worst_ctrl ms: until the promotion + $SLACK_MS ms (it passed $((c1 - c0)) in $c_span s)" "" \
 			eval '[ "$cd" -gt 0 ] && [ "$ctrl_fell" -gt 0 ] && [ "$worst_ctrl" -gt 0 ] && [ "$worst_ctrl" -le $((promo_ms + SLACK_MS)) ]'
 	fi
 	local nmin
