@@ -124,8 +124,7 @@ owner() {
 
 # replica_of PORT: the port of PORT's replica.
 replica_of() {
-	local id port
-	id=$(rc "$1" cluster myid)
+	local port
 	for port in $PORTS; do
 		[ "$port" != "$1" ] && rc "$port" role | sed -n 2p | grep -qx "$NET.10.2" &&
 			[ "$(rc "$port" role | sed -n 3p)" = "$1" ] && echo "$port" && return 0
