@@ -334,9 +334,10 @@ test:
 	tests/run.sh
 
 # The fleet alone (docs/fleet.md): three simulated hosts and real Redis,
-# about 4 minutes; make test runs it too.
+# about 9 minutes (a Redis Cluster failover included); make test runs them too.
 test-fleet: all
 	tests/e2e/test_fleet.sh
+	tests/e2e/test_fleet_failover.sh
 
 # deps before the build starts, even under -j.
 demo:

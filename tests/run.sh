@@ -40,6 +40,7 @@ SUITES=(
 	tests/e2e/test_lists.sh
 	tests/e2e/test_fail2ban.sh
 	tests/e2e/test_fleet.sh
+	tests/e2e/test_fleet_failover.sh
 	tests/e2e/test_hostile_redis.sh
 	tests/e2e/test_dashboards.sh
 )

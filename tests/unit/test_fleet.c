@@ -315,6 +315,19 @@ static void test_heartbeat(void)
 	check(fleet_heartbeat_hosts(r, "me", 1000) == -EPROTO,
 	      "heartbeat: a number Redis claims is never N", "taken");
 	freeReplyObject(r);
+	{
+		uint64_t s = 1000000000ULL, w = 3 * s;
+
+		check(fleet_hosts_heard(3, 1, 10 * s, 11 * s, w) == 3 &&
+			      fleet_hosts_heard(3, 1, 10 * s, 13 * s, w) == 1 &&
+			      fleet_hosts_heard(3, 1, 0, 11 * s, w) == 1 &&
+			      fleet_hosts_heard(2, 3, 10 * s, 11 * s, w) == 3,
+		      "heartbeat: within a window of its key coming back, N is not lowered (only then)",
+		      "%u %u %u %u", fleet_hosts_heard(3, 1, 10 * s, 11 * s, w),
+		      fleet_hosts_heard(3, 1, 10 * s, 13 * s, w),
+		      fleet_hosts_heard(3, 1, 0, 11 * s, w),
+		      fleet_hosts_heard(2, 3, 10 * s, 11 * s, w));
+	}
 }
 
 /* Each Prometheus family exports the value status's JSON shows under its key. */

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "fleet/agent.h"
 #include "fleet/script.h"
+#include "values/cidr.h"
 
 static const char *mode_name(const struct agent *ag)
 {
@@ -42,6 +43,7 @@ void agent_report(struct agent *ag, uint64_t now)
 	/* last_sync_ns is taken after this round's start: a sync this round is no lag */
 	ag->rep.lag_ns = now > ag->last_sync_ns ? now - ag->last_sync_ns : 0;
 	ag->rep.unpushed = unpushed;
+	ag->rep.fallback = ag->fallback;
 	ag->rep.cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	memcpy(ag->rep.errors, ag->redis.errors, sizeof(ag->rep.errors));
@@ -77,12 +79,100 @@ static bool stop_pending(const struct agent *ag)
 	return false;
 }
 
+/*
+ * Per candidate, whether its owner answered: one that did not is in
+ * fallback from its first push that found none; once synced again, the
+ * time its usage waited counts as a sync's (rtt_max_ns), so the bound's
+ * measured D covers the outage. Says which sources fell back and came
+ * back, a few per round.
+ */
+static void fallback_note(struct agent *ag, uint64_t started, uint64_t end)
+{
+	int i, told_down = 0, told_up = 0;
+	char addr[64];
+
+	ag->fallback = 0;
+	for (i = 0; i < ag->n; i++) {
+		struct candidate *c = &ag->cands[i];
+
+		if (!c->synced) {
+			ag->fallback++;
+			if (c->failed_ns)
+				continue;
+			c->failed_ns = started;
+			if (told_down++ >= AGENT_LOG_SOURCES)
+				continue;
+			key_format(&c->key, addr, sizeof(addr));
+			fprintf(stderr,
+				"sluice agent: %s: source %s in %s: no owner reached (%s)\n",
+				ag->ifname, addr,
+				ag->opt.fallback == FALLBACK_SPLIT ? "fallback-split"
+								   : "fallback-local",
+				ag->redis.last_error[0] ? ag->redis.last_error
+							: "no node answered");
+			continue;
+		}
+		if (!c->failed_ns)
+			continue;
+		if (end - c->failed_ns > ag->rep.rtt_max_ns)
+			ag->rep.rtt_max_ns = end - c->failed_ns;
+		if (told_up++ < AGENT_LOG_SOURCES) {
+			key_format(&c->key, addr, sizeof(addr));
+			fprintf(stderr, "sluice agent: %s: source %s synced again after %llu ms\n",
+				ag->ifname, addr,
+				(unsigned long long)((end - c->failed_ns) / 1000000));
+		}
+		c->failed_ns = 0;
+	}
+	if (told_down > AGENT_LOG_SOURCES || told_up > AGENT_LOG_SOURCES)
+		fprintf(stderr,
+			"sluice agent: %s: and %d more sources fell back, %d synced again\n",
+			ag->ifname,
+			told_down > AGENT_LOG_SOURCES ? told_down - AGENT_LOG_SOURCES : 0,
+			told_up > AGENT_LOG_SOURCES ? told_up - AGENT_LOG_SOURCES : 0);
+}
+
+/* The local side of a round: synced sources advanced, the others split if asked. */
+static int round_apply(struct agent *ag, int unsynced, uint64_t now)
+{
+	int err = 0;
+
+	if (unsynced >= 0 && unsynced < ag->n) {
+		if (!unsynced)
+			ag->last_sync_ns = monotonic_ns();
+		ag->slack_ns = fleet_slack_note(&ag->slack, now, monotonic_ns() - ag->sent_ns);
+		if (!ag->opt.shadow)
+			ag->since_sent = (monotonic_ns() - ag->sent_ns) << SLUICE_TIME_SHIFT;
+		err = agent_sync_all(ag, SLUICE_FLEET_ADVANCE, agent_arg_advance, true);
+	} else if (!unsynced) {
+		ag->last_sync_ns = monotonic_ns(); /* no sources, Redis reached */
+	}
+	if (!err && unsynced && ag->opt.fallback == FALLBACK_SPLIT && !ag->opt.shadow)
+		err = agent_sync_all(ag, SLUICE_FLEET_CHARGE, agent_arg_split, false);
+	return err;
+}
+
+/*
+ * Once a second, and every round after one that did not reach Redis: the
+ * slot map is learnt again in between, so a beat whose master failed goes
+ * to the promoted replica as soon as there is one. Its own budget: a round
+ * that spent its waits does not leave it none.
+ */
+static void heartbeat_due(struct agent *ag, uint64_t now)
+{
+	if (!ag->hb_failing && now - ag->heartbeat_ns < AGENT_HEARTBEAT_NS)
+		return;
+	ag->heartbeat_ns = now;
+	fleet_redis_round(&ag->redis, ag->redis.timeout_ns);
+	if (!agent_heartbeat(ag))
+		ag->hb_failing = true;
+}
+
 /* One period. */
 static int round_run(struct agent *ag)
 {
-	uint64_t now = monotonic_ns(), started;
-	bool up;
-	int err;
+	uint64_t now = monotonic_ns(), started, end;
+	int err, unsynced;
 
 	if (now - ag->cfg_read_ns >= NSEC_PER_SEC) {
 		err = agent_policies_read(ag);
@@ -96,33 +186,23 @@ static int round_run(struct agent *ag)
 		return err;
 	started = monotonic_ns();
 	fleet_redis_round(&ag->redis, AGENT_ROUND_CALLS * ag->redis.timeout_ns);
-	up = agent_redis_sync(ag);
+	unsynced = agent_redis_sync(ag);
 	if (stop_pending(ag))
 		return 0; /* what a stop cut short says nothing of Redis: up stays as it was */
-	ag->up = up;
-	if (monotonic_ns() - started > ag->rep.rtt_max_ns)
-		ag->rep.rtt_max_ns = monotonic_ns() - started;
+	ag->up = unsynced == 0;
+	end = monotonic_ns();
+	if (end - started > ag->rep.rtt_max_ns)
+		ag->rep.rtt_max_ns = end - started;
 	if (ag->rep.rounds && now - ag->round_ns > ag->rep.gap_max_ns)
 		ag->rep.gap_max_ns = now - ag->round_ns;
 	ag->round_ns = now;
-	if (ag->up) {
-		ag->last_sync_ns = monotonic_ns();
-		if (ag->n) /* else no call went out, and sent_ns is an older round's */
-			ag->slack_ns =
-				fleet_slack_note(&ag->slack, now, ag->last_sync_ns - ag->sent_ns);
-		if (!ag->opt.shadow)
-			ag->since_sent = (monotonic_ns() - ag->sent_ns) << SLUICE_TIME_SHIFT;
-		err = agent_sync_all(ag, SLUICE_FLEET_ADVANCE, agent_arg_advance);
-	} else if (ag->opt.fallback == FALLBACK_SPLIT && !ag->opt.shadow) {
-		err = agent_sync_all(ag, SLUICE_FLEET_CHARGE, agent_arg_split);
-	}
+	fallback_note(ag, started, end);
+	err = round_apply(ag, unsynced, now);
 	candidates_prune(ag);
 	if (!err)
 		err = agent_hint_write(ag, true); /* still alive: live_until moves on */
-	if (now - ag->heartbeat_ns >= AGENT_HEARTBEAT_NS && ag->up) {
-		agent_heartbeat(ag);
-		ag->heartbeat_ns = now;
-	}
+	if (unsynced >= 0)
+		heartbeat_due(ag, now);
 	tell_change(ag);
 	ag->rep.rounds++;
 	if (now - ag->report_ns >= NSEC_PER_SEC / 4) {

@@ -39,6 +39,8 @@
 
 #define AGENT_KEY_MAX 96
 
+#define AGENT_LOG_SOURCES 8 /* sources named per round when they fall back or sync again */
+
 /* A reply later than two periods, or this, is a timeout: Redis is then down. */
 #define AGENT_TIMEOUT_MIN_NS (250 * 1000000ULL)
 
@@ -61,7 +63,9 @@ struct candidate {
 	uint32_t idle;
 	uint16_t tag;
 	bool gone;
-	bool alone; /* its tag's call got TRYAGAIN: sent in a call of its own until one succeeds */
+	bool alone;  /* its tag's call got TRYAGAIN: sent in a call of its own until one succeeds */
+	bool synced; /* its push reached its slot's owner this round */
+	uint64_t failed_ns; /* its first push that found no owner since its last sync; 0: none */
 	char rkey[AGENT_KEY_MAX];
 };
 
@@ -84,7 +88,10 @@ struct agent {
 	struct fleet_slack slack;
 	uint64_t slack_ns; /* how late a push may have reached Redis */
 	uint32_t hosts;
+	uint32_t fallback; /* candidates not synced in the last round: their owner unreachable */
 	bool up, was_up;
+	bool hb_failing;     /* the last heartbeat did not reach Redis */
+	uint64_t hb_back_ns; /* when it reached Redis again after failing */
 	sigset_t stop; /* SIGINT, SIGTERM: blocked, waited for, and polled by every Redis wait */
 	int stop_fd;   /* a signalfd of stop */
 	char password[AGENT_PASSWORD_MAX];
@@ -103,11 +110,11 @@ uint64_t agent_arg_advance(const struct agent *ag, const struct candidate *c);
 uint64_t agent_arg_split(const struct agent *ag, const struct candidate *c);
 int agent_usage_read(struct agent *ag);
 int agent_sync_all(struct agent *ag, __u32 op,
-		   uint64_t (*arg_of)(const struct agent *, const struct candidate *));
+		   uint64_t (*arg_of)(const struct agent *, const struct candidate *), bool synced);
 int agent_hint_write(struct agent *ag, bool on);
 int agent_sync_load(struct agent *ag);
-bool agent_redis_sync(struct agent *ag);
-void agent_heartbeat(struct agent *ag);
+int agent_redis_sync(struct agent *ag);
+bool agent_heartbeat(struct agent *ag);
 void agent_heartbeat_leave(struct agent *ag);
 void agent_report(struct agent *ag, uint64_t now);
 int agent_setup(struct agent *ag, const char *ifname, const struct agent_args *opt);

@@ -8,8 +8,8 @@
 #include <bpf/libbpf.h>
 #include "fleet/agent.h"
 
-/* Runs op on candidates [from, from + n): each entry's results back in *out. */
-static int sync_batch(struct agent *ag, int from, int n, __u32 op,
+/* Runs op on the n candidates of which[]: each entry's results back in *b. */
+static int sync_batch(struct agent *ag, const int *which, int n, __u32 op,
 		      uint64_t (*arg_of)(const struct agent *, const struct candidate *),
 		      struct sluice_fleet_batch *b)
 {
@@ -18,9 +18,9 @@ static int sync_batch(struct agent *ag, int from, int n, __u32 op,
 	memset(b, 0, sizeof(*b));
 	b->count = (__u32)n;
 	for (i = 0; i < n; i++) {
-		b->e[i].key = ag->cands[from + i].key;
+		b->e[i].key = ag->cands[which[i]].key;
 		b->e[i].op = op;
-		b->e[i].arg = arg_of ? arg_of(ag, &ag->cands[from + i]) : 0;
+		b->e[i].arg = arg_of ? arg_of(ag, &ag->cands[which[i]]) : 0;
 	}
 	return sync_run(&ag->sync, b);
 }
@@ -79,11 +79,14 @@ uint64_t agent_arg_split(const struct agent *ag, const struct candidate *c)
 int agent_usage_read(struct agent *ag)
 {
 	struct sluice_fleet_batch b;
+	int which[SLUICE_FLEET_BATCH];
 	int from, i, n, err;
 
 	for (from = 0; from < ag->n; from += SLUICE_FLEET_BATCH) {
 		n = ag->n - from < SLUICE_FLEET_BATCH ? ag->n - from : SLUICE_FLEET_BATCH;
-		err = sync_batch(ag, from, n, SLUICE_FLEET_READ, NULL, &b);
+		for (i = 0; i < n; i++)
+			which[i] = from + i;
+		err = sync_batch(ag, which, n, SLUICE_FLEET_READ, NULL, &b);
 		if (err)
 			return err;
 		for (i = 0; i < n; i++) {
@@ -105,19 +108,32 @@ int agent_usage_read(struct agent *ag)
 	return 0;
 }
 
+/*
+ * Runs op on every candidate whose synced is as said: the local advance on
+ * those whose owner answered this round, the split's charge on the others,
+ * so that a failed node takes only its own slots' sources into fallback.
+ */
 int agent_sync_all(struct agent *ag, __u32 op,
-		   uint64_t (*arg_of)(const struct agent *, const struct candidate *))
+		   uint64_t (*arg_of)(const struct agent *, const struct candidate *), bool synced)
 {
 	struct sluice_fleet_batch b;
-	int from, n, err;
+	int which[SLUICE_FLEET_BATCH];
+	int i, n = 0, err;
 
-	for (from = 0; from < ag->n; from += SLUICE_FLEET_BATCH) {
-		n = ag->n - from < SLUICE_FLEET_BATCH ? ag->n - from : SLUICE_FLEET_BATCH;
-		err = sync_batch(ag, from, n, op, arg_of, &b) ?: sync_contended(ag, &b);
+	for (i = 0; i < ag->n; i++) {
+		if (ag->cands[i].synced != synced)
+			continue;
+		which[n++] = i;
+		if (n < SLUICE_FLEET_BATCH)
+			continue;
+		err = sync_batch(ag, which, n, op, arg_of, &b) ?: sync_contended(ag, &b);
 		if (err)
 			return err;
+		n = 0;
 	}
-	return 0;
+	if (!n)
+		return 0;
+	return sync_batch(ag, which, n, op, arg_of, &b) ?: sync_contended(ag, &b);
 }
 
 /* The hint the datapath reads: the share is 1/N of the period, on until live_until. */

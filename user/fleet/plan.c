@@ -64,3 +64,11 @@ uint64_t fleet_units_packets(const struct sluice_fleet_hint *h, uint64_t units, 
 
 	return units / per;
 }
+
+uint32_t fleet_hosts_heard(uint32_t hosts, uint32_t listed, uint64_t back_ns, uint64_t now_ns,
+			   uint64_t window_ns)
+{
+	if (listed < hosts && back_ns && now_ns - back_ns < window_ns)
+		return hosts;
+	return listed;
+}

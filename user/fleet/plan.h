@@ -55,6 +55,15 @@ struct fleet_slack {
 };
 /* A sync that took sync_ns ended at now_ns: the slack now. */
 uint64_t fleet_slack_note(struct fleet_slack *s, uint64_t now_ns, uint64_t sync_ns);
+/*
+ * N from a heartbeat that listed `listed` agents, N having been `hosts`:
+ * within window_ns of back_ns, when the heartbeat's key came back after
+ * being unreachable (its master failed over), the other agents could not
+ * beat either, and a shorter list says only that: N is not lowered then.
+ * back_ns 0: the heartbeat never failed.
+ */
+uint32_t fleet_hosts_heard(uint32_t hosts, uint32_t listed, uint64_t back_ns, uint64_t now_ns,
+			   uint64_t window_ns);
 /* Packets a candidate's units stand for, at cost per packet, with that hint. */
 uint64_t fleet_units_packets(const struct sluice_fleet_hint *h, uint64_t units, uint64_t cost);
 

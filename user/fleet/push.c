@@ -119,6 +119,7 @@ static int reply_take(struct agent *ag, const redisReply *r, const int *members,
 		c->unpushed = 0;
 		c->pushed_ns = ag->sent_ns;
 		c->alone = false;
+		c->synced = true;
 		ag->rep.would_refuse += (uint64_t)x->integer;
 	}
 	return 0;
@@ -151,36 +152,42 @@ static int calls_settle(struct agent *ag, int ncalls, const int *members, const 
 }
 
 /*
- * Pushes every candidate's usage; true when every call made it. Candidates
- * whose tag's call got TRYAGAIN go again at once, one key per call.
+ * Pushes every candidate's usage, each call to its slot's owner: a call
+ * that fails takes only its own candidates into fallback, the others are
+ * synced. Candidates whose tag's call got TRYAGAIN go again at once, one
+ * key per call. Returns how many candidates were not synced, or negative
+ * when no node answered at all.
  */
-bool agent_redis_sync(struct agent *ag)
+int agent_redis_sync(struct agent *ag)
 {
 	static int members[AGENT_CANDIDATES_MAX], first[AGENT_CANDIDATES_MAX + 1];
-	int ncalls, failed, pass;
+	int ncalls, pass, i, unsynced = 0;
 
-	if (!ag->n)
-		return fleet_redis_ready(&ag->redis) == 0;
+	for (i = 0; i < ag->n; i++)
+		ag->cands[i].synced = false;
 	if (fleet_redis_ready(&ag->redis))
-		return false;
+		return -EHOSTUNREACH;
 	ag->sent_ns = monotonic_ns();
-	failed = 0;
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < 2 && ag->n; pass++) {
 		ncalls = calls_build(ag, members, first, pass == 1);
 		if (!ncalls)
 			continue;
 		fleet_redis_run(&ag->redis, ag->calls, ncalls);
-		failed += calls_settle(ag, ncalls, members, first);
+		calls_settle(ag, ncalls, members, first);
 	}
-	return !failed;
+	for (i = 0; i < ag->n; i++)
+		unsynced += !ag->cands[i].synced;
+	return unsynced;
 }
 
 /*
  * Counts the agents heartbeating, this one included: N for the share and
  * for split. The agent counts the names Redis lists, never a number it
  * claims: at most AGENT_HOSTS_MAX, and a list without this agent is wrong.
+ * False when the beat did not reach Redis (it is tried again next round,
+ * once the slot map is learnt again).
  */
-void agent_heartbeat(struct agent *ag)
+bool agent_heartbeat(struct agent *ag)
 {
 	static const char key[] = AGENT_HEARTBEAT_KEY;
 	char window[16], max[16];
@@ -195,7 +202,11 @@ void agent_heartbeat(struct agent *ag)
 		len[i] = strlen(argv[i]);
 	r = fleet_redis_command_slot(&ag->redis, key_slot(key, strlen(key)), 7, argv, len);
 	if (!r)
-		return;
+		return false;
+	/* Back after failing: the hold starts with this beat's list, not the next's. */
+	if (ag->hb_failing)
+		ag->hb_back_ns = monotonic_ns();
+	ag->hb_failing = false;
 	n = fleet_heartbeat_hosts(r, ag->member, AGENT_HOSTS_MAX);
 	freeReplyObject(r);
 	if (n < 0) {
@@ -203,13 +214,16 @@ void agent_heartbeat(struct agent *ag)
 		snprintf(ag->redis.last_error, sizeof(ag->redis.last_error),
 			 "the heartbeat's reply is no list of at most %d agents with this one",
 			 AGENT_HOSTS_MAX);
-		return;
+		return true; /* Redis answered: a wrong list is not retried at once */
 	}
+	n = (int)fleet_hosts_heard(ag->hosts, (uint32_t)n, ag->hb_back_ns, monotonic_ns(),
+				   (uint64_t)AGENT_HOST_WINDOW_MS * 1000000ULL);
 	if ((uint32_t)n != ag->hosts) {
 		fprintf(stderr, "sluice agent: %s: %d agents in the fleet\n", ag->ifname, n);
 		ag->hosts = (uint32_t)n;
 		agent_hint_write(ag, true);
 	}
+	return true;
 }
 
 /* A clean stop leaves the count at once, rather than after AGENT_HOST_WINDOW_MS. */

@@ -16,7 +16,7 @@ const char *const fleet_error_names[FLEET_ERR_MAX] = {
 	[FLEET_ERR_AUTH] = "auth",	   [FLEET_ERR_REPLY] = "reply",
 	[FLEET_ERR_MOVED] = "moved",	   [FLEET_ERR_ASK] = "ask",
 	[FLEET_ERR_NOSCRIPT] = "noscript", [FLEET_ERR_TRYAGAIN] = "tryagain",
-	[FLEET_ERR_PROTOCOL] = "protocol",
+	[FLEET_ERR_PROTOCOL] = "protocol", [FLEET_ERR_CLUSTERDOWN] = "clusterdown",
 };
 
 static void note_error(struct fleet_redis *r, enum fleet_error kind, int node, const char *what)
@@ -256,6 +256,22 @@ static int call_noscript(struct fleet_redis *r, struct fleet_call *call, redisRe
 }
 
 /*
+ * CLUSTERDOWN: the node is up but will not serve (a master of the cluster
+ * failed and is not yet replaced, and cluster-require-full-coverage is
+ * yes). For this round it is as if the node were unreachable: the call
+ * fails, and only its sources fall back. The connection is kept, and the
+ * slot map learnt again next round, so the call goes again, to whichever
+ * node then owns the slot, as soon as the cluster serves it.
+ */
+static int call_clusterdown(struct fleet_redis *r, struct fleet_call *call, redisReply *rep)
+{
+	note_error(r, FLEET_ERR_CLUSTERDOWN, call->node, rep->str);
+	freeReplyObject(rep);
+	r->map_stale = true;
+	return -1;
+}
+
+/*
  * What one reply means for its call: done (1), to be sent again where a
  * redirection says (0), or failed (-1).
  */
@@ -272,6 +288,8 @@ static int call_settle(struct fleet_redis *r, struct fleet_call *call, redisRepl
 	}
 	if (!strncmp(rep->str, "NOSCRIPT", 8))
 		return call_noscript(r, call, rep);
+	if (!strncmp(rep->str, "CLUSTERDOWN", 11))
+		return call_clusterdown(r, call, rep);
 	kind = redirect_parse(rep->str, &slot, &to);
 	if (kind == REDIRECT_TRYAGAIN) {
 		note_error(r, FLEET_ERR_TRYAGAIN, call->node, "TRYAGAIN");
@@ -352,6 +370,9 @@ static void run_round(struct fleet_redis *r, struct fleet_call **pending, int n,
 		if (call->reply || call->tries < 0)
 			continue;
 		if (!node_ctx(r, call->node)) {
+			/* the slot may have a new owner (a replica promoted): learn it next round
+			 */
+			r->map_stale = true;
 			call->tries = -1;
 			(*left)--;
 			continue;
@@ -413,11 +434,15 @@ redisReply *fleet_redis_command_slot(struct fleet_redis *r, uint16_t slot, int a
 	redisContext *c = node != FLEET_SLOT_NONE ? node_ctx(r, node) : NULL;
 	redisReply *rep;
 
+	if (!c)
+		r->map_stale = true; /* its slot may have a new owner: learn it next round */
 	if (!c || node_command(r, node, argc, argv, argvlen, &rep))
 		return NULL;
 	if (rep->type == REDIS_REPLY_ERROR) {
-		note_error(r, FLEET_ERR_REPLY, node, rep->str);
-		if (!strncmp(rep->str, "MOVED", 5))
+		bool down = !strncmp(rep->str, "CLUSTERDOWN", 11);
+
+		note_error(r, down ? FLEET_ERR_CLUSTERDOWN : FLEET_ERR_REPLY, node, rep->str);
+		if (down || !strncmp(rep->str, "MOVED", 5))
 			r->map_stale = true;
 		freeReplyObject(rep);
 		rep = NULL;

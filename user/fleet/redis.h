@@ -19,15 +19,16 @@
 
 /* What went wrong, counted by kind for status and the exporter. */
 enum fleet_error {
-	FLEET_ERR_CONNECT,  /* connect failed or the connection broke */
-	FLEET_ERR_TIMEOUT,  /* no reply in time */
-	FLEET_ERR_AUTH,	    /* AUTH refused */
-	FLEET_ERR_REPLY,    /* an error reply or one of the wrong shape */
-	FLEET_ERR_MOVED,    /* MOVED followed */
-	FLEET_ERR_ASK,	    /* ASK followed */
-	FLEET_ERR_NOSCRIPT, /* the script was not loaded there: sent whole */
-	FLEET_ERR_TRYAGAIN, /* the keys' slot mid-migration: sent again key by key */
-	FLEET_ERR_PROTOCOL, /* bytes that are not RESP2, or claim more than resp.h's caps */
+	FLEET_ERR_CONNECT,     /* connect failed or the connection broke */
+	FLEET_ERR_TIMEOUT,     /* no reply in time */
+	FLEET_ERR_AUTH,	       /* AUTH refused */
+	FLEET_ERR_REPLY,       /* an error reply or one of the wrong shape */
+	FLEET_ERR_MOVED,       /* MOVED followed */
+	FLEET_ERR_ASK,	       /* ASK followed */
+	FLEET_ERR_NOSCRIPT,    /* the script was not loaded there: sent whole */
+	FLEET_ERR_TRYAGAIN,    /* the keys' slot mid-migration: sent again key by key */
+	FLEET_ERR_PROTOCOL,    /* bytes that are not RESP2, or claim more than resp.h's caps */
+	FLEET_ERR_CLUSTERDOWN, /* a node that says the cluster is down: its calls fail this round */
 	FLEET_ERR_MAX,
 };
 

@@ -50,8 +50,9 @@ int fleet_report_write(const char *ifname, const struct fleet_report *rep)
 		(unsigned long long)rep->lost, (unsigned long long)rep->calls,
 		(unsigned long long)rep->rounds, (unsigned long long)rep->lag_ns,
 		(unsigned long long)rep->unpushed);
-	fprintf(f, "rtt_max_ns %llu\ngap_max_ns %llu\n", (unsigned long long)rep->rtt_max_ns,
-		(unsigned long long)rep->gap_max_ns);
+	fprintf(f, "rtt_max_ns %llu\ngap_max_ns %llu\nfallback %llu\n",
+		(unsigned long long)rep->rtt_max_ns, (unsigned long long)rep->gap_max_ns,
+		(unsigned long long)rep->fallback);
 	fprintf(f, "would_refuse %llu\ncpu_s %.3f\nwritten_ns %llu\n",
 		(unsigned long long)rep->would_refuse, rep->cpu_s,
 		(unsigned long long)realtime_ns());
@@ -92,6 +93,8 @@ static void report_field(struct fleet_report *rep, const char *name, const char 
 		rep->rtt_max_ns = n;
 	else if (!strcmp(name, "gap_max_ns"))
 		rep->gap_max_ns = n;
+	else if (!strcmp(name, "fallback"))
+		rep->fallback = n;
 	else if (!strcmp(name, "unpushed"))
 		rep->unpushed = n;
 	else if (!strcmp(name, "would_refuse"))

@@ -40,6 +40,7 @@ struct fleet_report {
 	uint64_t rtt_max_ns;   /* the longest sync with Redis: the RTT of the bound */
 	uint64_t gap_max_ns;   /* the longest time between two rounds: the T of the bound */
 	uint64_t unpushed;     /* packets waiting for Redis to come back */
+	uint64_t fallback;     /* sources in fallback: their slot's owner not reached last round */
 	uint64_t would_refuse; /* --shadow: what the global limit would have refused */
 	uint64_t errors[FLEET_ERR_MAX];
 	double cpu_s;	     /* the agent's CPU time */
