@@ -114,6 +114,41 @@ floods_wait() {
 
 report_field() { awk -v k="$2" '$1 == k { print $2 }' "/run/sluice/fleet/fltv$1" 2>/dev/null; }
 
+agents_stop() {
+	local pid
+	for pid in "${AGENTS[@]}"; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	AGENTS=()
+}
+
+# worst_field NAME: the largest of the three agents' reports, in seconds.
+worst_field() {
+	local h m=0 v
+	for h in 1 2 3; do
+		v=$(report_field "$h" "$1")
+		[ -n "$v" ] && [ "$v" -gt "$m" ] && m=$v
+	done
+	awk -v m="$m" 'BEGIN { printf "%.3f", m / 1e9 }'
+}
+
+# worst_window FILE SECONDS [FROM TO]: the most passed in any window of
+# that length (between the two times, when given), from a sampler's
+# "TIME PASSED" lines.
+worst_window() {
+	awk -v w="$2" -v from="${3:-0}" -v to="${4:-1e18}" '$1 >= from && $1 <= to { n++; t[n] = $1; v[n] = $2 }
+		END { best = 0; j = 1
+			for (i = 1; i <= n; i++) {
+				while (j < n && t[j + 1] - t[i] <= w) j++
+				# scale a window a sample or so short of w up to w; a
+				# shorter one (the last samples of a run) is no window of w:
+				# scaled up, one burst would count ten times
+				if (t[j] - t[i] >= w * 0.85) { x = (v[j] - v[i]) * w / (t[j] - t[i]); if (x > best) best = x }
+			}
+			printf "%d\n", best }' "$1"
+}
+
 # wait_up H SECONDS: until host H's agent says it is up again.
 wait_up() {
 	local i

@@ -25,15 +25,6 @@ PIDS_KEEP=()
 AGENTS=()
 RPORT=6379
 
-agents_stop() {
-	local pid
-	for pid in "${AGENTS[@]}"; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	AGENTS=()
-}
-
 down() {
 	local pid
 	agents_stop
@@ -95,20 +86,6 @@ sample() {
 	python3 tests/e2e/fleet_sample.py "$1" "$2" fltv1 fltv2 fltv3
 }
 
-# worst_window FILE SECONDS: the most passed in any window of that length.
-worst_window() {
-	awk -v w="$2" '{ t[NR] = $1; v[NR] = $2 }
-		END { best = 0; j = 1
-			for (i = 1; i <= NR; i++) {
-				while (j < NR && t[j + 1] - t[i] <= w) j++
-				# scale a window a sample or so short of w up to w; a
-				# shorter one (the last samples of a run) is no window of w:
-				# scaled up, one burst would count ten times
-				if (t[j] - t[i] >= w * 0.85) { x = (v[j] - v[i]) * w / (t[j] - t[i]); if (x > best) best = x }
-			}
-			printf "%d\n", best }' "$1"
-}
-
 # rate_between FILE FROM TO: passed per second between two offsets from the
 # floods' start, the window ending half a second before the floods do at the
 # latest (whatever ran between starting them and sampling, a Redis shutdown
@@ -133,15 +110,6 @@ per_second() {
 bound() { awk -v w="$1" -v t="$2" -v rtt="$3" -v r="$R" -v b="$B" -v n="$N" \
 	'BEGIN { printf "%d\n", r * w + b + (n - 1) * (r * (2 * t + rtt) + b) }'; }
 
-# worst_field NAME: the largest of the three agents' reports, in seconds.
-worst_field() {
-	local h m=0 v
-	for h in 1 2 3; do
-		v=$(report_field "$h" "$1")
-		[ -n "$v" ] && [ "$v" -gt "$m" ] && m=$v
-	done
-	awk -v m="$m" 'BEGIN { printf "%.3f", m / 1e9 }'
-}
 # measured_bound W T: A(W) with the agents' own worst period and sync time
 # (a starved agent's D is longer than 2T + RTT: the bound holds with the D
 # it had, and both are printed).

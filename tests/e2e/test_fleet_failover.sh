@@ -36,15 +36,6 @@ BACK_AT=15 # and restarted then
 # round learns the map again (T), its call then goes to the new master (T).
 SLACK_MS=700
 
-agents_stop() {
-	local pid
-	for pid in "${AGENTS[@]}"; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	AGENTS=()
-}
-
 cluster_kill() {
 	local pid
 	for pid in $(cat "$TMP"/redis-*.pid 2>/dev/null); do
@@ -152,18 +143,6 @@ agents_start() {
 
 sample() { python3 tests/e2e/fleet_sample.py "$1" "$2" fltv1 fltv2 fltv3; }
 
-# worst_window FILE SECONDS [FROM TO]: the most passed in any window of that
-# length (between the two times, when given), as test_fleet.sh takes it.
-worst_window() {
-	awk -v w="$2" -v from="${3:-0}" -v to="${4:-1e18}" '$1 >= from && $1 <= to { n++; t[n] = $1; v[n] = $2 }
-		END { best = 0; j = 1
-			for (i = 1; i <= n; i++) {
-				while (j < n && t[j + 1] - t[i] <= w) j++
-				if (t[j] - t[i] >= w * 0.85) { x = (v[j] - v[i]) * w / (t[j] - t[i]); if (x > best) best = x }
-			}
-			printf "%d\n", best }' "$1"
-}
-
 # rate_in FILE FROM TO: passed per second between two clock times.
 rate_in() {
 	awk -v a="$2" -v b="$3" '{ if (!ta && $1 >= a) { ta = $1; va = $2 } if ($1 <= b) { tb = $1; vb = $2 } }
@@ -175,14 +154,6 @@ bound() { awk -v w="$1" -v d="$2" -v r="$R" -v b="$B" -v n="$N" \
 	'BEGIN { printf "%d\n", r * w + b + (n - 1) * (r * d + b) }'; }
 D_NOM=$(awk -v t="$T" 'BEGIN { print 2 * t + 0.002 }')
 
-worst_field() {
-	local h m=0 v
-	for h in 1 2 3; do
-		v=$(report_field "$h" "$1")
-		[ -n "$v" ] && [ "$v" -gt "$m" ] && m=$v
-	done
-	awk -v m="$m" 'BEGIN { printf "%.3f", m / 1e9 }'
-}
 # The agents' own D: their worst period for T, their worst sync (which
 # counts a source's time in fallback) for RTT.
 measured_d() {
