@@ -157,6 +157,9 @@ __attribute__((noinline)) int class_matches(struct xdp_md *ctx, const struct slu
 	end = (void *)(long)ctx->data_end;
 	if (p->flags & SLUICE_POL_MATCH_LENGTH) {
 		len = frame_len(ctx);
+		/* A frame longer than a range can say counts as its longest (sluice(8)). */
+		if (len > 0xffff)
+			len = 0xffff;
 		if (len < p->len_lo || len > p->len_hi)
 			return 0;
 	}
