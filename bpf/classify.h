@@ -85,18 +85,9 @@ static __always_inline const struct sluice_policy *policy_at(__u32 set, __u32 sl
 
 /* The match classes that read the L4 header, whose protocol they need. */
 #define CLASS_L4 (SLUICE_POL_MATCH_SPORT | SLUICE_POL_MATCH_TCP_FLAGS | SLUICE_POL_MATCH_ICMP_TYPE)
-/*
- * Bounds of the headers' offsets the verifier must be shown (it tracks no
- * packet range past 64 KiB less the bytes read): the IP header follows
- * Ethernet and two tags (22 bytes at most), L4 at most six IPv6 extension
- * headers of 2 KiB each after it, 12,350 bytes. The masks cut nothing.
- */
-#define CLASS_L3_OFF_MASK 0xff
-#define CLASS_L4_OFF_MASK 0x3fff
-_Static_assert(14 + 4 * MAX_VLAN_TAGS <= CLASS_L3_OFF_MASK &&
-		       14 + 4 * MAX_VLAN_TAGS + 40 + MAX_IPV6_EXT_HEADERS * 2048 <=
-			       CLASS_L4_OFF_MASK,
-	       "header offsets fit their masks");
+/* The IP header follows Ethernet and two tags at most: 22 bytes (the verifier needs the bound). */
+#define CLASS_L3_OFF_MASK 0x1f
+_Static_assert(14 + 4 * MAX_VLAN_TAGS <= CLASS_L3_OFF_MASK, "the IP header's offset fits its mask");
 
 /* The destination in the IP header at l3 within ctx's frame, in rule p's CIDR? */
 static __always_inline int class_dst_matches(const struct sluice_policy *p, void *l3, void *end)
@@ -139,22 +130,43 @@ static __always_inline int class_l4_matches(const struct sluice_policy *p, __u8 
 }
 
 /*
+ * The L4 header after the IP header at l3, found as parse.h found it (the
+ * rule's protocol being the packet's, it did), or NULL. Walked again
+ * rather than kept in struct packet, whose size the stack cannot spare;
+ * only a rule with a source port, TCP flags or an ICMP type pays it.
+ */
+static __always_inline __u8 *class_l4(void *l3, void *end, __u8 family)
+{
+	const struct ipv6hdr *ip6h = l3;
+	const struct iphdr *iph = l3;
+	struct cursor c = { .end = end };
+
+	if (family == SLUICE_FAMILY_IPV4)
+		return (void *)(iph + 1) > end ? NULL : l3 + iph->ihl * 4;
+	if ((void *)(ip6h + 1) > end)
+		return NULL;
+	c.pos = (void *)(ip6h + 1);
+	return ipv6_skip_extensions(&c, ip6h->nexthdr) ? c.pos : NULL;
+}
+
+/*
  * Rule p's match classes (SLUICE_POL_MATCH_CLASS) for the packet whose IP
- * and L4 headers are at offs (IP | L4 << 16) in ctx's frame: read from the
- * frame here, and only for a rule that asks, so struct packet keeps
- * offsets rather than the fields. A global function, verified once, not
- * at each of the candidates the loop of classify_policy may try.
+ * header is at l3_off in ctx's frame: read from the frame here, and only
+ * for a rule that asks. A global function, verified once, not at each of
+ * the candidates the loop of classify_policy may try.
  */
 __attribute__((noinline)) int class_matches(struct xdp_md *ctx, const struct sluice_policy *p,
-					    __u32 offs)
+					    __u32 l3_off)
 {
-	void *data, *end;
+	void *data, *end, *l3;
+	__u8 *l4;
 	__u64 len;
 
 	if (!ctx || !p)
 		return 0;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
+	l3 = data + (l3_off & CLASS_L3_OFF_MASK);
 	if (p->flags & SLUICE_POL_MATCH_LENGTH) {
 		len = frame_len(ctx);
 		/* A frame longer than a range can say counts as its longest (sluice(8)). */
@@ -163,11 +175,12 @@ __attribute__((noinline)) int class_matches(struct xdp_md *ctx, const struct slu
 		if (len < p->len_lo || len > p->len_hi)
 			return 0;
 	}
-	if ((p->flags & SLUICE_POL_MATCH_DST) &&
-	    !class_dst_matches(p, data + (offs & CLASS_L3_OFF_MASK), end))
+	if ((p->flags & SLUICE_POL_MATCH_DST) && !class_dst_matches(p, l3, end))
 		return 0;
-	return !(p->flags & CLASS_L4) ||
-	       class_l4_matches(p, data + ((offs >> 16) & CLASS_L4_OFF_MASK), end);
+	if (!(p->flags & CLASS_L4))
+		return 1;
+	l4 = class_l4(l3, end, p->family);
+	return l4 && class_l4_matches(p, l4, end);
 }
 
 /*
@@ -182,7 +195,7 @@ __attribute__((noinline)) int class_matches(struct xdp_md *ctx, const struct slu
  * not every one, and the entry keeps its size.
  */
 static __always_inline int policy_matches(struct xdp_md *ctx, const struct sluice_policy *p,
-					  struct packet *pkt, __u32 matches)
+					  struct packet *pkt, const struct sluice_config *cfg)
 {
 	if (p->proto && p->proto != pkt->proto)
 		return 0;
@@ -190,10 +203,10 @@ static __always_inline int policy_matches(struct xdp_md *ctx, const struct sluic
 		return 0;
 	if ((p->flags & SLUICE_POL_MATCH_SYN) && !pkt->tcp_syn)
 		return 0;
-	if (!matches || !(p->flags & SLUICE_POL_MATCH_CLASS))
+	if (!cfg->matches || !(p->flags & SLUICE_POL_MATCH_CLASS))
 		return 1;
 	pkt->class_decided = 1;
-	return class_matches(ctx, p, pkt->l3_off | (__u32)pkt->l4_off << 16);
+	return class_matches(ctx, p, pkt->l3_off);
 }
 
 /*
@@ -209,7 +222,7 @@ static __always_inline const struct sluice_policy *classify_policy(struct xdp_md
 {
 	const struct sluice_rule_group *group = NULL;
 	const struct sluice_policy *p;
-	__u32 i, slot, matches = cfg->matches;
+	__u32 i, slot;
 
 	*index = cfg->policy_set * SLUICE_MAX_POLICIES;
 	if (pkt->family == SLUICE_FAMILY_IPV4 ? cfg->rules_v4 : cfg->rules_v6)
@@ -218,7 +231,7 @@ static __always_inline const struct sluice_policy *classify_policy(struct xdp_md
 		for (i = 0; i < SLUICE_MAX_CANDIDATES && i < group->count; i++) {
 			slot = group->slots[i] & (SLUICE_MAX_POLICIES - 1);
 			p = policy_at(cfg->policy_set, slot);
-			if (p && policy_matches(ctx, p, pkt, matches)) {
+			if (p && policy_matches(ctx, p, pkt, cfg)) {
 				*index += slot;
 				return p;
 			}
