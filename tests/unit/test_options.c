@@ -125,6 +125,30 @@ static const char *const samples[OPT_MAX] = {
 	[OPT_DST] = "192.0.2.0/24",
 };
 
+/* Every class at its widest fits what show and rule names keep for it, uncut. */
+static void test_widest_match(void)
+{
+	char shown[MATCH_TEXT_MAX + 64];
+	struct cli_args a;
+	const char *why;
+	int err = 0;
+
+	cli_args_init(&a, CMD_RULE);
+	err |= option_apply(&a, OPT_PROTO, "icmpv6", &why);
+	err |= option_apply(&a, OPT_DPORT, "65534-65535", &why);
+	err |= option_apply(&a, OPT_SYN, NULL, &why);
+	err |= option_apply(&a, OPT_SPORT, "65534-65535", &why);
+	err |= option_apply(&a, OPT_TCP_FLAGS,
+			    "FIN,SYN,RST,PSH,ACK,URG,ECE/FIN,SYN,RST,PSH,ACK,URG,ECE", &why);
+	err |= option_apply(&a, OPT_ICMP_TYPE, "255/255", &why);
+	err |= option_apply(&a, OPT_LENGTH, "65534-65535", &why);
+	err |= option_apply(&a, OPT_DST, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127", &why);
+	format_match(shown, sizeof(shown), &a.match);
+	check(!err && strlen(shown) < MATCH_TEXT_MAX - 1 &&
+		      strstr(shown, "dst ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127"),
+	      "the widest match fits MATCH_TEXT_MAX", "%zu bytes: '%s'", strlen(shown), shown);
+}
+
 static void test_show_round_trip(void)
 {
 	char shown[640], name[96];
@@ -180,6 +204,7 @@ static void test_show_round_trip(void)
 	}
 	b.match.cidr = a.match.cidr;
 	check(!err && match_equal(&a.match, &b.match), "show parses back to the same match", " ");
+	test_widest_match();
 }
 
 static void test_takers(void)

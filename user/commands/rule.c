@@ -148,11 +148,10 @@ const struct command cmd_rule = {
 	.id = CMD_RULE,
 	.name = "rule",
 	.summary = "add, delete or list rules for source CIDRs and classes",
-	.synopsis =
-		"add IFACE CIDR --rate RATE [OPTIONS] [MATCH]\n"
-		"del IFACE CIDR [MATCH]\n"
-		"list IFACE [--json]\n"
-		"flush IFACE",
+	.synopsis = "add IFACE CIDR --rate RATE [OPTIONS] [MATCH]\n"
+		    "del IFACE CIDR [MATCH]\n"
+		    "list IFACE [--json]\n"
+		    "flush IFACE",
 	.description =
 		"A rule limits the sources in CIDR (IPv4 or IPv6), optionally only for one\n"
 		"class of traffic (MATCH): a protocol, a destination or source port or range,\n"

@@ -288,6 +288,11 @@ void option_copy_setting(const struct option_def *o, const struct settings *from
 void format_settings(char *buf, size_t len, const struct settings *s);
 /* Limiter option o's value in s as show writes it; false (and "") at the default. */
 bool format_setting(const struct option_def *o, const struct settings *s, char *buf, size_t len);
+/*
+ * The longest text format_match writes: every class at its widest
+ * ("tcp-flags" with seven names each side, an IPv6 "dst") fits.
+ */
+#define MATCH_TEXT_MAX 256
 /* "proto tcp dport 22 syn", or "" for no L4 class. */
 void format_match(char *buf, size_t len, const struct match *m);
 /* "mode native max-sources 1000000": what as states, "" when nothing. */
