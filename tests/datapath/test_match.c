@@ -20,6 +20,7 @@
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
+#include "maps/config.h"
 #include "maps/policy_maps.h"
 #include "suites.h"
 
@@ -366,6 +367,31 @@ static void case_hot_cache(void)
 	fixture_close(&fx);
 }
 
+/*
+ * The configuration says which match classes its rules use, and nothing
+ * once none does: the datapath then reads none of them.
+ */
+static void check_matches_flag(struct fixture *fx, const struct policy_doc *doc)
+{
+	struct sluice_config cfg;
+	struct policy_doc plain;
+	const char *why;
+	int matches, err;
+
+	matches = config_read(&fx->st.maps, &cfg) ? -1 : cfg.matches;
+	check(matches == (SLUICE_POL_MATCH_SPORT | SLUICE_POL_MATCH_LENGTH |
+			  SLUICE_POL_MATCH_TCP_FLAGS | SLUICE_POL_MATCH_DST |
+			  SLUICE_POL_MATCH_ICMP_TYPE | SLUICE_POL_MATCH_ICMP_CODE),
+	      "the configuration names the match classes its rules use", "matches 0x%x", matches);
+	doc_init(&plain);
+	err = doc_set_default(&plain, &doc->dflt, &why);
+	err = err ?: policy_store(&fx->st.maps, &plain, false);
+	matches = err || config_read(&fx->st.maps, &cfg) ? -1 : cfg.matches;
+	check(matches == 0, "a policy without match classes says none", "err %d, matches 0x%x", err,
+	      matches);
+	doc_free(&plain);
+}
+
 /* What the maps hold reads back (show) as the policy written. */
 static void case_show(void)
 {
@@ -391,6 +417,7 @@ static void case_show(void)
 		conf_write(f, &doc);
 	if (f)
 		fclose(f);
+	check_matches_flag(&fx, &doc);
 	check(!err && out && strstr(out, "sport 123 length 200-1500") &&
 		      strstr(out, "proto tcp tcp-flags SYN,ACK/SYN dst 192.0.2.0/24") &&
 		      strstr(out, "proto icmp icmp-type 3/4") &&
