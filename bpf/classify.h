@@ -11,6 +11,7 @@
 #include "key.h"
 #include "maps.h"
 #include "parse.h"
+#include "stats.h"
 
 enum list_verdict {
 	LIST_NONE,
@@ -82,8 +83,119 @@ static __always_inline const struct sluice_policy *policy_at(__u32 set, __u32 sl
 	return bpf_map_lookup_elem(&policies, &index);
 }
 
-/* Does the rule's L4 class take this packet? No class takes anything. */
-static __always_inline int policy_matches(const struct sluice_policy *p, const struct packet *pkt)
+/* The match classes that read the L4 header, whose protocol they need. */
+#define CLASS_L4 (SLUICE_POL_MATCH_SPORT | SLUICE_POL_MATCH_TCP_FLAGS | SLUICE_POL_MATCH_ICMP_TYPE)
+/* The IP header follows Ethernet and two tags at most: 22 bytes (the verifier needs the bound). */
+#define CLASS_L3_OFF_MASK 0x1f
+_Static_assert(14 + 4 * MAX_VLAN_TAGS <= CLASS_L3_OFF_MASK, "the IP header's offset fits its mask");
+
+/* The destination in the IP header at l3 within ctx's frame, in rule p's CIDR? */
+static __always_inline int class_dst_matches(const struct sluice_policy *p, void *l3, void *end)
+{
+	const struct ipv6hdr *ip6h = l3;
+	const struct iphdr *iph = l3;
+	int i;
+
+	if (p->family == SLUICE_FAMILY_IPV4)
+		return (void *)(iph + 1) <= end && (iph->daddr & p->dst_mask[0]) == p->dst[0];
+	if ((void *)(ip6h + 1) > end)
+		return 0;
+	for (i = 0; i < 4; i++)
+		if ((ip6h->daddr.in6_u.u6_addr32[i] & p->dst_mask[i]) != p->dst[i])
+			return 0;
+	return 1;
+}
+
+/* The L4 conditions of rule p on the header at l4 (the rule's protocol is the packet's). */
+static __always_inline int class_l4_matches(const struct sluice_policy *p, __u8 *l4, void *end)
+{
+	__u32 flags = p->flags;
+	__u16 sport;
+
+	/* TCP's flags byte is the furthest read; ICMP's type and code, UDP's port, the nearest. */
+	if ((flags & SLUICE_POL_MATCH_TCP_FLAGS) &&
+	    ((void *)(l4 + TCP_FLAGS_OFF + 1) > end ||
+	     (l4[TCP_FLAGS_OFF] & p->tcp_flags_mask) != p->tcp_flags))
+		return 0;
+	if ((void *)(l4 + 2) > end)
+		return 0;
+	if (flags & SLUICE_POL_MATCH_SPORT) {
+		sport = (__u16)(l4[0] << 8 | l4[1]);
+		if (sport < p->sport_lo || sport > p->sport_hi)
+			return 0;
+	}
+	if ((flags & SLUICE_POL_MATCH_ICMP_TYPE) && l4[0] != p->icmp_type)
+		return 0;
+	return !(flags & SLUICE_POL_MATCH_ICMP_CODE) || l4[1] == p->icmp_code;
+}
+
+/*
+ * The L4 header after the IP header at l3, found as parse.h found it (the
+ * rule's protocol being the packet's, it did), or NULL. Walked again
+ * rather than kept in struct packet, whose size the stack cannot spare;
+ * only a rule with a source port, TCP flags or an ICMP type pays it.
+ */
+static __always_inline __u8 *class_l4(void *l3, void *end, __u8 family)
+{
+	const struct ipv6hdr *ip6h = l3;
+	const struct iphdr *iph = l3;
+	struct cursor c = { .end = end };
+
+	if (family == SLUICE_FAMILY_IPV4)
+		return (void *)(iph + 1) > end ? NULL : l3 + iph->ihl * 4;
+	if ((void *)(ip6h + 1) > end)
+		return NULL;
+	c.pos = (void *)(ip6h + 1);
+	return ipv6_skip_extensions(&c, ip6h->nexthdr) ? c.pos : NULL;
+}
+
+/*
+ * Rule p's match classes (SLUICE_POL_MATCH_CLASS) for the packet whose IP
+ * header is at l3_off in ctx's frame: read from the frame here, and only
+ * for a rule that asks. A global function, verified once, not at each of
+ * the candidates the loop of classify_policy may try.
+ */
+__attribute__((noinline)) int class_matches(struct xdp_md *ctx, const struct sluice_policy *p,
+					    __u32 l3_off)
+{
+	void *data, *end, *l3;
+	__u8 *l4;
+	__u64 len;
+
+	if (!ctx || !p)
+		return 0;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	l3 = data + (l3_off & CLASS_L3_OFF_MASK);
+	if (p->flags & SLUICE_POL_MATCH_LENGTH) {
+		len = frame_len(ctx);
+		/* A frame longer than a range can say counts as its longest (sluice(8)). */
+		if (len > 0xffff)
+			len = 0xffff;
+		if (len < p->len_lo || len > p->len_hi)
+			return 0;
+	}
+	if ((p->flags & SLUICE_POL_MATCH_DST) && !class_dst_matches(p, l3, end))
+		return 0;
+	if (!(p->flags & CLASS_L4))
+		return 1;
+	l4 = class_l4(l3, end, p->family);
+	return l4 && class_l4_matches(p, l4, end);
+}
+
+/*
+ * Does the rule's L4 class take this packet? No class takes anything.
+ * The source, protocol, destination port and SYN are what the over-limit
+ * cache keys an entry on (hot.h): while they alone decide, a source's
+ * next packet of the same class selects the same rule. Once they take
+ * the packet, a match class that decides (matches: the configuration's
+ * sluice_config.matches, 0 when no rule has one) marks the packet: the
+ * cache may not remember it, as another packet of the same source and
+ * class may select another rule. Only such packets then miss the cache,
+ * not every one, and the entry keeps its size.
+ */
+static __always_inline int policy_matches(struct xdp_md *ctx, const struct sluice_policy *p,
+					  struct packet *pkt, const struct sluice_config *cfg)
 {
 	if (p->proto && p->proto != pkt->proto)
 		return 0;
@@ -91,7 +203,10 @@ static __always_inline int policy_matches(const struct sluice_policy *p, const s
 		return 0;
 	if ((p->flags & SLUICE_POL_MATCH_SYN) && !pkt->tcp_syn)
 		return 0;
-	return 1;
+	if (!cfg->matches || !(p->flags & SLUICE_POL_MATCH_CLASS))
+		return 1;
+	pkt->class_decided = 1;
+	return class_matches(ctx, p, pkt->l3_off);
 }
 
 /*
@@ -100,8 +215,10 @@ static __always_inline int policy_matches(const struct sluice_policy *p, const s
  * first whose L4 class matches wins, else the default in slot 0. *index is
  * the winner's index in policies and rule_stats.
  */
-static __always_inline const struct sluice_policy *
-classify_policy(const struct packet *pkt, const struct sluice_config *cfg, __u32 *index)
+static __always_inline const struct sluice_policy *classify_policy(struct xdp_md *ctx,
+								   struct packet *pkt,
+								   const struct sluice_config *cfg,
+								   __u32 *index)
 {
 	const struct sluice_rule_group *group = NULL;
 	const struct sluice_policy *p;
@@ -114,7 +231,7 @@ classify_policy(const struct packet *pkt, const struct sluice_config *cfg, __u32
 		for (i = 0; i < SLUICE_MAX_CANDIDATES && i < group->count; i++) {
 			slot = group->slots[i] & (SLUICE_MAX_POLICIES - 1);
 			p = policy_at(cfg->policy_set, slot);
-			if (p && policy_matches(p, pkt)) {
+			if (p && policy_matches(ctx, p, pkt, cfg)) {
 				*index += slot;
 				return p;
 			}

@@ -76,7 +76,7 @@ int sluice_xdp(struct xdp_md *ctx)
 			pkt.tcp_syn = pkt.prove; /* PKT_PROVEN is 1: it stands for its SYN */
 		}
 	}
-	p = cfg ? classify_policy(&pkt, cfg, &index) : NULL;
+	p = cfg ? classify_policy(ctx, &pkt, cfg, &index) : NULL;
 	if (!p) {
 		/* Only between map creation and the first config write. */
 		stats_count(ctx, SLUICE_CNT_PASSED);
@@ -86,7 +86,8 @@ int sluice_xdp(struct xdp_md *ctx)
 	classify_key(&key, &pkt, p);
 	if (cfg->provers && pkt.tcp_syn && !pkt.prove)
 		pkt.prove = prove_syn_when(ctx, pkt.l3_off, p->flags);
-	ret = meter_packet(ctx, &pkt, &key, p, index, cfg, h, now);
+	/* A packet a match class decided is never remembered (classify.h says why). */
+	ret = meter_packet(ctx, &pkt, &key, p, index, cfg, pkt.class_decided ? NULL : h, now);
 	if (ret == METER_CONFORMS) {
 		if (pkt.prove & PKT_PROVEN)
 			prove_note(ctx, &key);

@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 17
+#define SLUICE_LAYOUT_VERSION 18
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
@@ -222,8 +222,26 @@ struct sluice_filter {
  * answers with a RST carrying the cookie back; that RST proves the source,
  * which gets a bucket from the rule's proven-source budget.
  */
-#define SLUICE_POL_PROVE_TCP	  (1U << 6)
-#define SLUICE_POL_PROVE_ALWAYS	  (1U << 7) /* with PROVE_TCP: even within the budget */
+#define SLUICE_POL_PROVE_TCP	(1U << 6)
+#define SLUICE_POL_PROVE_ALWAYS (1U << 7) /* with PROVE_TCP: even within the budget */
+/*
+ * The match classes beyond source CIDR, protocol, destination port and
+ * SYN (bpf/classify.h): each bit says its fields in sluice_policy hold a
+ * condition. sluice_config.matches is the union over the live rules, so a
+ * policy using none of them costs nothing for them. A non-first fragment
+ * has no L4 header (its protocol is 0), so it matches no rule that needs
+ * one: source port, TCP flags and ICMP type need their protocol. It does
+ * match a length or a destination.
+ */
+#define SLUICE_POL_MATCH_SPORT	   (1U << 8)  /* sport_lo..sport_hi */
+#define SLUICE_POL_MATCH_LENGTH	   (1U << 9)  /* len_lo..len_hi, the frame's bytes */
+#define SLUICE_POL_MATCH_TCP_FLAGS (1U << 10) /* flags & tcp_flags_mask == tcp_flags */
+#define SLUICE_POL_MATCH_ICMP_TYPE (1U << 11) /* icmp_type */
+#define SLUICE_POL_MATCH_ICMP_CODE (1U << 12) /* with ICMP_TYPE: icmp_code too */
+#define SLUICE_POL_MATCH_DST	   (1U << 13) /* destination & dst_mask == dst */
+#define SLUICE_POL_MATCH_CLASS                                                           \
+	(SLUICE_POL_MATCH_SPORT | SLUICE_POL_MATCH_LENGTH | SLUICE_POL_MATCH_TCP_FLAGS | \
+	 SLUICE_POL_MATCH_ICMP_TYPE | SLUICE_POL_MATCH_ICMP_CODE | SLUICE_POL_MATCH_DST)
 
 /*
  * An aggregate limit (--aggregate /24=5000/s): one bucket per wider prefix
@@ -283,6 +301,19 @@ struct sluice_policy {
 	__u16 dport_lo; /* host byte order; 0-0: any port */
 	__u16 dport_hi;
 	__u16 pad;
+	/* Match classes, each with its SLUICE_POL_MATCH_* bit. */
+	__u16 sport_lo; /* host byte order */
+	__u16 sport_hi;
+	__u16 len_lo; /* frame bytes, every buffer, as byte rates count them */
+	__u16 len_hi;
+	__u8 tcp_flags_mask; /* the TCP flags byte (FIN 0x01 ... CWR 0x80) */
+	__u8 tcp_flags;	     /* within the mask */
+	__u8 icmp_type;
+	__u8 icmp_code;
+	__u8 dst_len; /* prefix length of dst; its family is the rule's */
+	__u8 pad3[3];
+	__u32 dst[4];	   /* network byte order, host bits clear */
+	__u32 dst_mask[4]; /* dst_len as a mask, network byte order */
 	/* Prefix masks in network byte order, precomputed in userspace. */
 	__u32 ipv4_mask;
 	__u32 ipv6_mask[4];
@@ -379,7 +410,8 @@ struct sluice_config {
 	__u32 rules_v6;
 	__u16 next_policy_id; /* the id the next new rule gets */
 	__u16 ids_wrapped;    /* next_policy_id wrapped: an old id may still have buckets */
-	__u16 pad[2];
+	__u16 matches;	      /* SLUICE_POL_MATCH_CLASS bits any live rule uses; 0: none */
+	__u16 pad;
 	/* The set tables' sizes, and the random hash seeds fixed at attach (both use them). */
 	__u32 table_sets;     /* of the source table */
 	__u32 aggregate_sets; /* of the aggregate table */
@@ -457,7 +489,9 @@ struct sluice_verdict {
 /*
  * The per-CPU over-limit cache (map `hot`, one value per possible CPU):
  * over-limit sources exactly as they came (full address and L4 class, so
- * they select the same policy again), what to do with them, and the
+ * they select the same policy again: a packet whose rule a match class
+ * such as --sport chose is never remembered, bpf/classify.h), what to do
+ * with them, and the
  * moment each may conform again. A TAT never decreases, so that moment
  * only comes later than remembered; the generation ties an entry to one
  * configuration. The packets an entry refuses are counted in it (a plain
@@ -588,10 +622,10 @@ enum sluice_counter {
 	SLUICE_CNT_EVICTED,	     /* idle, refilled buckets given to new sources */
 	SLUICE_CNT_CONTENDED,	     /* refused after losing METER_CAS_TRIES races (also above) */
 	/* --prove (bpf/prove.h); none of these is counted above. */
-	SLUICE_CNT_SYNACK_SENT,	     /* SYNs answered with a cookie SYN-ACK (XDP_TX) */
-	SLUICE_CNT_COOKIE_GOOD,	     /* RSTs whose cookie checked out */
-	SLUICE_CNT_COOKIE_BAD,	     /* RSTs whose cookie did not (any RST, while a rule proves) */
-	SLUICE_CNT_PROVEN,	     /* packets of proven sources passed: the proof, not a bucket */
+	SLUICE_CNT_SYNACK_SENT, /* SYNs answered with a cookie SYN-ACK (XDP_TX) */
+	SLUICE_CNT_COOKIE_GOOD, /* RSTs whose cookie checked out */
+	SLUICE_CNT_COOKIE_BAD,	/* RSTs whose cookie did not (any RST, while a rule proves) */
+	SLUICE_CNT_PROVEN,	/* packets of proven sources passed: the proof, not a bucket */
 	SLUICE_CNT_MAX,
 };
 

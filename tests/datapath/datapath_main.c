@@ -27,6 +27,8 @@ int main(int argc, char **argv)
 		suite_meter();
 	if (!only || !strcmp(only, "policy"))
 		suite_policy();
+	if (!only || !strcmp(only, "match"))
+		suite_match();
 	if (!only || !strcmp(only, "pressure"))
 		suite_pressure();
 	if (!only || !strcmp(only, "aggregate"))

@@ -69,6 +69,27 @@ BAD_INVOCATIONS=(
 	"rule add HOST 10.0.0.0/8 --rate 1/s --syn"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --proto sctp"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --proto tcp --dport 0"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto udp --sport 200-100"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto udp --sport 0"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --sport 123"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto icmp --sport 123"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto tcp --tcp-flags SYN/SYN,ACK"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto tcp --tcp-flags NONE/NONE"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto tcp --tcp-flags SYN,BOGUS/SYN"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto tcp --tcp-flags SYN"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto udp --tcp-flags SYN/SYN"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto tcp --icmp-type 8"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --icmp-type 8"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto icmp --icmp-type 256"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --proto icmp --icmp-type 3/"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --length 0"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --length 1500-200"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --length 65536"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --dst 10.0.0.0/33"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --dst 300.1.1.1"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --dst 2001:db8::/32"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --dst"
+	"set HOST --sport 123"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --action mark --dscp 64"
 	"rule add HOST 10.1.0.0/16 --rate 1/s"
 	"rule del HOST 10.9.9.0/24"
@@ -256,6 +277,20 @@ test_messages() {
 	check "an IPv4 rule with --proto icmpv6 is refused" \
 		says "--proto icmpv6 never matches an IPv4 rule, 10.0.0.0/8 (use --proto icmp)" \
 		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --proto icmpv6
+	check "an inverted --sport is refused" says "bad value '200-100' for --sport: ports are 1-65535, low to high" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --proto udp --sport 200-100
+	check "--tcp-flags with a flag outside the mask is refused" says "a flag outside the mask" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --proto tcp --tcp-flags SYN/SYN,ACK
+	check "--icmp-type with --proto tcp is refused" \
+		says "--icmp-type 8 needs --proto icmp or icmpv6, not --proto tcp" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --proto tcp --icmp-type 8
+	check "--length 0 is refused" says "bad value '0' for --length: frame lengths are 1-65535 bytes" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --length 0
+	check "a bad --dst is refused" says "bad value '10.0.0.0/33' for --dst" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --dst 10.0.0.0/33
+	check "--dst of the other family is refused" \
+		says "--dst 2001:db8::/32 is not of the family of the rule's 10.0.0.0/8" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --dst 2001:db8::/32
 	check "a /0 aggregate is refused" says "--aggregate /0=5/s: the prefix length must be at least 1" \
 		"$SLUICE" set "$LAB_HOST" --aggregate /0=5/s
 	# Options are checked before the interface: no attach can slip through.

@@ -186,6 +186,40 @@ test_prove_round_trip() {
 		bash -c "! '$SLUICE' show '$LAB_HOST' | grep -q prove"
 }
 
+# Match classes (issue 36.1): rule add takes each, show prints it, apply of
+# show's output changes nothing, and the file's text reads back the same.
+test_match_round_trip() {
+	local out before
+	"$SLUICE" rule add "$LAB_HOST" 0.0.0.0/0 --rate 100/s --proto udp --sport 123 \
+		--length 200-1500 >/dev/null &&
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 5/s --proto tcp \
+			--tcp-flags syn,ack/syn --dst 192.0.2.0/24 >/dev/null &&
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 5/s --proto icmp --icmp-type 3/4 \
+			>/dev/null &&
+		"$SLUICE" rule add "$LAB_HOST" 2001:db8::/32 --rate 5/s --proto icmpv6 \
+			--icmp-type 128 --dst 2001:db8:ff::/48 >/dev/null
+	check "rule add takes --sport, --length, --tcp-flags, --icmp-type and --dst" test $? = 0
+	"$SLUICE" show "$LAB_HOST" >"$LAB_TMP/classes.conf"
+	CHECK_DETAIL=$(cat "$LAB_TMP/classes.conf")
+	check "show prints each match class as typed, canonically" \
+		bash -c "grep -qx 'rule 0.0.0.0/0 rate 100/s proto udp sport 123 length 200-1500' '$LAB_TMP/classes.conf' &&
+			grep -qx 'rule 10.0.0.0/8 rate 5/s proto tcp tcp-flags SYN,ACK/SYN dst 192.0.2.0/24' '$LAB_TMP/classes.conf' &&
+			grep -qx 'rule 10.0.0.0/8 rate 5/s proto icmp icmp-type 3/4' '$LAB_TMP/classes.conf' &&
+			grep -qx 'rule 2001:db8::/32 rate 5/s proto icmpv6 icmp-type 128 dst 2001:db8:ff::/48' '$LAB_TMP/classes.conf'"
+	out=$("$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/classes.conf" 2>&1)
+	CHECK_DETAIL=$out
+	check "apply of show's output with match classes is a no-op" grep -q "nothing changed" <<<"$out"
+	before=$("$SLUICE" show "$LAB_HOST")
+	check "show after that apply is identical" test "$before" = "$(cat "$LAB_TMP/classes.conf")"
+	"$SLUICE" rule del "$LAB_HOST" 10.0.0.0/8 --proto icmp --icmp-type 3/4 >/dev/null
+	check "rule del names a rule by its match classes" \
+		bash -c "! '$SLUICE' show '$LAB_HOST' | grep -q 'icmp-type 3/4' && '$SLUICE' show '$LAB_HOST' | grep -q 'tcp-flags'"
+	"$SLUICE" rule del "$LAB_HOST" 0.0.0.0/0 --proto udp --sport 123 --length 200-1500 >/dev/null
+	"$SLUICE" rule del "$LAB_HOST" 10.0.0.0/8 --proto tcp --tcp-flags SYN,ACK/SYN --dst 192.0.2.0/24 >/dev/null
+	"$SLUICE" rule del "$LAB_HOST" 2001:db8::/32 --proto icmpv6 --icmp-type 128 --dst 2001:db8:ff::/48 >/dev/null
+	check "rule del of each leaves no match class" bash -c "! '$SLUICE' show '$LAB_HOST' | grep -qE 'sport|tcp-flags|icmp-type|length|dst'"
+}
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 "$SLUICE" attach "$LAB_HOST" --rate 50/s --burst 50 >/dev/null
 test_two_rates_and_lists
@@ -193,5 +227,6 @@ test_apply_mid_flood
 test_bad_apply_changes_nothing
 test_aggregates
 test_prove_round_trip
+test_match_round_trip
 "$SLUICE" detach "$LAB_HOST" >/dev/null
 lab_finish

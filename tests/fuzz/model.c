@@ -311,9 +311,33 @@ static bool list_holds(const struct model_cidr *l, size_t n, const struct model_
 	return false;
 }
 
+/*
+ * sluice(8): a protocol 1; a destination port, a source port, a length, a
+ * destination or an ICMP type 2 each, its code 1 more; SYN or TCP flags 4.
+ */
 static int l4_specificity(const struct model_rule *r)
 {
-	return (r->syn ? 4 : 0) + (r->dport_hi ? 2 : 0) + (r->proto ? 1 : 0);
+	return (r->syn ? 4 : 0) + (r->dport_hi ? 2 : 0) + (r->proto ? 1 : 0) +
+	       (r->sport_hi ? 2 : 0) + (r->tcp_mask ? 4 : 0) + (r->icmp_type_on ? 2 : 0) +
+	       (r->icmp_code_on ? 1 : 0) + (r->len_hi ? 2 : 0) + (r->dst_on ? 2 : 0);
+}
+
+/* The match classes of sluice(8), each as it is defined there. */
+static bool classes_take(const struct model_rule *r, const struct model_packet *pkt)
+{
+	uint32_t len = pkt->len > 65535 ? 65535 : pkt->len;
+
+	if (r->sport_hi && (pkt->sport < r->sport_lo || pkt->sport > r->sport_hi))
+		return false;
+	if (r->tcp_mask && (pkt->tcp_flags & r->tcp_mask) != r->tcp_value)
+		return false;
+	if (r->icmp_type_on && pkt->icmp_type != r->icmp_type)
+		return false;
+	if (r->icmp_code_on && pkt->icmp_code != r->icmp_code)
+		return false;
+	if (r->len_hi && (len < r->len_lo || len > r->len_hi))
+		return false;
+	return !r->dst_on || prefix_holds(r->dst, r->dst_len, r->family, pkt->dst, pkt->family);
 }
 
 static bool rule_takes(const struct model_rule *r, const struct model_packet *pkt)
@@ -324,7 +348,9 @@ static bool rule_takes(const struct model_rule *r, const struct model_packet *pk
 		return false;
 	if (r->dport_hi && (pkt->dport < r->dport_lo || pkt->dport > r->dport_hi))
 		return false;
-	return !r->syn || pkt->syn;
+	if (r->syn && !pkt->syn)
+		return false;
+	return classes_take(r, pkt);
 }
 
 /* The longest CIDR holding the source, then the narrowest class, then the first. */
@@ -583,6 +609,30 @@ static uint64_t capacity(const struct model_limiter *l, uint64_t burst)
 	return l->bytes ? model_cost(l, (uint32_t)burst) : burst * l->interval;
 }
 
+/* The match classes a policy slot names, each only under its flag. */
+static void model_classes_from_policy(struct model_rule *r, const struct sluice_policy *p)
+{
+	if (p->flags & SLUICE_POL_MATCH_SPORT) {
+		r->sport_lo = p->sport_lo;
+		r->sport_hi = p->sport_hi;
+	}
+	if (p->flags & SLUICE_POL_MATCH_TCP_FLAGS) {
+		r->tcp_mask = p->tcp_flags_mask;
+		r->tcp_value = p->tcp_flags;
+	}
+	r->icmp_type_on = p->flags & SLUICE_POL_MATCH_ICMP_TYPE;
+	r->icmp_code_on = p->flags & SLUICE_POL_MATCH_ICMP_CODE;
+	r->icmp_type = p->icmp_type;
+	r->icmp_code = p->icmp_code;
+	if (p->flags & SLUICE_POL_MATCH_LENGTH) {
+		r->len_lo = p->len_lo;
+		r->len_hi = p->len_hi;
+	}
+	r->dst_on = p->flags & SLUICE_POL_MATCH_DST;
+	r->dst_len = p->dst_len;
+	memcpy(r->dst, p->dst, sizeof(r->dst));
+}
+
 void model_rule_from_policy(struct model_rule *r, const struct sluice_policy *p, bool is_default,
 			    unsigned int instance, bool stored_limits)
 {
@@ -600,6 +650,7 @@ void model_rule_from_policy(struct model_rule *r, const struct sluice_policy *p,
 		r->dport_lo = p->dport_lo;
 		r->dport_hi = p->dport_hi;
 		r->syn = p->flags & SLUICE_POL_MATCH_SYN;
+		model_classes_from_policy(r, p);
 	}
 	r->ipv4_prefix = p->ipv4_prefix;
 	r->ipv6_prefix = p->ipv6_prefix;

@@ -47,6 +47,15 @@ struct model_rule {
 	uint32_t cidr[4]; /* network byte order */
 	uint16_t dport_lo, dport_hi;
 	bool syn;
+	/* Match classes: 0-0, 0 or false is any. */
+	uint16_t sport_lo, sport_hi;
+	uint8_t tcp_mask, tcp_value; /* the flags byte & mask == value */
+	bool icmp_type_on, icmp_code_on;
+	uint8_t icmp_type, icmp_code;
+	uint16_t len_lo, len_hi; /* the whole frame's bytes, counted at most as 65535 */
+	uint8_t dst_len;	 /* with dst_on: the destination's CIDR, of the rule's family */
+	bool dst_on;
+	uint32_t dst[4];
 	/* Buckets */
 	uint8_t ipv4_prefix, ipv6_prefix;
 	struct model_limiter own, admit, overflow;
@@ -75,11 +84,15 @@ struct model_cidr {
 struct model_packet {
 	uint8_t family; /* 4 or 6 */
 	uint32_t addr[4];
-	uint8_t proto; /* IPPROTO_UDP or IPPROTO_TCP */
+	uint8_t proto; /* IPPROTO_UDP, _TCP, _ICMP or _ICMPV6 */
 	uint16_t dport;
 	bool syn;
-	uint8_t tos;  /* IPv4 TOS or IPv6 traffic class */
-	uint32_t len; /* whole frame, every buffer */
+	uint16_t sport;		      /* UDP and TCP */
+	uint8_t tcp_flags;	      /* TCP: the flags byte */
+	uint8_t icmp_type, icmp_code; /* ICMP and ICMPv6 */
+	uint32_t dst[4];	      /* the destination address, network byte order */
+	uint8_t tos;		      /* IPv4 TOS or IPv6 traffic class */
+	uint32_t len;		      /* whole frame, every buffer */
 };
 
 enum model_verdict {

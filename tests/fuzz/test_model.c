@@ -118,8 +118,10 @@ struct event {
 	/* EV_PACKET */
 	int src; /* index into the sequence's source pool */
 	uint32_t len;
-	uint8_t proto, tcp_flags, tos;
-	uint16_t dport;
+	uint8_t proto, tcp_flags, tos; /* proto IPPROTO_ICMP: ICMPv6 for an IPv6 source */
+	uint16_t dport, sport;
+	uint8_t icmp_type, icmp_code;
+	bool dst_other; /* to OTHER_DST (OTHER_DST6), not frames.c's destination */
 	/* EV_CPU */
 	int cpu;
 	/* EV_SPOOF */
@@ -154,7 +156,19 @@ static const char *const rule_matches[] = {
 	"2001:db8:1::/48",
 	"2001:db8:1:2::/64",
 	"2001:db8:1::/48 proto udp dport 53",
+	/* Match classes (issue 36.1), on CIDRs that other rules share. */
+	"10.2.0.0/16 proto udp sport 123 length 200-1500",
+	"10.1.0.0/16 proto tcp tcp-flags SYN,ACK/SYN",
+	"10.2.0.0/16 dst 198.51.100.0/24",
+	"10.1.2.0/24 proto icmp icmp-type 8/0",
+	"2001:db8:1::/48 proto icmpv6 icmp-type 128",
+	"2001:db8:1:2::/64 proto udp sport 123 dst 2001:db8:ff::/48",
+	"10.1.0.0/16 proto tcp tcp-flags ALL/FIN,PSH,URG",
 };
+
+/* The destination of packets with dst_other: inside the --dst rules' CIDRs. */
+#define OTHER_DST  "198.51.100.7"
+#define OTHER_DST6 "2001:db8:ff:1::7"
 
 #define N_MATCHES (int)(sizeof(rule_matches) / sizeof(rule_matches[0]))
 
@@ -628,10 +642,26 @@ static void gen_packet(struct rng *r, struct event *e, int prev_src, int n_pool)
 	e->src = prev_src >= 0 && chance(r, 55) ? prev_src : (int)below(r, (uint64_t)n_pool);
 	e->len = gen_len(r);
 	e->tos = PICK(r, tos);
-	switch (below(r, 4)) {
+	e->dst_other = chance(r, 20);
+	switch (below(r, 8)) {
 	case 0:
 		e->proto = IPPROTO_UDP;
 		e->dport = 53;
+		break;
+	case 4: /* a reflection: from NTP's port */
+		e->proto = IPPROTO_UDP;
+		e->dport = 9000;
+		e->sport = 123;
+		break;
+	case 5: /* echo request (8/0 or ICMPv6 128), or another type */
+		e->proto = IPPROTO_ICMP;
+		e->icmp_type = chance(r, 70) ? 8 : (uint8_t)below(r, 4);
+		e->icmp_code = chance(r, 50) ? 0 : 1;
+		break;
+	case 6: /* a Christmas tree, or flags of no rule */
+		e->proto = IPPROTO_TCP;
+		e->dport = 80;
+		e->tcp_flags = chance(r, 50) ? 0x29 : (uint8_t)below(r, 256);
 		break;
 	case 1:
 		e->proto = IPPROTO_UDP;
@@ -1197,11 +1227,23 @@ static void runner_close(struct runner *rn)
 static size_t build_frame(const char *src, const struct event *e, uint8_t *buf,
 			  struct model_packet *pkt)
 {
-	struct frame_spec spec = { .family = strchr(src, ':') ? 6 : 4,
+	int family = strchr(src, ':') ? 6 : 4;
+	uint8_t icmp = family == 4 ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+	/* An echo request is type 8 in ICMP, 128 in ICMPv6. */
+	uint8_t type = family == 6 && e->icmp_type == 8 ? 128 : e->icmp_type;
+	struct frame_spec spec = { .family = family,
 				   .src = src,
-				   .l4 = e->proto == IPPROTO_TCP ? IPPROTO_TCP : 0,
+				   .l4 = e->proto == IPPROTO_TCP    ? IPPROTO_TCP
+					 : e->proto == IPPROTO_ICMP ? icmp
+								    : 0,
 				   .dport = e->dport,
+				   .sport = e->sport,
 				   .tcp_flags = e->tcp_flags,
+				   .icmp_type = type,
+				   .icmp_code = e->icmp_code,
+				   .dst = !e->dst_other ? NULL
+					  : family == 4 ? OTHER_DST
+							: OTHER_DST6,
 				   .tos = e->tos };
 	size_t l3 = frame_l3_offset(&spec), len;
 	struct frame f;
@@ -1226,10 +1268,19 @@ static size_t build_frame(const char *src, const struct event *e, uint8_t *buf,
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->family = (uint8_t)spec.family;
 	inet_pton(spec.family == 4 ? AF_INET : AF_INET6, src, pkt->addr);
-	pkt->proto = e->proto;
-	pkt->dport = e->dport;
+	pkt->proto = spec.l4 ? spec.l4 : IPPROTO_UDP;
+	pkt->dport = e->proto == IPPROTO_ICMP ? 0 : e->dport ? e->dport : 9000;
+	pkt->sport = e->proto == IPPROTO_ICMP ? 0 : e->sport ? e->sport : 40000;
 	pkt->syn = e->proto == IPPROTO_TCP && (e->tcp_flags & TCP_FLAG_SYN) &&
 		   !(e->tcp_flags & TCP_FLAG_ACK);
+	pkt->tcp_flags = e->proto == IPPROTO_TCP ? e->tcp_flags : 0;
+	pkt->icmp_type = e->proto == IPPROTO_ICMP ? type : 0;
+	pkt->icmp_code = e->proto == IPPROTO_ICMP ? e->icmp_code : 0;
+	inet_pton(family == 4 ? AF_INET : AF_INET6,
+		  spec.dst	? spec.dst
+		  : family == 4 ? "192.0.2.1"
+				: "2001:db8::1",
+		  pkt->dst);
 	pkt->tos = e->tos;
 	pkt->len = (uint32_t)len;
 	return len;
@@ -1449,12 +1500,14 @@ static void print_event(const struct sequence *s, int i, uint64_t at_ns)
 		       (double)e->gap_ns / 1e9);
 	switch (e->kind) {
 	case EV_PACKET:
-		printf("packet %s %s dport %u%s tos 0x%02x len %u\n", s->pool[e->src],
-		       e->proto == IPPROTO_TCP ? "tcp" : "udp", e->dport,
-		       e->proto != IPPROTO_TCP	      ? ""
-		       : e->tcp_flags == TCP_FLAG_SYN ? " syn"
-						      : " ack",
-		       e->tos, e->len);
+		printf("packet %s %s dport %u sport %u flags 0x%02x icmp %u/%u%s tos 0x%02x len "
+		       "%u\n",
+		       s->pool[e->src],
+		       e->proto == IPPROTO_TCP	  ? "tcp"
+		       : e->proto == IPPROTO_ICMP ? "icmp"
+						  : "udp",
+		       e->dport, e->sport, e->tcp_flags, e->icmp_type, e->icmp_code,
+		       e->dst_other ? " to the --dst rules" : "", e->tos, e->len);
 		break;
 	case EV_CPU:
 		printf("cpu %d\n", e->cpu);

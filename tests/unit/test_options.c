@@ -100,16 +100,54 @@ static void test_short_and_optional(void)
 
 /* A sample value for every limiter and match option, to round-trip through show. */
 static const char *const samples[OPT_MAX] = {
-	[OPT_RATE] = "1.5k/s",		[OPT_BURST] = "300",
-	[OPT_ACTION] = "mark",		[OPT_DSCP] = "10",
-	[OPT_IPV4_PREFIX] = "24",	[OPT_IPV6_PREFIX] = "56",
-	[OPT_NEW_SOURCES] = "20k/s",	[OPT_OVERFLOW_RATE] = "100/s",
-	[OPT_INITIAL_BURST] = "20",	[OPT_ON_FULL] = "pass",
-	[OPT_AGGREGATE] = "/24=5000/s", [OPT_PROTO] = "udp",
-	[OPT_DPORT] = "53-54",		[OPT_ALGORITHM] = "sliding-window",
-	[OPT_WINDOW] = "1500ms",	[OPT_WARMUP] = "2m",
-	[OPT_PROVE] = "tcp-always",	[OPT_PROVEN_SOURCES] = "500/s",
+	[OPT_RATE] = "1.5k/s",
+	[OPT_BURST] = "300",
+	[OPT_ACTION] = "mark",
+	[OPT_DSCP] = "10",
+	[OPT_IPV4_PREFIX] = "24",
+	[OPT_IPV6_PREFIX] = "56",
+	[OPT_NEW_SOURCES] = "20k/s",
+	[OPT_OVERFLOW_RATE] = "100/s",
+	[OPT_INITIAL_BURST] = "20",
+	[OPT_ON_FULL] = "pass",
+	[OPT_AGGREGATE] = "/24=5000/s",
+	[OPT_PROTO] = "udp",
+	[OPT_DPORT] = "53-54",
+	[OPT_ALGORITHM] = "sliding-window",
+	[OPT_WINDOW] = "1500ms",
+	[OPT_WARMUP] = "2m",
+	[OPT_PROVE] = "tcp-always",
+	[OPT_PROVEN_SOURCES] = "500/s",
+	[OPT_SPORT] = "123",
+	[OPT_TCP_FLAGS] = "syn,ack,fin,rst/syn",
+	[OPT_ICMP_TYPE] = "3/4",
+	[OPT_LENGTH] = "200-1500",
+	[OPT_DST] = "192.0.2.0/24",
 };
+
+/* Every class at its widest fits what show and rule names keep for it, uncut. */
+static void test_widest_match(void)
+{
+	char shown[MATCH_TEXT_MAX + 64];
+	struct cli_args a;
+	const char *why;
+	int err = 0;
+
+	cli_args_init(&a, CMD_RULE);
+	err |= option_apply(&a, OPT_PROTO, "icmpv6", &why);
+	err |= option_apply(&a, OPT_DPORT, "65534-65535", &why);
+	err |= option_apply(&a, OPT_SYN, NULL, &why);
+	err |= option_apply(&a, OPT_SPORT, "65534-65535", &why);
+	err |= option_apply(&a, OPT_TCP_FLAGS,
+			    "FIN,SYN,RST,PSH,ACK,URG,ECE/FIN,SYN,RST,PSH,ACK,URG,ECE", &why);
+	err |= option_apply(&a, OPT_ICMP_TYPE, "255/255", &why);
+	err |= option_apply(&a, OPT_LENGTH, "65534-65535", &why);
+	err |= option_apply(&a, OPT_DST, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127", &why);
+	format_match(shown, sizeof(shown), &a.match);
+	check(!err && strlen(shown) < MATCH_TEXT_MAX - 1 &&
+		      strstr(shown, "dst ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127"),
+	      "the widest match fits MATCH_TEXT_MAX", "%zu bytes: '%s'", strlen(shown), shown);
+}
 
 static void test_show_round_trip(void)
 {
@@ -148,6 +186,25 @@ static void test_show_round_trip(void)
 	}
 	check(!err && settings_equal(&a.settings, &b.settings),
 	      "show parses back to the same settings", " ");
+	/* And the match: every class, in the words show writes. */
+	format_match(shown, sizeof(shown), &a.match);
+	check(strstr(shown, "tcp-flags FIN,SYN,RST,ACK/SYN") && strstr(shown, "icmp-type 3/4") &&
+		      strstr(shown, "length 200-1500") && strstr(shown, "sport 123") &&
+		      strstr(shown, "dst 192.0.2.0/24"),
+	      "show writes each match class canonically", "got '%s'", shown);
+	for (char *w = strtok(shown, " "); w; w = strtok(NULL, " ")) {
+		int id = option_find(w);
+
+		if (id < 0 ||
+		    option_apply(&b, id, option_table[id].metavar ? strtok(NULL, " ") : NULL,
+				 &why)) {
+			err = 1;
+			break;
+		}
+	}
+	b.match.cidr = a.match.cidr;
+	check(!err && match_equal(&a.match, &b.match), "show parses back to the same match", " ");
+	test_widest_match();
 }
 
 static void test_takers(void)

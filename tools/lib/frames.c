@@ -33,6 +33,8 @@ size_t frame_l3_offset(const struct frame_spec *spec)
 
 static size_t l4_header_len(const struct frame_spec *spec)
 {
+	if (spec->l4 == IPPROTO_ICMP || spec->l4 == IPPROTO_ICMPV6)
+		return 8;
 	return spec->l4 == IPPROTO_TCP ? sizeof(struct tcphdr) : sizeof(struct udphdr);
 }
 
@@ -49,7 +51,7 @@ static size_t put_ipv4(uint8_t *p, const struct frame_spec *spec)
 	iph->protocol = spec->l4 ? spec->l4 : IPPROTO_UDP;
 	iph->tot_len = htons((uint16_t)(sizeof(*iph) + l4));
 	inet_pton(AF_INET, spec->src, &iph->saddr);
-	inet_pton(AF_INET, "192.0.2.1", &iph->daddr);
+	inet_pton(AF_INET, spec->dst ? spec->dst : "192.0.2.1", &iph->daddr);
 	iph->check = ip_checksum(iph, sizeof(*iph));
 	return sizeof(*iph);
 }
@@ -71,7 +73,7 @@ static size_t put_ipv6(uint8_t *p, const struct frame_spec *spec)
 	ip6h->payload_len =
 		htons((uint16_t)(8 * spec->v6_hopopts + l4_header_len(spec) + spec->payload));
 	inet_pton(AF_INET6, spec->src, &ip6h->saddr);
-	inet_pton(AF_INET6, "2001:db8::1", &ip6h->daddr);
+	inet_pton(AF_INET6, spec->dst ? spec->dst : "2001:db8::1", &ip6h->daddr);
 	/* Hop-by-hop headers of 8 bytes each: next header, length 0, PadN. */
 	for (i = 0; i < spec->v6_hopopts; i++, ext += 8) {
 		memset(ext, 0, 8);
@@ -115,16 +117,19 @@ int frame_build(struct frame *f, const struct frame_spec *spec)
 		f->len = off + 46;
 		return 0;
 	}
-	if (spec->l4 == IPPROTO_TCP) {
+	if (spec->l4 == IPPROTO_ICMP || spec->l4 == IPPROTO_ICMPV6) {
+		f->data[off] = spec->icmp_type;
+		f->data[off + 1] = spec->icmp_code;
+	} else if (spec->l4 == IPPROTO_TCP) {
 		struct tcphdr *tcp = (struct tcphdr *)(f->data + off);
 
-		tcp->source = htons(40000);
+		tcp->source = htons(spec->sport ? spec->sport : 40000);
 		tcp->dest = htons(spec->dport ? spec->dport : 9000);
 		tcp->doff = 5;
 		((uint8_t *)tcp)[13] = spec->tcp_flags;
 	} else {
 		udp = (struct udphdr *)(f->data + off);
-		udp->source = htons(40000);
+		udp->source = htons(spec->sport ? spec->sport : 40000);
 		udp->dest = htons(spec->dport ? spec->dport : 9000);
 		udp->len = htons((uint16_t)(sizeof(*udp) + spec->payload));
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Crafted frames for BPF_PROG_TEST_RUN: Ethernet, VLAN tags, IPv4/IPv6, UDP. */
+/* Crafted frames for BPF_PROG_TEST_RUN: Ethernet, VLAN tags, IPv4/IPv6, UDP, TCP, ICMP. */
 #ifndef SLUICE_TEST_FRAMES_H
 #define SLUICE_TEST_FRAMES_H
 
@@ -19,11 +19,15 @@ struct frame_spec {
 	uint16_t ethertype;	/* used when family is 0 */
 	const char *src;	/* textual IPv4 or IPv6 source */
 	size_t payload;		/* L4 payload bytes */
-	uint8_t l4;		/* IPPROTO_TCP, or 0 for UDP */
+	uint8_t l4;		/* IPPROTO_TCP, _ICMP, _ICMPV6, or 0 for UDP */
 	uint16_t dport;		/* 0: 9000 */
 	uint8_t tcp_flags;	/* TCP flags byte (SYN 0x02, ACK 0x10) */
 	uint8_t tos;		/* IPv4 TOS / IPv6 traffic class */
 	int v6_hopopts;		/* 8-byte hop-by-hop headers before L4 (IPv6) */
+	uint16_t sport;		/* 0: 40000 */
+	const char *dst;	/* NULL: 192.0.2.1, or 2001:db8::1 */
+	uint8_t icmp_type;	/* ICMP or ICMPv6: its 8-byte header's type and code */
+	uint8_t icmp_code;
 };
 
 #define TCP_FLAG_SYN 0x02

@@ -107,6 +107,8 @@ const struct command cmd_apply = {
 		"  attach [mode MODE] [max-sources N]\n"
 		"  default rate RATE [OPTION VALUE]...\n"
 		"  rule CIDR rate RATE [OPTION VALUE]... [proto P] [dport N[-M]] [syn]\n"
+		"       [sport N[-M]] [tcp-flags MASK/FLAGS] [icmp-type T[/C]] [length N[-M]]\n"
+		"       [dst CIDR]\n"
 		"  allow CIDR\n"
 		"  deny CIDR",
 	.iface = IFACE_OPTIONAL, /* none with --check */

@@ -84,6 +84,7 @@ static void rule_report(struct report *rp, const struct rule *r)
 	report_u64(rp, "dport_high", NULL, r->match.dport_hi);
 	report_bool(rp, "syn", NULL, r->match.syn);
 	format_match(buf, sizeof(buf), &r->match);
+	report_string(rp, "match", NULL, buf);
 	report_string(rp, NULL, " %-24s", buf[0] ? buf : "(any traffic)");
 	format_rate(buf, sizeof(buf), &r->settings.rate);
 	report_string(rp, "rate", NULL, buf);
@@ -147,18 +148,20 @@ const struct command cmd_rule = {
 	.id = CMD_RULE,
 	.name = "rule",
 	.summary = "add, delete or list rules for source CIDRs and classes",
-	.synopsis =
-		"add IFACE CIDR --rate RATE [OPTIONS] [--proto PROTO] [--dport PORT[-PORT]] [--syn]\n"
-		"del IFACE CIDR [--proto PROTO] [--dport PORT[-PORT]] [--syn]\n"
-		"list IFACE [--json]\n"
-		"flush IFACE",
+	.synopsis = "add IFACE CIDR --rate RATE [OPTIONS] [MATCH]\n"
+		    "del IFACE CIDR [MATCH]\n"
+		    "list IFACE [--json]\n"
+		    "flush IFACE",
 	.description =
 		"A rule limits the sources in CIDR (IPv4 or IPv6), optionally only for one\n"
-		"class of traffic: a protocol, a destination port or range, and for TCP only\n"
-		"connection attempts (--syn: SYN without ACK). The most specific rule for a\n"
-		"packet wins: the longest CIDR, then the narrowest class; otherwise the\n"
-		"default policy set by attach. Each rule has its own buckets. Fragments after\n"
-		"the first carry no ports: only rules without a class apply to them.\n"
+		"class of traffic (MATCH): a protocol, a destination or source port or range,\n"
+		"for TCP connection attempts (--syn: SYN without ACK) or flags (--tcp-flags\n"
+		"SYN,ACK/SYN), an ICMP type and code, a frame length range, a destination\n"
+		"CIDR. The most specific rule for a packet wins: the longest CIDR, then the\n"
+		"narrowest class; otherwise the default policy set by attach. Each rule has\n"
+		"its own buckets. Fragments after the first carry no layer 4 header: only\n"
+		"rules without --proto (and what needs it) apply to them, --length and\n"
+		"--dst included.\n"
 		"--aggregate also limits each wider prefix of the rule's sources as a whole\n"
 		"(/24=5000/s: every /24 together at most 5000/s), up to 4 per rule.\n"
 		"del is also spelled delete or rm, list ls or show; flush deletes every rule.",

@@ -81,9 +81,30 @@ static void candidate_name(struct candidate *c, const struct sluice_policy *p, b
 	const struct sluice_key *k = &c->key;
 	uint32_t rule, where;
 
+	struct {
+		__u32 flags;
+		__u16 sport_lo, sport_hi, len_lo, len_hi;
+		__u8 tcp_mask, tcp_flags, icmp_type, icmp_code;
+		__u32 dst[4];
+		__u32 dst_len;
+	} classes = { .flags = p->flags & SLUICE_POL_MATCH_CLASS,
+		      .sport_lo = p->sport_lo,
+		      .sport_hi = p->sport_hi,
+		      .len_lo = p->len_lo,
+		      .len_hi = p->len_hi,
+		      .tcp_mask = p->tcp_flags_mask,
+		      .tcp_flags = p->tcp_flags,
+		      .icmp_type = p->icmp_type,
+		      .icmp_code = p->icmp_code,
+		      .dst_len = p->dst_len };
+
 	memcpy(match.cidr, p->cidr, sizeof(match.cidr));
+	memcpy(classes.dst, p->dst, sizeof(classes.dst));
 	/* The default's id changes with its algorithm; its name does not. */
 	rule = match.dflt ? 0 : hash_bytes(&match, sizeof(match));
+	/* A rule with match classes: they name it too (one without keeps its name). */
+	if (classes.flags)
+		rule ^= hash_bytes(&classes, sizeof(classes));
 	where = key_hash(
 		&(struct sluice_key){ .family = k->family,
 				      .prefix_len = k->prefix_len,

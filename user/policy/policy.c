@@ -473,19 +473,99 @@ static const char *proto_given(const struct match *m)
 	return text;
 }
 
-static int check_match(const struct match *m, const char **why)
+/* "--dport 53" or "--sport 1-1023" needs TCP or UDP, whose headers have ports. */
+static int check_ports(const char *name, uint16_t lo, uint16_t hi, const struct match *m,
+		       const char **why)
 {
 	char ports[16];
 
+	if (!hi || m->proto == IPPROTO_TCP || m->proto == IPPROTO_UDP)
+		return 0;
+	snprintf(ports, sizeof(ports), lo == hi ? "%u" : "%u-%u", lo, hi);
+	return refuse(-EINVAL, why, "--%s %s needs --proto tcp or udp%s", name, ports,
+		      proto_given(m));
+}
+
+static int check_match(const struct match *m, const char **why)
+{
+	char text[48];
+	int err;
+
 	if (m->syn && m->proto != IPPROTO_TCP)
 		return refuse(-EINVAL, why, "--syn needs --proto tcp%s", proto_given(m));
-	if (m->dport_hi && m->proto != IPPROTO_TCP && m->proto != IPPROTO_UDP) {
-		snprintf(ports, sizeof(ports), m->dport_lo == m->dport_hi ? "%u" : "%u-%u",
-			 m->dport_lo, m->dport_hi);
-		return refuse(-EINVAL, why, "--dport %s needs --proto tcp or udp%s", ports,
+	err = check_ports("dport", m->dport_lo, m->dport_hi, m, why);
+	if (!err)
+		err = check_ports("sport", m->sport_lo, m->sport_hi, m, why);
+	if (err)
+		return err;
+	if (m->tcp_flags.mask && m->proto != IPPROTO_TCP) {
+		format_tcp_flags(text, sizeof(text), &m->tcp_flags);
+		return refuse(-EINVAL, why, "--tcp-flags %s needs --proto tcp%s", text,
 			      proto_given(m));
 	}
+	if (m->icmp.type_given && m->proto != IPPROTO_ICMP && m->proto != IPPROTO_ICMPV6) {
+		format_icmp_type(text, sizeof(text), &m->icmp);
+		return refuse(-EINVAL, why, "--icmp-type %s needs --proto icmp or icmpv6%s", text,
+			      proto_given(m));
+	}
+	if (m->dst.family && m->dst.family != m->cidr.family)
+		return refuse(-EINVAL, why, "--dst %s is not of the family of the rule's %s",
+			      cidr_text(&m->dst).text, cidr_text(&m->cidr).text);
 	return 0;
+}
+
+/* The match classes into p, with their SLUICE_POL_MATCH_* bits. */
+static void classes_build(struct sluice_policy *p, const struct match *m)
+{
+	int i;
+
+	p->sport_lo = m->sport_lo;
+	p->sport_hi = m->sport_hi;
+	p->flags |= m->sport_hi ? SLUICE_POL_MATCH_SPORT : 0;
+	p->len_lo = m->len_lo;
+	p->len_hi = m->len_hi;
+	p->flags |= m->len_hi ? SLUICE_POL_MATCH_LENGTH : 0;
+	p->tcp_flags_mask = m->tcp_flags.mask;
+	p->tcp_flags = m->tcp_flags.value;
+	p->flags |= m->tcp_flags.mask ? SLUICE_POL_MATCH_TCP_FLAGS : 0;
+	p->icmp_type = m->icmp.type;
+	p->icmp_code = m->icmp.code;
+	p->flags |= m->icmp.type_given ? SLUICE_POL_MATCH_ICMP_TYPE : 0;
+	p->flags |= m->icmp.code_given ? SLUICE_POL_MATCH_ICMP_CODE : 0;
+	if (!m->dst.family)
+		return;
+	p->flags |= SLUICE_POL_MATCH_DST;
+	p->dst_len = m->dst.len;
+	for (i = 0; i < 4; i++) {
+		p->dst_mask[i] = prefix_mask((int)m->dst.len - 32 * i);
+		p->dst[i] = m->dst.addr[i] & p->dst_mask[i];
+	}
+}
+
+/* What classes_build wrote, back into m. */
+static void classes_settings(const struct sluice_policy *p, struct match *m)
+{
+	if (p->flags & SLUICE_POL_MATCH_SPORT) {
+		m->sport_lo = p->sport_lo;
+		m->sport_hi = p->sport_hi;
+	}
+	if (p->flags & SLUICE_POL_MATCH_LENGTH) {
+		m->len_lo = p->len_lo;
+		m->len_hi = p->len_hi;
+	}
+	if (p->flags & SLUICE_POL_MATCH_TCP_FLAGS) {
+		m->tcp_flags.mask = p->tcp_flags_mask;
+		m->tcp_flags.value = p->tcp_flags;
+	}
+	m->icmp.type_given = !!(p->flags & SLUICE_POL_MATCH_ICMP_TYPE);
+	m->icmp.code_given = !!(p->flags & SLUICE_POL_MATCH_ICMP_CODE);
+	m->icmp.type = m->icmp.type_given ? p->icmp_type : 0;
+	m->icmp.code = m->icmp.code_given ? p->icmp_code : 0;
+	if (p->flags & SLUICE_POL_MATCH_DST) {
+		m->dst.family = p->family;
+		m->dst.len = p->dst_len;
+		memcpy(m->dst.addr, p->dst, sizeof(m->dst.addr));
+	}
 }
 
 /*
@@ -859,6 +939,7 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 		p->dport_lo = m->dport_lo;
 		p->dport_hi = m->dport_hi;
 		p->flags |= m->syn ? SLUICE_POL_MATCH_SYN : 0;
+		classes_build(p, m);
 	}
 	return 0;
 }
@@ -906,13 +987,20 @@ void policy_settings(const struct sluice_policy *p, struct settings *s, struct m
 	m->dport_lo = p->dport_lo;
 	m->dport_hi = p->dport_hi;
 	m->syn = !!(p->flags & SLUICE_POL_MATCH_SYN);
+	classes_settings(p, m);
 }
 
 bool match_equal(const struct match *a, const struct match *b)
 {
 	return a->cidr.family == b->cidr.family && a->cidr.len == b->cidr.len &&
 	       !memcmp(a->cidr.addr, b->cidr.addr, sizeof(a->cidr.addr)) && a->proto == b->proto &&
-	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->syn == b->syn;
+	       a->dport_lo == b->dport_lo && a->dport_hi == b->dport_hi && a->syn == b->syn &&
+	       a->sport_lo == b->sport_lo && a->sport_hi == b->sport_hi &&
+	       a->tcp_flags.mask == b->tcp_flags.mask && a->tcp_flags.value == b->tcp_flags.value &&
+	       a->icmp.type_given == b->icmp.type_given && a->icmp.type == b->icmp.type &&
+	       a->icmp.code_given == b->icmp.code_given && a->icmp.code == b->icmp.code &&
+	       a->len_lo == b->len_lo && a->len_hi == b->len_hi && a->dst.family == b->dst.family &&
+	       a->dst.len == b->dst.len && !memcmp(a->dst.addr, b->dst.addr, sizeof(a->dst.addr));
 }
 
 bool settings_equal(const struct settings *a, const struct settings *b)
@@ -1111,10 +1199,16 @@ bool cidr_contains(const struct cidr *outer, const struct cidr *inner)
 	return true;
 }
 
-/* How narrowly a rule's L4 class picks packets: the narrower wins a tie. */
+/*
+ * How narrowly a rule's class picks packets: the narrower wins a tie. A
+ * protocol 1; a destination port, a source port, a length, a destination
+ * or an ICMP type 2 each (its code 1 more); SYN or TCP flags 4 each.
+ */
 static int l4_specificity(const struct match *m)
 {
-	return (m->syn ? 4 : 0) + (m->dport_hi ? 2 : 0) + (m->proto ? 1 : 0);
+	return (m->syn ? 4 : 0) + (m->dport_hi ? 2 : 0) + (m->proto ? 1 : 0) +
+	       (m->sport_hi ? 2 : 0) + (m->tcp_flags.mask ? 4 : 0) + (m->icmp.type_given ? 2 : 0) +
+	       (m->icmp.code_given ? 1 : 0) + (m->len_hi ? 2 : 0) + (m->dst.family ? 2 : 0);
 }
 
 /* Orders rule a before rule b when a is more specific (then by position). */

@@ -12,6 +12,7 @@
 #include "sluice.h"
 #include "values/aggregate.h"
 #include "values/cidr.h"
+#include "values/classes.h"
 #include "values/rate.h"
 
 /* One limiter as typed. */
@@ -63,12 +64,20 @@ enum prove_mode {
 	PROVE_TCP_ALWAYS, /* every SYN of a source without a bucket does */
 };
 
-/* What a rule applies to: a source CIDR and an optional L4 class. */
+/*
+ * What a rule applies to: a source CIDR and an optional class. Zero in a
+ * field is "any" (show prints what is not).
+ */
 struct match {
 	struct cidr cidr;
 	uint8_t proto;		     /* 0: any */
 	uint16_t dport_lo, dport_hi; /* 0-0: any */
 	bool syn;
+	uint16_t sport_lo, sport_hi; /* 0-0: any */
+	struct tcp_flags_match tcp_flags;
+	struct icmp_match icmp;
+	uint16_t len_lo, len_hi; /* frame bytes; 0-0: any */
+	struct cidr dst;	 /* family 0: any */
 };
 
 struct rule {

@@ -30,7 +30,8 @@ struct counter_info {
 /* Indexed by enum sluice_counter: a new counter needs one row here. */
 extern const struct counter_info counter_info[SLUICE_CNT_MAX];
 
-#define RULE_NAME_MAX 64
+/* A rule's CIDR, a space and its class (MATCH_TEXT_MAX). */
+#define RULE_NAME_MAX (64 + 256)
 
 /* One rule's counters; only the counters flagged per_rule are filled. */
 struct rule_counts {

@@ -439,7 +439,7 @@ static void deny_write(FILE *out, const struct list_entry *e)
 
 void conf_write(FILE *out, const struct policy_doc *doc)
 {
-	char opts[640], match[128], cidr[64];
+	char opts[640], match[MATCH_TEXT_MAX], cidr[64];
 	size_t i;
 	int r;
 
@@ -511,7 +511,7 @@ int cidr_arg(const char *cmd, const char *s, struct cidr *c, const char **why)
 
 void rule_name(const struct policy_doc *doc, uint16_t policy, char *buf, size_t len)
 {
-	char cidr[64], match[128];
+	char cidr[64], match[MATCH_TEXT_MAX];
 	int i = doc_rule_index(doc, policy);
 
 	if (i == -1) {

@@ -3,7 +3,8 @@
  * The policy language, shared by the command line and config files: the
  * same option names (rate, burst, action, dscp, ecn, ipv4-prefix,
  * ipv6-prefix, new-sources, overflow-rate, initial-burst, on-full,
- * aggregate (repeatable); and for rules proto, dport, syn) mean the same in both. A config file is
+ * aggregate (repeatable); and for rules proto, dport, syn, sport, tcp-flags,
+ * icmp-type, length, dst) mean the same in both. A config file is
  * one statement per line:
  *
  *   default OPTIONS...

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/errors.h"
 #include "text/options.h"
 #include "values/endpoint.h"
 #include "values/listen.h"
@@ -159,6 +160,23 @@ static int parse_timeout(const char *v, uint64_t *field, const char **why)
 	return err ?: ban_length_check(*field, why);
 }
 
+/* A CIDR, its host bits cleared with a warning as a rule's own CIDR's are. */
+static int parse_cidr_option(const struct option_def *o, const char *v, struct cidr *c,
+			     const char **why)
+{
+	char norm[64];
+	bool host_bits;
+	int err;
+
+	err = parse_cidr(v, c, &host_bits, why);
+	if (!err && host_bits) {
+		format_cidr(norm, sizeof(norm), c);
+		warning_line("sluice: warning: --%s '%s' has host bits set; using %s", o->name, v,
+			     norm);
+	}
+	return err;
+}
+
 /* Parses v, as o's type says, into o's member; v is NULL for a flag. */
 static int parse_typed(const struct option_def *o, void *field, const char *v, const char **why)
 {
@@ -199,6 +217,14 @@ static int parse_typed(const struct option_def *o, void *field, const char *v, c
 		return parse_proto(v, field, why);
 	case TYPE_PORT_RANGE:
 		return parse_port_range(v, field, (uint16_t *)field + 1, why);
+	case TYPE_TCP_FLAGS:
+		return parse_tcp_flags(v, field, why);
+	case TYPE_ICMP_TYPE:
+		return parse_icmp_type(v, field, why);
+	case TYPE_LENGTH:
+		return parse_length_range(v, field, (uint16_t *)field + 1, why);
+	case TYPE_CIDR:
+		return parse_cidr_option(o, v, field, why);
 	case TYPE_MODE:
 		return parse_mode(v, field, why);
 	case TYPE_GROUP:
@@ -274,7 +300,17 @@ static void format_typed(const struct option_def *o, const void *field, char *bu
 		snprintf(buf, len, "%s", proto_name(*(const uint8_t *)field));
 		break;
 	case TYPE_PORT_RANGE:
+	case TYPE_LENGTH:
 		format_port_range(field, buf, len);
+		break;
+	case TYPE_TCP_FLAGS:
+		format_tcp_flags(buf, len, field);
+		break;
+	case TYPE_ICMP_TYPE:
+		format_icmp_type(buf, len, field);
+		break;
+	case TYPE_CIDR:
+		format_cidr(buf, len, field);
 		break;
 	case TYPE_MODE:
 		snprintf(buf, len, "%s", mode_name(*(const uint32_t *)field));
@@ -325,8 +361,12 @@ _Static_assert(offsetof(struct settings, n_aggregates) ==
 			       sizeof(((struct settings *)0)->aggregates),
 	       "TYPE_AGGREGATE counts in the member after the array");
 _Static_assert(offsetof(struct match, dport_hi) ==
-		       offsetof(struct match, dport_lo) + sizeof(uint16_t),
-	       "TYPE_PORT_RANGE writes hi after lo");
+			       offsetof(struct match, dport_lo) + sizeof(uint16_t) &&
+		       offsetof(struct match, sport_hi) ==
+			       offsetof(struct match, sport_lo) + sizeof(uint16_t) &&
+		       offsetof(struct match, len_hi) ==
+			       offsetof(struct match, len_lo) + sizeof(uint16_t),
+	       "TYPE_PORT_RANGE and TYPE_LENGTH write hi after lo");
 
 const struct option_def option_table[OPT_MAX] = {
 	[OPT_RATE] = { LIMITER("rate", "RATE", NULL, TYPE_RATE, rate),
@@ -393,6 +433,29 @@ const struct option_def option_table[OPT_MAX] = {
 			.help = "the rule applies to this destination port or range only" },
 	[OPT_SYN] = { MATCH("syn", NULL, NULL, TYPE_FLAG), MEMBER(IN_MATCH, struct match, syn),
 		      .help = "the rule applies to TCP connection attempts only (SYN without ACK)" },
+	[OPT_SPORT] = { MATCH("sport", "PORT[-PORT]", NULL, TYPE_PORT_RANGE),
+			MEMBERS(IN_MATCH, struct match, sport_lo, sport_hi),
+			.help = "the rule applies to this source port or range only, such as a "
+				"reflection's service port (udp 53, 123, 389, 1900, 11211)" },
+	[OPT_TCP_FLAGS] = { MATCH("tcp-flags", "MASK/FLAGS", NULL, TYPE_TCP_FLAGS),
+			    MEMBER(IN_MATCH, struct match, tcp_flags),
+			    .help = "the rule applies to TCP packets whose flags of MASK are "
+				    "exactly FLAGS, as iptables' --tcp-flags MASK FLAGS: "
+				    "comma-separated FIN SYN RST PSH ACK URG ECE CWR, or ALL, NONE "
+				    "(SYN,ACK/SYN, ALL/FIN,PSH,URG)" },
+	[OPT_ICMP_TYPE] = { MATCH("icmp-type", "TYPE[/CODE]", NULL, TYPE_ICMP_TYPE),
+			    MEMBER(IN_MATCH, struct match, icmp),
+			    .help = "the rule applies to this ICMP or ICMPv6 type only (0-255), "
+				    "and code if given (8 echo request, 3/4 fragmentation needed, "
+				    "128 ICMPv6 echo request)" },
+	[OPT_LENGTH] = { MATCH("length", "LEN[-LEN]", NULL, TYPE_LENGTH),
+			 MEMBERS(IN_MATCH, struct match, len_lo, len_hi),
+			 .help = "the rule applies to frames of this length or range only, in "
+				 "bytes from the Ethernet header on (1-65535; a longer frame counts "
+				 "as 65535)" },
+	[OPT_DST] = { MATCH("dst", "CIDR", NULL, TYPE_CIDR), MEMBER(IN_MATCH, struct match, dst),
+		      .help = "the rule applies to packets to this destination address or CIDR "
+			      "only, of the rule's family" },
 	[OPT_MODE] = { FIXED("mode", "MODE", "native generic skb", TYPE_MODE, xdp_flags,
 			     mode_given),
 		       .help = "native or generic (skb) XDP; default native when the driver "

@@ -79,6 +79,11 @@ enum option_id {
 	OPT_PROTO,
 	OPT_DPORT,
 	OPT_SYN,
+	OPT_SPORT,
+	OPT_TCP_FLAGS,
+	OPT_ICMP_TYPE,
+	OPT_LENGTH,
+	OPT_DST,
 	/* Command options. */
 	OPT_MODE,
 	OPT_MAX_SOURCES,
@@ -217,6 +222,10 @@ enum option_type {
 	TYPE_AGGREGATE,	  /* struct aggregate[], counted in the next member: repeatable */
 	TYPE_PROTO,	  /* uint8_t IPPROTO_* */
 	TYPE_PORT_RANGE,  /* uint16_t lo, then hi */
+	TYPE_TCP_FLAGS,	  /* struct tcp_flags_match */
+	TYPE_ICMP_TYPE,	  /* struct icmp_match */
+	TYPE_LENGTH,	  /* uint16_t lo, then hi: frame bytes */
+	TYPE_CIDR,	  /* struct cidr */
 	TYPE_MODE,	  /* uint32_t XDP_FLAGS_* */
 	TYPE_GROUP,	  /* unsigned int gid */
 	TYPE_LISTEN,	  /* struct sockaddr_storage */
@@ -279,6 +288,11 @@ void option_copy_setting(const struct option_def *o, const struct settings *from
 void format_settings(char *buf, size_t len, const struct settings *s);
 /* Limiter option o's value in s as show writes it; false (and "") at the default. */
 bool format_setting(const struct option_def *o, const struct settings *s, char *buf, size_t len);
+/*
+ * The longest text format_match writes: every class at its widest
+ * ("tcp-flags" with seven names each side, an IPv6 "dst") fits.
+ */
+#define MATCH_TEXT_MAX 256
 /* "proto tcp dport 22 syn", or "" for no L4 class. */
 void format_match(char *buf, size_t len, const struct match *m);
 /* "mode native max-sources 1000000": what as states, "" when nothing. */
