@@ -138,28 +138,6 @@ void format_icmp_type(char *buf, size_t len, const struct icmp_match *m)
 
 int parse_length_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why)
 {
-	uint64_t a, b;
-	int err;
-
-	err = parse_digits(&s, &a, why);
-	if (err)
-		return err;
-	b = a;
-	if (*s == '-') {
-		s++;
-		err = parse_digits(&s, &b, why);
-		if (err)
-			return err;
-	}
-	if (*s) {
-		*why = "expected LEN or LOW-HIGH, in bytes";
-		return -EINVAL;
-	}
-	if (!a || b > LENGTH_MAX || b < a) {
-		*why = "frame lengths are 1-65535 bytes, low to high";
-		return -ERANGE;
-	}
-	*lo = (uint16_t)a;
-	*hi = (uint16_t)b;
-	return 0;
+	return parse_u16_range(s, lo, hi, "expected LEN or LOW-HIGH, in bytes",
+			       "frame lengths are 1-65535 bytes, low to high", why);
 }

@@ -24,9 +24,6 @@ struct icmp_match {
 	bool type_given, code_given;
 };
 
-/* The frame length a range ends at: a frame longer is counted as this long. */
-#define LENGTH_MAX 65535
-
 /* "SYN,ACK/SYN", "ALL/FIN,PSH,URG", "RST/RST": names in any case, ALL and NONE. */
 int parse_tcp_flags(const char *s, struct tcp_flags_match *f, const char **why);
 /* As parse_tcp_flags reads it back, upper case in the header's order. */
@@ -34,7 +31,7 @@ void format_tcp_flags(char *buf, size_t len, const struct tcp_flags_match *f);
 /* "TYPE" or "TYPE/CODE", each 0-255. */
 int parse_icmp_type(const char *s, struct icmp_match *m, const char **why);
 void format_icmp_type(char *buf, size_t len, const struct icmp_match *m);
-/* "LEN" or "LO-HI", bytes 1-65535, low to high. */
+/* "LEN" or "LO-HI", bytes 1-65535, low to high (a longer frame counts as 65535). */
 int parse_length_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why);
 
 #endif /* SLUICE_VALUES_CLASSES_H */

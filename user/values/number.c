@@ -71,3 +71,32 @@ int decimal_scale(const struct decimal *d, uint64_t scale, uint64_t *out)
 	*out = (uint64_t)part;
 	return 0;
 }
+
+int parse_u16_range(const char *s, uint16_t *lo, uint16_t *hi, const char *shape, const char *range,
+		    const char **why)
+{
+	uint64_t a, b;
+	int err;
+
+	err = parse_digits(&s, &a, why);
+	if (err)
+		return err;
+	b = a;
+	if (*s == '-') {
+		s++;
+		err = parse_digits(&s, &b, why);
+		if (err)
+			return err;
+	}
+	if (*s) {
+		*why = shape;
+		return -EINVAL;
+	}
+	if (!a || b > UINT16_MAX || b < a) {
+		*why = range;
+		return -ERANGE;
+	}
+	*lo = (uint16_t)a;
+	*hi = (uint16_t)b;
+	return 0;
+}

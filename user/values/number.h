@@ -21,6 +21,12 @@ struct decimal {
 /* Decimal digits at *s, advanced past them: no sign, no spaces, no hex, no overflow. */
 int parse_digits(const char **s, uint64_t *out, const char **why);
 /*
+ * N or LOW-HIGH, each 1-65535, low to high (ports, frame lengths): else
+ * *why is shape (-EINVAL) or range (-ERANGE).
+ */
+int parse_u16_range(const char *s, uint16_t *lo, uint16_t *hi, const char *shape,
+		    const char *range, const char **why);
+/*
  * DIGITS[.DIGITS] at *s, advanced past it: no sign, no exponent, a digit on
  * both sides of the point, at most DECIMAL_PLACES_MAX after it.
  */

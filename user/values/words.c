@@ -174,30 +174,8 @@ const char *proto_name(uint8_t proto)
 
 int parse_port_range(const char *s, uint16_t *lo, uint16_t *hi, const char **why)
 {
-	uint64_t a, b;
-	int err;
-
-	err = parse_digits(&s, &a, why);
-	if (err)
-		return err;
-	b = a;
-	if (*s == '-') {
-		s++;
-		err = parse_digits(&s, &b, why);
-		if (err)
-			return err;
-	}
-	if (*s) {
-		*why = "expected PORT or PORT-PORT";
-		return -EINVAL;
-	}
-	if (!a || a > 65535 || b > 65535 || b < a) {
-		*why = "ports are 1-65535, low to high";
-		return -ERANGE;
-	}
-	*lo = (uint16_t)a;
-	*hi = (uint16_t)b;
-	return 0;
+	return parse_u16_range(s, lo, hi, "expected PORT or PORT-PORT",
+			       "ports are 1-65535, low to high", why);
 }
 
 /*
