@@ -149,6 +149,21 @@ static void test_widest_match(void)
 	      "the widest match fits MATCH_TEXT_MAX", "%zu bytes: '%s'", strlen(shown), shown);
 }
 
+/* Show's words ("NAME [VALUE] ...") applied to b through the option table; 1 if one is refused. */
+static int apply_words(struct cli_args *b, char *words)
+{
+	const char *why;
+
+	for (char *w = strtok(words, " "); w; w = strtok(NULL, " ")) {
+		int id = option_find(w);
+
+		if (id < 0 ||
+		    option_apply(b, id, option_table[id].metavar ? strtok(NULL, " ") : NULL, &why))
+			return 1;
+	}
+	return 0;
+}
+
 static void test_show_round_trip(void)
 {
 	char shown[640], name[96];
@@ -174,16 +189,7 @@ static void test_show_round_trip(void)
 	/* What show prints, parsed back word by word through the same table. */
 	format_settings(shown, sizeof(shown), &a.settings);
 	cli_args_init(&b, CMD_RULE);
-	for (char *w = strtok(shown, " "); w; w = strtok(NULL, " ")) {
-		int id = option_find(w);
-
-		if (id < 0 ||
-		    option_apply(&b, id, option_table[id].metavar ? strtok(NULL, " ") : NULL,
-				 &why)) {
-			err = 1;
-			break;
-		}
-	}
+	err |= apply_words(&b, shown);
 	check(!err && settings_equal(&a.settings, &b.settings),
 	      "show parses back to the same settings", " ");
 	/* And the match: every class, in the words show writes. */
@@ -192,16 +198,7 @@ static void test_show_round_trip(void)
 		      strstr(shown, "length 200-1500") && strstr(shown, "sport 123") &&
 		      strstr(shown, "dst 192.0.2.0/24"),
 	      "show writes each match class canonically", "got '%s'", shown);
-	for (char *w = strtok(shown, " "); w; w = strtok(NULL, " ")) {
-		int id = option_find(w);
-
-		if (id < 0 ||
-		    option_apply(&b, id, option_table[id].metavar ? strtok(NULL, " ") : NULL,
-				 &why)) {
-			err = 1;
-			break;
-		}
-	}
+	err |= apply_words(&b, shown);
 	b.match.cidr = a.match.cidr;
 	check(!err && match_equal(&a.match, &b.match), "show parses back to the same match", " ");
 	test_widest_match();
