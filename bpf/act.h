@@ -85,10 +85,10 @@ static __always_inline int act_mark(struct xdp_md *ctx, const struct packet *pkt
 	}
 	if (err) {
 		/* As a router would: a packet that cannot carry CE is dropped. */
-		stats_count_rule(ctx, slot, SLUICE_CNT_DROPPED);
+		stats_count_rule(ctx, pkt, slot, SLUICE_CNT_DROPPED);
 		return XDP_DROP;
 	}
-	stats_count_rule(ctx, slot, SLUICE_CNT_MARKED);
+	stats_count_rule(ctx, pkt, slot, SLUICE_CNT_MARKED);
 	return XDP_PASS;
 }
 
@@ -97,12 +97,12 @@ static __always_inline int act_over_limit(struct xdp_md *ctx, const struct packe
 					  const struct sluice_verdict *v, __u32 slot)
 {
 	if (v->action == SLUICE_ACTION_DRY_RUN) {
-		stats_count_rule(ctx, slot, SLUICE_CNT_WOULD_DROP);
+		stats_count_rule(ctx, pkt, slot, SLUICE_CNT_WOULD_DROP);
 		return XDP_PASS;
 	}
 	if (v->action == SLUICE_ACTION_MARK)
 		return act_mark(ctx, pkt, v, slot);
-	stats_count_rule(ctx, slot, SLUICE_CNT_DROPPED);
+	stats_count_rule(ctx, pkt, slot, SLUICE_CNT_DROPPED);
 	return XDP_DROP;
 }
 

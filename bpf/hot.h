@@ -342,10 +342,11 @@ static __always_inline int hot_may_hold(const union sluice_hot_line *line, int w
 static __always_inline __u64 hot_take_pending(union sluice_hot_line *line,
 					      const struct sluice_key *key)
 {
-	struct sluice_key k = *key;
+	struct sluice_key k;
 
 	if (!line || !(hot_may_hold(line, 0, key) || hot_may_hold(line, 1, key)))
 		return 0;
+	k = *key;
 	return hot_take_from(line, &k);
 }
 
@@ -377,10 +378,12 @@ __attribute__((noinline)) int hot_give_back_to(union sluice_hot_line *line,
  */
 static __always_inline void hot_give_back(union sluice_hot_line *line, const struct table_op *op)
 {
-	struct sluice_key k = op->key;
+	struct sluice_key k;
 
-	if (line && op->pending)
-		hot_give_back_to(line, &k, op->pending);
+	if (!line || !op->pending)
+		return;
+	k = op->key;
+	hot_give_back_to(line, &k, op->pending);
 }
 
 static __always_inline int hot_live(const struct sluice_hot_way *e, __u64 now)

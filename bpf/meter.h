@@ -55,18 +55,16 @@ static __always_inline int shared_take(struct xdp_md *ctx, struct table_op *op, 
  * never passed unmetered. Under a spoofed flood that bucket refuses nearly
  * every packet, most of them without the precise clock.
  */
-static __always_inline int meter_overflow(struct xdp_md *ctx, const struct sluice_policy *p,
+static __always_inline int meter_overflow(struct xdp_md *ctx, struct packet *pkt,
+					  const struct sluice_policy *p,
 					  struct sluice_admission *adm, struct table_op *op)
 {
 	__u64 cost = unit_cost(ctx, p->overflow_interval, p->flags & SLUICE_POL_BYTES);
-
 	int ret;
 
 	op->charged = CHARGED_OVERFLOW;
 	ret = shared_take(ctx, op, &adm->overflow_tat, cost, p->overflow_limit);
-	stats_count_two(ctx, SLUICE_CNT_REFUSED,
-			ret == METER_CONFORMS ? SLUICE_CNT_OVERFLOW_PASSED
-					      : SLUICE_CNT_OVERFLOW_DROPPED);
+	pkt->overflow = ret == METER_CONFORMS ? PKT_OVERFLOW_PASSED : PKT_OVERFLOW_DROPPED;
 	return ret;
 }
 
@@ -160,7 +158,7 @@ static __always_inline int meter_budget(struct xdp_md *ctx, const struct packet 
  * (--prove). A set full of buckets that still hold state takes no one:
  * --on-full.
  */
-static __always_inline int meter_new_source_at(struct xdp_md *ctx, const struct packet *pkt,
+static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct packet *pkt,
 					       struct table_op *op, const struct sluice_policy *p)
 {
 	__u32 id = p->id;
@@ -174,7 +172,7 @@ static __always_inline int meter_new_source_at(struct xdp_md *ctx, const struct 
 		return METER_PROVE;
 	if (!meter_budget(ctx, pkt, op, p, adm))
 		return pkt->prove & PKT_PROVE_PAST_BUDGET ? METER_PROVE
-							  : meter_overflow(ctx, p, adm, op);
+							  : meter_overflow(ctx, pkt, p, adm, op);
 	conforms = slot_fresh(op, p, &op->fresh.tat);
 	op->fresh.passed = conforms;
 	op->fresh.dropped = !conforms + op->pending;
@@ -203,7 +201,7 @@ static __always_inline int meter_new_source_at(struct xdp_md *ctx, const struct 
  * The same; refusals that found no bucket go back to the cache, at one
  * call site (each call of a global function costs the verifier dearly).
  */
-static __always_inline int meter_new_source(struct xdp_md *ctx, const struct packet *pkt,
+static __always_inline int meter_new_source(struct xdp_md *ctx, struct packet *pkt,
 					    struct table_op *op, const struct sluice_policy *p,
 					    union sluice_hot_line *h)
 {
@@ -238,7 +236,7 @@ static __always_inline int meter_refreshes(const union sluice_hot_line *h, const
 }
 
 /* The source's own bucket, created through admission when new. */
-static __always_inline int meter_source(struct xdp_md *ctx, const struct packet *pkt,
+static __always_inline int meter_source(struct xdp_md *ctx, struct packet *pkt,
 					const struct sluice_policy *p, __u32 index,
 					const struct sluice_config *cfg, union sluice_hot_line *h,
 					struct table_op *op)
@@ -312,7 +310,7 @@ static __always_inline void meter_aggregate_refused(const struct packet *pkt,
  * (aggregate.h says why); a packet refused at any step gets back what the
  * earlier ones took.
  */
-static __always_inline int meter_packet(struct xdp_md *ctx, const struct packet *pkt,
+static __always_inline int meter_packet(struct xdp_md *ctx, struct packet *pkt,
 					const struct sluice_key *key, const struct sluice_policy *p,
 					__u32 index, const struct sluice_config *cfg,
 					union sluice_hot_line *h, __u64 now)

@@ -54,7 +54,17 @@ struct packet {
 	__u16 dport;   /* host byte order, 0 without a TCP or UDP header */
 	__u8 l3_off;   /* offset of the IP header, for marking: 22 at most (two tags) */
 	/* A match class chose its rule: hot.h may not remember it (classify.h). */
-	__u8 class_decided;
+	__u8 class_decided : 1;
+	/* PKT_OVERFLOW_*: what the overflow bucket made of it, counted with its verdict (stats.h).
+	 */
+	__u8 overflow : 2;
+};
+
+/* struct packet.overflow: the packet's source was refused a bucket, and the overflow bucket... */
+enum pkt_overflow {
+	PKT_OVERFLOW_NONE,    /* (not asked) */
+	PKT_OVERFLOW_PASSED,  /* passed it */
+	PKT_OVERFLOW_DROPPED, /* refused it */
 };
 
 /*
@@ -220,6 +230,7 @@ static __always_inline void parse_l4(struct cursor *c, struct packet *pkt)
 	pkt->tcp_syn = 0;
 	pkt->prove = 0;
 	pkt->class_decided = 0;
+	pkt->overflow = PKT_OVERFLOW_NONE;
 	if (pkt->proto == IPPROTO_TCP) {
 		if ((void *)(tcp + 1) > c->end) {
 			pkt->proto = 0;

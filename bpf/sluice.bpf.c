@@ -91,7 +91,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	if (ret == METER_CONFORMS) {
 		if (pkt.prove & PKT_PROVEN)
 			prove_note(ctx, &key);
-		stats_count_rule(ctx, index, SLUICE_CNT_PASSED);
+		stats_count_rule(ctx, &pkt, index, SLUICE_CNT_PASSED);
 		return XDP_PASS;
 	}
 	if (ret == METER_PROVE && !prove_answer(ctx, pkt.l3_off)) {
