@@ -33,24 +33,17 @@ static __always_inline void stats_count(struct xdp_md *ctx, enum sluice_counter 
 		stats_add(st, which, frame_len(ctx));
 }
 
-/*
- * Adds the packet to the overflow bucket's counters (PKT_OVERFLOW_*), or
- * nothing when it did not ask, without a branch, which would double the
- * verifier's states at each verdict: REFUSED then takes 0, twice.
- */
-_Static_assert(SLUICE_CNT_REFUSED + PKT_OVERFLOW_PASSED == SLUICE_CNT_OVERFLOW_PASSED &&
-		       SLUICE_CNT_REFUSED + PKT_OVERFLOW_DROPPED == SLUICE_CNT_OVERFLOW_DROPPED,
-	       "stats_add_overflow indexes the overflow counters from REFUSED");
+/* Adds the packet to the overflow bucket's counters, if it asked that bucket (PKT_OVERFLOW_*). */
 static __always_inline void stats_add_overflow(struct sluice_stats *st, const struct packet *pkt,
 					       __u64 bytes)
 {
-	__u64 asked = pkt->overflow != PKT_OVERFLOW_NONE;
-	__u32 which = SLUICE_CNT_REFUSED + pkt->overflow;
-
-	st->c[SLUICE_CNT_REFUSED].packets += asked;
-	st->c[SLUICE_CNT_REFUSED].bytes += bytes & -asked;
-	st->c[which].packets += asked;
-	st->c[which].bytes += bytes & -asked;
+	if (!pkt->overflow)
+		return;
+	stats_add(st, SLUICE_CNT_REFUSED, bytes);
+	stats_add(st,
+		  pkt->overflow == PKT_OVERFLOW_PASSED ? SLUICE_CNT_OVERFLOW_PASSED
+						       : SLUICE_CNT_OVERFLOW_DROPPED,
+		  bytes);
 }
 
 /*
