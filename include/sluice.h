@@ -278,6 +278,13 @@ struct sluice_aggregate {
  * of two sets of SLUICE_MAX_POLICIES slots; the configuration names the
  * live set, so a whole policy is replaced in one step.
  */
+/* sluice_policy.ban_typed: the ban settings typed, not defaulted. */
+#define SLUICE_BAN_TYPED_PERIOD	  (1U << 0)
+#define SLUICE_BAN_TYPED_FOR	  (1U << 1)
+#define SLUICE_BAN_TYPED_ESCALATE (1U << 2)
+#define SLUICE_BAN_TYPED_MEMORY	  (1U << 3)
+#define SLUICE_BAN_TYPED_MAX	  (1U << 4)
+
 struct sluice_policy {
 	/*
 	 * GCRA in meter time. A packet costs `interval` (packet rates) or
@@ -372,7 +379,7 @@ struct sluice_policy {
 	__u64 ban_memory_ns;
 	__u64 ban_max_ns;
 	__u32 ban_escalate_milli;
-	__u32 pad4;
+	__u32 ban_typed; /* SLUICE_BAN_TYPED_*: what show prints back */
 	struct sluice_aggregate aggregates[SLUICE_MAX_AGGREGATES];
 };
 
