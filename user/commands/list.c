@@ -250,7 +250,7 @@ static int deny_del(struct cli_args *a, struct state *st)
 	struct policy_doc doc;
 	char cidr[64];
 	size_t i, k;
-	int ret, n;
+	int ret, n, lifted;
 
 	ret = policy_load_cmd(a->name, st, &doc, true);
 	if (ret)
@@ -270,13 +270,17 @@ static int deny_del(struct cli_args *a, struct state *st)
 			ret = fail_input(a->name, "%s is not on the deny list, nor banned", cidr);
 		}
 	}
-	for (i = 0; !ret && i < items->count; i++) {
+	for (i = 0, lifted = 0; !ret && i < items->count; i++) {
 		n = bans_lift(st->maps.bans, &items->items[i].cidr);
 		if (n < 0)
 			ret = fail_state(a->name, n, a->ifname, "lift the bans");
+		lifted += n > 0 ? n : 0;
 	}
 	if (!ret && listed.count)
 		ret = list_change(a, st, false, &listed);
+	/* Only bans lifted: a new generation all the same, so the audit trail has the command. */
+	else if (!ret && lifted && config_republish(&st->maps))
+		ret = fail_state(a->name, -EIO, a->ifname, "publish the lift");
 	free(listed.items);
 	doc_free(&doc);
 	return ret;
