@@ -242,6 +242,12 @@ test_ban_round_trip() {
 	"$SLUICE" rule del "$LAB_HOST" 10.0.0.0/8 >/dev/null
 	"$SLUICE" rule del "$LAB_HOST" 2001:db8::/32 >/dev/null
 	check "rule del leaves no penalty box" bash -c "! '$SLUICE' show '$LAB_HOST' | grep -q ban-"
+	"$SLUICE" set "$LAB_HOST" --ban-after 100 --ban-for 2m >/dev/null
+	check "set gives the default a penalty box" \
+		bash -c "'$SLUICE' show '$LAB_HOST' | grep -q '^default .*ban-after 100/1s ban-for 2m\$'"
+	"$SLUICE" set "$LAB_HOST" --ban-after none >/dev/null
+	check "set --ban-after none ends it, its other settings with it" \
+		bash -c "! '$SLUICE' show '$LAB_HOST' | grep -q ban-"
 }
 
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }

@@ -435,11 +435,12 @@ const struct option_def option_table[OPT_MAX] = {
 			    .help = "also limit each wider prefix as a whole, such as /24=5000/s "
 				    "(repeatable, up to 4; a length up to 32 is IPv4 unless ipv6/ is "
 				    "written; none clears them)" },
-	[OPT_BAN_AFTER] = { LIMITER("ban-after", "N[/PERIOD]", NULL, TYPE_BAN_AFTER, ban_after),
+	[OPT_BAN_AFTER] = { LIMITER("ban-after", "N[/PERIOD]", "none", TYPE_BAN_AFTER, ban_after),
 			    .help = "the penalty box: a source (a key) its own limit refused more "
 				    "than N packets within PERIOD (1ms to 1d, default 1s) is banned, "
 				    "decided in the datapath: 1500/10s. Refusals of the shared "
-				    "overflow bucket never count; not with --aggregate" },
+				    "overflow bucket never count; not with --aggregate; none (on set) "
+				    "ends it" },
 	[OPT_BAN_FOR] = { LIMITER("ban-for", "DURATION", NULL, TYPE_DURATION, ban_for_ns),
 			  .min = BAN_LENGTH_MIN_NS, .max = BAN_LENGTH_MAX_NS,
 			  .help = "with --ban-after: how long a first ban lasts (1s to 365d, "

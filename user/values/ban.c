@@ -13,6 +13,10 @@ int parse_ban_after(const char *s, struct ban_after *out, const char **why)
 	char count[64];
 	int err;
 
+	if (!strcmp(s, "none")) {
+		*out = b;
+		return 0;
+	}
 	if (slash && (size_t)(slash - s) >= sizeof(count)) {
 		*why = "expected N or N/PERIOD, such as 1500/10s";
 		return -EINVAL;

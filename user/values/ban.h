@@ -28,7 +28,7 @@ struct ban_after {
 #define BAN_ESCALATE_MIN 1000
 #define BAN_ESCALATE_MAX 100000
 
-/* "1500" or "1500/10s" (also 1.5k/10s). */
+/* "1500" or "1500/10s" (also 1.5k/10s); "none": no ban (count 0). */
 int parse_ban_after(const char *s, struct ban_after *out, const char **why);
 /* "1500/10s", always with its period. */
 void format_ban_after(char *buf, size_t len, const struct ban_after *b);
