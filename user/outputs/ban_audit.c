@@ -46,46 +46,53 @@ static int notes_writable(const struct state *st)
 	return bpf_obj_get(path);
 }
 
-static int notice(const struct state *st, const struct policy_doc *doc, const char *reader);
+/*
+ * The rules' names come from doc, or from the live policy, read only once a
+ * line is due: a reader (the exporter, per scrape) pays nothing more while
+ * no ban is new.
+ */
+static const struct policy_doc *names_of(const struct state *st, const struct policy_doc *doc,
+					 struct policy_doc *live, bool *loaded)
+{
+	if (doc)
+		return doc;
+	if (!*loaded) {
+		if (policy_load(&st->maps, live, false))
+			doc_init(live); /* names then say replaced-N */
+		*loaded = true;
+	}
+	return live;
+}
 
 int ban_audit_notice(const struct state *st, const struct policy_doc *doc, const char *reader)
 {
-	struct policy_doc live;
-	int n;
-
-	if (doc)
-		return notice(st, doc, reader);
-	if (policy_load(&st->maps, &live, false))
-		return 0;
-	n = notice(st, &live, reader);
-	doc_free(&live);
-	return n;
-}
-
-static int notice(const struct state *st, const struct policy_doc *doc, const char *reader)
-{
 	struct sluice_ban_note note = { 0 };
 	char line[AUDIT_LINE_MAX];
+	struct policy_doc live;
+	bool loaded = false;
 	struct ban_list l;
 	uint8_t one = 1;
 	int fd, written = 0;
 	size_t i;
 
 	/* Every ban ever made and still in the map, in force or not: 1 is long ago. */
-	if (st->maps.bans < 0 || bans_read(st->maps.bans, 1, &l) || !l.count)
+	if (st->maps.bans < 0 || bans_read(st->maps.bans, 1, &l))
 		return 0;
-	fd = notes_writable(st);
+	fd = l.count ? notes_writable(st) : -1;
 	for (i = 0; fd >= 0 && i < l.count; i++) {
 		note.key = l.items[i].key;
 		note.banned_at_ns = l.items[i].ban.banned_at_ns;
 		if (!note.banned_at_ns || bpf_map_update_elem(fd, &note, &one, BPF_NOEXIST))
 			continue; /* another reader's, or no write access */
-		ban_line(line, sizeof(line), st, doc, &l.items[i], reader);
+		ban_line(line, sizeof(line), st, names_of(st, doc, &live, &loaded), &l.items[i],
+			 reader);
 		audit_log(line);
 		written++;
 	}
 	if (fd >= 0)
 		close(fd);
+	if (loaded)
+		doc_free(&live);
 	ban_list_free(&l);
 	return written;
 }
