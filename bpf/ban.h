@@ -10,7 +10,9 @@
  * packets get the rule's over-limit action before its bucket is touched.
  *
  * Both are global functions, verified once, and called only for a rule
- * with a ban: other rules pay one flag test.
+ * with a ban: other rules pay one flag test. Each looks its key up from a
+ * copy on its own stack: Linux 6.1 takes a map key only from the stack or
+ * a map value, not from memory a global function was handed.
  */
 #ifndef SLUICE_BPF_BAN_H
 #define SLUICE_BPF_BAN_H
@@ -28,10 +30,12 @@
 __attribute__((noinline)) int ban_holds(const struct sluice_key *key)
 {
 	const struct sluice_ban *b;
+	struct sluice_key k;
 
 	if (!key)
 		return 0;
-	b = bpf_map_lookup_elem(&bans, key);
+	k = *key;
+	b = bpf_map_lookup_elem(&bans, &k);
 	return b && clock_ns() < b->banned_until_ns;
 }
 
@@ -108,6 +112,7 @@ __attribute__((noinline)) int ban_note(struct xdp_md *ctx, struct table_op *op,
 {
 	struct sluice_ban fresh = {};
 	struct sluice_ban *b;
+	struct sluice_key key;
 	__u64 refused, now, sum, before = 0;
 
 	if (!op || !p)
@@ -116,10 +121,11 @@ __attribute__((noinline)) int ban_note(struct xdp_md *ctx, struct table_op *op,
 	if (!refused)
 		return 0;
 	now = clock_ns();
-	b = bpf_map_lookup_elem(&bans, &op->key);
+	key = op->key;
+	b = bpf_map_lookup_elem(&bans, &key);
 	if (!b) {
-		bpf_map_update_elem(&bans, &op->key, &fresh, BPF_NOEXIST);
-		b = bpf_map_lookup_elem(&bans, &op->key);
+		bpf_map_update_elem(&bans, &key, &fresh, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&bans, &key);
 		if (!b)
 			return 0;
 	}
