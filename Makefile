@@ -288,7 +288,7 @@ $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_me
 		$(OUTPUT)/tests/test_pressure.o $(OUTPUT)/tests/test_aggregate.o \
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/test_table.o \
 		$(OUTPUT)/tests/test_algorithms.o $(OUTPUT)/tests/test_fleet_datapath.o \
-		$(OUTPUT)/tests/test_prove.o \
+		$(OUTPUT)/tests/test_prove.o $(OUTPUT)/tests/test_ban.o \
 		$(OUTPUT)/tests/datapath_main.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(call msg,LINK,$@)

@@ -230,4 +230,24 @@ struct {
 	__type(value, struct sluice_proven);
 } proven SEC(".maps");
 
+/*
+ * The penalty box (bpf/ban.h): a key's refusals in its period and its
+ * bans, written by the datapath only. An LRU, so keys refused long ago
+ * give their place to new ones.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_BANS_MAX);
+	__type(key, struct sluice_key);
+	__type(value, struct sluice_ban);
+} bans SEC(".maps");
+
+/* The audit's notes of bans (struct sluice_ban_note): userspace only, pinned with the rest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_BANS_MAX);
+	__type(key, struct sluice_ban_note);
+	__type(value, __u8);
+} ban_notes SEC(".maps");
+
 #endif /* SLUICE_BPF_MAPS_H */

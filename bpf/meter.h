@@ -15,6 +15,7 @@
 
 #include "act.h"
 #include "aggregate.h"
+#include "ban.h"
 #include "bucket.h"
 #include "clock.h"
 #include "hot.h"
@@ -251,6 +252,9 @@ static __always_inline int meter_source(struct xdp_md *ctx, struct packet *pkt,
 	ret = table_meter(op);
 	if (ret == TABLE_MISSING)
 		return meter_new_source(ctx, pkt, op, p, h);
+	/* The key's own bucket's refusals, the cache's included: toward its ban. */
+	if (p->flags & SLUICE_POL_BAN)
+		ban_note(ctx, op, p, ret == METER_OVER);
 	op->pending = 0; /* in the bucket's count now */
 	if (ret == METER_OVER || meter_refreshes(h, pkt, p, ret)) {
 		slot = ret == METER_OVER ? op->over_tat : op->stepped_to;

@@ -84,6 +84,12 @@ int sluice_xdp(struct xdp_md *ctx)
 	}
 
 	classify_key(&key, &pkt, p);
+	/* A banned key gets its rule's action before its bucket (ban.h). */
+	if ((p->flags & SLUICE_POL_BAN) && ban_holds(&key)) {
+		stats_count(ctx, SLUICE_CNT_BANNED);
+		verdict_of(&verdict, p);
+		return act_over_limit(ctx, &pkt, &verdict, index);
+	}
 	if (cfg->provers && pkt.tcp_syn && !pkt.prove)
 		pkt.prove = prove_syn_when(ctx, pkt.l3_off, p->flags);
 	/* A packet a match class decided is never remembered (classify.h says why). */

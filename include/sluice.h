@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 18
+#define SLUICE_LAYOUT_VERSION 19
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
@@ -37,6 +37,8 @@
 #define SLUICE_MAP_FLEET_USAGE "fleet_usage"	/* struct sluice_fleet_usage per source set */
 #define SLUICE_MAP_FILTER      "buckets_filter" /* struct sluice_filter per 16 source sets */
 #define SLUICE_MAP_PROVEN      "proven"		/* struct sluice_key -> struct sluice_proven */
+#define SLUICE_MAP_BANS	       "bans"		/* struct sluice_key -> struct sluice_ban */
+#define SLUICE_MAP_BAN_NOTES   "ban_notes"	/* struct sluice_ban_note -> __u8, userspace only */
 /*
  * The map the config slot holds, pinned too, so that a reader without
  * CAP_SYS_ADMIN (which bpf_map_get_fd_by_id needs) can read it.
@@ -239,6 +241,8 @@ struct sluice_filter {
 #define SLUICE_POL_MATCH_ICMP_TYPE (1U << 11) /* icmp_type */
 #define SLUICE_POL_MATCH_ICMP_CODE (1U << 12) /* with ICMP_TYPE: icmp_code too */
 #define SLUICE_POL_MATCH_DST	   (1U << 13) /* destination & dst_mask == dst */
+/* The penalty box (--ban-after, struct sluice_ban): ban_* in sluice_policy hold it. */
+#define SLUICE_POL_BAN		   (1U << 14)
 #define SLUICE_POL_MATCH_CLASS                                                           \
 	(SLUICE_POL_MATCH_SPORT | SLUICE_POL_MATCH_LENGTH | SLUICE_POL_MATCH_TCP_FLAGS | \
 	 SLUICE_POL_MATCH_ICMP_TYPE | SLUICE_POL_MATCH_ICMP_CODE | SLUICE_POL_MATCH_DST)
@@ -274,6 +278,13 @@ struct sluice_aggregate {
  * of two sets of SLUICE_MAX_POLICIES slots; the configuration names the
  * live set, so a whole policy is replaced in one step.
  */
+/* sluice_policy.ban_typed: the ban settings typed, not defaulted. */
+#define SLUICE_BAN_TYPED_PERIOD	  (1U << 0)
+#define SLUICE_BAN_TYPED_FOR	  (1U << 1)
+#define SLUICE_BAN_TYPED_ESCALATE (1U << 2)
+#define SLUICE_BAN_TYPED_MEMORY	  (1U << 3)
+#define SLUICE_BAN_TYPED_MAX	  (1U << 4)
+
 struct sluice_policy {
 	/*
 	 * GCRA in meter time. A packet costs `interval` (packet rates) or
@@ -356,6 +367,19 @@ struct sluice_policy {
 	/* What the operator typed, for show (0: the default). */
 	__u64 proven_amount;
 	__u64 proven_period_ns;
+	/*
+	 * The penalty box (SLUICE_POL_BAN): a key its own bucket refused more
+	 * than ban_after packets within ban_period_ns is banned for
+	 * ban_for_ns, times ban_escalate_milli / 1000 for each repeat within
+	 * ban_memory_ns of the last ban's end, up to ban_max_ns.
+	 */
+	__u64 ban_after;
+	__u64 ban_period_ns;
+	__u64 ban_for_ns;
+	__u64 ban_memory_ns;
+	__u64 ban_max_ns;
+	__u32 ban_escalate_milli;
+	__u32 ban_typed; /* SLUICE_BAN_TYPED_*: what show prints back */
 	struct sluice_aggregate aggregates[SLUICE_MAX_AGGREGATES];
 };
 
@@ -373,6 +397,40 @@ struct sluice_admission {
 #define SLUICE_PROVEN_MAX 65536
 struct sluice_proven {
 	__u64 proven_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+};
+
+/*
+ * A key's penalty box (map `bans`, LRU, keyed like its bucket), written by
+ * the datapath only (bpf/ban.h). Refusals of the key's own bucket are
+ * counted in `window`: the start of the current period in milliseconds
+ * (CLOCK_MONOTONIC) << SLUICE_BAN_COUNT_BITS | the refusals in it, one
+ * word moved by compare-and-swap, so it is exact across CPUs. The CPU
+ * whose refusals cross ban_after bans the key; the other fields are
+ * written by that CPU alone. Times are CLOCK_MONOTONIC nanoseconds, as a
+ * deny entry's.
+ */
+#define SLUICE_BANS_MAX	      65536
+#define SLUICE_BAN_COUNT_BITS 24
+#define SLUICE_BAN_COUNT_MAX  ((1ULL << SLUICE_BAN_COUNT_BITS) - 1)
+struct sluice_ban {
+	__u64 window;
+	__u64 banned_at_ns;    /* the last ban's start; 0: never banned */
+	__u64 banned_until_ns; /* and end: the key is banned while now is before it */
+	__u64 length_ns;       /* its length, which the next repeat multiplies */
+	__u64 refused;	       /* refusals within the period that brought it */
+	__u64 period_ns;       /* that period, for deny list's why */
+	__u32 level;	       /* 1: the first ban, 2: the first repeat, ... */
+	__u32 bans;	       /* bans of this key since the entry was made */
+};
+
+/*
+ * The audit's note of a ban (map `ban_notes`, LRU, userspace only): the
+ * reader that inserts it first writes the ban's audit line, so each ban
+ * gets exactly one, whichever reader notices it.
+ */
+struct sluice_ban_note {
+	struct sluice_key key;
+	__u64 banned_at_ns;
 };
 
 enum sluice_rate_unit {
@@ -626,6 +684,9 @@ enum sluice_counter {
 	SLUICE_CNT_COOKIE_GOOD, /* RSTs whose cookie checked out */
 	SLUICE_CNT_COOKIE_BAD,	/* RSTs whose cookie did not (any RST, while a rule proves) */
 	SLUICE_CNT_PROVEN,	/* packets of proven sources passed: the proof, not a bucket */
+	/* The penalty box (bpf/ban.h). */
+	SLUICE_CNT_BANNED, /* packets of banned keys, the rule's action applied (also above) */
+	SLUICE_CNT_BANS,   /* bans imposed (bytes: of the packet that crossed) */
 	SLUICE_CNT_MAX,
 };
 

@@ -45,5 +45,7 @@ int main(int argc, char **argv)
 		suite_fleet();
 	if (!only || !strcmp(only, "prove"))
 		suite_prove();
+	if (!only || !strcmp(only, "ban"))
+		suite_ban();
 	return harness_finish();
 }

@@ -15,6 +15,7 @@ void suite_counts(void);
 void suite_algorithms(void);
 void suite_fleet(void);
 void suite_prove(void);
+void suite_ban(void);
 void suite_prove_fuzz(unsigned int seconds);
 
 #endif /* SLUICE_TEST_SUITES_H */

@@ -291,6 +291,30 @@ test_exporter() {
 	wait "$EXPORTER_PID" 2>/dev/null
 }
 
+# The penalty box (issue 36.3): the datapath bans without a word; the first
+# reader that notices writes the ban's one line, whichever reader it is.
+test_ban_audit() {
+	local rule=$LAB_NET.0.0/16 off=$LAB_NET.2.1 before n line
+	logged rule add "$LAB_HOST" "$rule" --rate 50/s --burst 50 --ban-after 100/10s \
+		--ban-for 1m >/dev/null
+	flood 1 1 2000 "$off" >/dev/null
+	before=$(audit_count)
+	logged deny list "$LAB_HOST" >/dev/null
+	logged stats "$LAB_HOST" >/dev/null
+	logged deny list "$LAB_HOST" --json >/dev/null
+	sleep 0.2
+	n=$(($(audit_count) - before))
+	line=$(last_line)
+	CHECK_DETAIL="$n new lines: $line"
+	check "a ban: one audit line from the reader that noticed it, none from the readers after" \
+		test "$n" = 1
+	check "the ban's line: the key, its rule, why, until when, and who noticed" \
+		grep -qE "sluice\[[0-9]+\]: $LAB_HOST: ban by the datapath: $off/32, rule $rule: [0-9]+ refused in 10s, level 1, for 1m, until [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z; noticed by deny list\$" <<<"$line"
+	run_logged 1 deny del "$LAB_HOST" "$off"
+	check "deny del of a ban: exit 0 and one line" test "$RC" = 0 -a "$NEW" = 1
+	logged rule del "$LAB_HOST" "$rule" >/dev/null
+}
+
 # Rewrites the live configuration's layout version, as an older sluice would have left it.
 set_layout_version() {
 	local version=$1 dir=/sys/fs/bpf/sluice/$LAB_HOST id bytes
@@ -352,6 +376,7 @@ test_lists
 test_control_chars
 test_rules_upgrade
 test_exporter
+test_ban_audit
 test_layout_warning
 test_detach
 CHECK_DETAIL=$(audit_lines | raw_bytes | head -3)

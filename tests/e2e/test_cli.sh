@@ -90,6 +90,20 @@ BAD_INVOCATIONS=(
 	"rule add HOST 10.0.0.0/8 --rate 1/s --dst 2001:db8::/32"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --dst"
 	"set HOST --sport 123"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 0"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10/0s"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10/0"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10/s"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10/2d"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-escalate 0.5"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-escalate 101"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-escalate 1.2345"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-for 1h --ban-max 1m"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-for 2d"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-for 0s"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-for 1m"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --aggregate /24=5/s"
+	"set HOST --ban-max 1m"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --action mark --dscp 64"
 	"rule add HOST 10.1.0.0/16 --rate 1/s"
 	"rule del HOST 10.9.9.0/24"
@@ -269,6 +283,18 @@ test_messages() {
 	SAYS_STDIN=closed check "deny add -f - from a closed stdin says why" \
 		says "standard input: cannot read: Bad file descriptor" \
 		"$SLUICE" deny add "$LAB_HOST" -f -
+	check "a ban period of 0 is refused" \
+		says "bad value '10/0s' for --ban-after: must be at least 1ms" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --ban-after 10/0s
+	check "--ban-escalate under 1 is refused" \
+		says "bad value '0.5' for --ban-escalate: must be between 1 and 100" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-escalate 0.5
+	check "--ban-max under --ban-for is refused" says "--ban-max must be at least --ban-for" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-for 1h \
+		--ban-max 1m
+	check "--ban-after with --aggregate is refused" \
+		says "--ban-after does not combine with --aggregate" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --ban-after 10 --aggregate /24=5/s
 	check "a NUL byte is named at its line and column" \
 		says "nul.conf:2:25: a NUL byte" "$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/nul.conf"
 	check "a line of 4096 characters is too long at column 4096" \

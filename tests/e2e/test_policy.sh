@@ -220,6 +220,36 @@ test_match_round_trip() {
 	check "rule del of each leaves no match class" bash -c "! '$SLUICE' show '$LAB_HOST' | grep -qE 'sport|tcp-flags|icmp-type|length|dst'"
 }
 
+# The penalty box (issue 36.3): rule add takes its options, show prints them
+# back as typed (defaults left out), and apply of show's output changes nothing.
+test_ban_round_trip() {
+	local out before
+	"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 5/s --ban-after 1.5k/10s --ban-for 30s \
+		--ban-escalate 1.5 --ban-memory 10m --ban-max 1h >/dev/null &&
+		"$SLUICE" rule add "$LAB_HOST" 2001:db8::/32 --rate 5/s --ban-after 100 >/dev/null
+	check "rule add takes --ban-after, --ban-for, --ban-escalate, --ban-memory, --ban-max" \
+		test $? = 0
+	"$SLUICE" show "$LAB_HOST" >"$LAB_TMP/ban.conf"
+	CHECK_DETAIL=$(cat "$LAB_TMP/ban.conf")
+	check "show prints the penalty box as typed" \
+		bash -c "grep -qx 'rule 10.0.0.0/8 rate 5/s ban-after 1500/10s ban-for 30s ban-escalate 1.5 ban-memory 10m ban-max 1h' '$LAB_TMP/ban.conf' &&
+			grep -qx 'rule 2001:db8::/32 rate 5/s ban-after 100/1s' '$LAB_TMP/ban.conf'"
+	out=$("$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/ban.conf" 2>&1)
+	CHECK_DETAIL=$out
+	check "apply of show's output with a penalty box is a no-op" grep -q "nothing changed" <<<"$out"
+	before=$("$SLUICE" show "$LAB_HOST")
+	check "show after that apply is identical" test "$before" = "$(cat "$LAB_TMP/ban.conf")"
+	"$SLUICE" rule del "$LAB_HOST" 10.0.0.0/8 >/dev/null
+	"$SLUICE" rule del "$LAB_HOST" 2001:db8::/32 >/dev/null
+	check "rule del leaves no penalty box" bash -c "! '$SLUICE' show '$LAB_HOST' | grep -q ban-"
+	"$SLUICE" set "$LAB_HOST" --ban-after 100 --ban-for 2m >/dev/null
+	check "set gives the default a penalty box" \
+		bash -c "'$SLUICE' show '$LAB_HOST' | grep -q '^default .*ban-after 100/1s ban-for 2m\$'"
+	"$SLUICE" set "$LAB_HOST" --ban-after none >/dev/null
+	check "set --ban-after none ends it, its other settings with it" \
+		bash -c "! '$SLUICE' show '$LAB_HOST' | grep -q ban-"
+}
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 "$SLUICE" attach "$LAB_HOST" --rate 50/s --burst 50 >/dev/null
 test_two_rates_and_lists
@@ -228,5 +258,6 @@ test_bad_apply_changes_nothing
 test_aggregates
 test_prove_round_trip
 test_match_round_trip
+test_ban_round_trip
 "$SLUICE" detach "$LAB_HOST" >/dev/null
 lab_finish

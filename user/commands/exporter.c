@@ -16,6 +16,7 @@
 #include "commands/commands.h"
 #include "commands/page.h"
 #include "fleet/report.h"
+#include "outputs/ban_audit.h"
 #include "outputs/http.h"
 #include "outputs/prom.h"
 #include "outputs/report.h"
@@ -100,6 +101,8 @@ static int scrape_one(const char *ifname, struct scraped *sc, struct prom_iface 
 	if (err)
 		return err;
 	err = sample_read_counters(&st, &sc->s);
+	if (!err)
+		ban_audit_notice(&st, NULL, "the exporter");
 	if (!err) {
 		err = sources_cached(ifname, &st, &sc->s.sources, &sc->walks);
 		if (err)

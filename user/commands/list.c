@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The allow and deny lists: add, del, list, flush. */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "base/clock.h"
 #include "base/errors.h"
 #include "base/json.h"
 #include "commands/list.h"
+#include "maps/bans.h"
 #include "maps/policy_maps.h"
+#include "outputs/ban_audit.h"
 #include "outputs/report.h"
+#include "reads/counters.h"
 #include "text/conf.h"
 
 static bool is_deny(const struct cli_args *a)
@@ -91,7 +95,42 @@ static void entry_write(struct report *rp, bool deny, const struct list_entry *e
 	report_eol(rp);
 }
 
-static int list_print(const struct cli_args *a, const struct cidr_list *l)
+/*
+ * A ban of the penalty box, after the deny entries: its key, the time it
+ * has left, and why: "192.0.2.7/32 expires in 58s ban: 1501 refused in 10s,
+ * level 1, for 1m, rule 192.0.2.0/24 proto udp", with {"ban": {...}} in JSON.
+ */
+static void ban_write(struct report *rp, const struct policy_doc *doc, const struct ban_entry *e,
+		      uint64_t now_ns)
+{
+	struct list_entry le = { .expires_ns = e->ban.banned_until_ns };
+	char rule[RULE_NAME_MAX], why[160], left[32];
+	uint64_t left_s;
+
+	ban_key_cidr(&e->key, &le.cidr);
+	format_cidr(why, sizeof(why), &le.cidr);
+	left_s = seconds_left(&le, now_ns);
+	format_duration(left, sizeof(left), left_s * NSEC_PER_SEC);
+	rule_name(doc, e->key.policy, rule, sizeof(rule));
+	report_open(rp, NULL);
+	report_string(rp, "cidr", "%s", why);
+	report_u64(rp, "expires_in_s", NULL, left_s);
+	report_string(rp, NULL, " expires in %s", left);
+	report_open(rp, "ban");
+	ban_describe(why, sizeof(why), &e->ban);
+	report_string(rp, NULL, " ban: %s", why);
+	report_string(rp, "rule", ", rule %s", rule);
+	report_u64(rp, "refused", NULL, e->ban.refused);
+	report_u64(rp, "period_ms", NULL, e->ban.period_ns / 1000000);
+	report_u64(rp, "level", NULL, e->ban.level);
+	report_u64(rp, "length_s", NULL, e->ban.length_ns / NSEC_PER_SEC);
+	report_close(rp);
+	report_close(rp);
+	report_eol(rp);
+}
+
+static int list_print(const struct cli_args *a, const struct policy_doc *doc,
+		      const struct cidr_list *l, const struct ban_list *bans)
 {
 	uint64_t now_ns = monotonic_ns();
 	struct report rp;
@@ -102,6 +141,8 @@ static int list_print(const struct cli_args *a, const struct cidr_list *l)
 	report_list_open(&rp, NULL);
 	for (i = 0; i < l->count; i++)
 		entry_write(&rp, is_deny(a), &l->items[i], now_ns);
+	for (i = 0; bans && i < bans->count; i++)
+		ban_write(&rp, doc, &bans->items[i], now_ns);
 	report_list_close(&rp);
 	return fail_json(a->name, report_end(&rp));
 }
@@ -136,10 +177,39 @@ static int list_change(struct cli_args *a, struct state *st, bool add, struct ci
 	return EXIT_OK;
 }
 
-/* list prints the list; flush removes every entry of it, in one step. */
+/* The deny list's bans in force (none for allow), each noticed for the audit. */
+static int list_bans(struct cli_args *a, struct state *st, const struct policy_doc *doc,
+		     struct ban_list *bans)
+{
+	int err;
+
+	memset(bans, 0, sizeof(*bans));
+	if (!is_deny(a))
+		return 0;
+	ban_audit_notice(st, doc, "deny list");
+	err = bans_read(st->maps.bans, monotonic_ns(), bans);
+	return err ? fail_state(a->name, err, a->ifname, "read the bans") : 0;
+}
+
+/* Lifts every ban (flush), entries and escalation memory. */
+static int bans_flush(struct cli_args *a, struct state *st)
+{
+	struct cidr any[2] = { { .family = SLUICE_FAMILY_IPV4 }, { .family = SLUICE_FAMILY_IPV6 } };
+	int i, n;
+
+	for (i = 0; i < 2; i++) {
+		n = bans_lift(st->maps.bans, &any[i]);
+		if (n < 0)
+			return fail_state(a->name, n, a->ifname, "lift the bans");
+	}
+	return EXIT_OK;
+}
+
+/* list prints the list; flush removes every entry of it, in one step, and (deny) every ban. */
 static int list_whole(struct cli_args *a, struct state *st, bool flush)
 {
 	struct policy_doc doc;
+	struct ban_list bans;
 	struct cidr_list *l;
 	int ret;
 
@@ -147,10 +217,71 @@ static int list_whole(struct cli_args *a, struct state *st, bool flush)
 	if (ret)
 		return ret;
 	l = is_deny(a) ? &doc.deny : &doc.allow;
-	if (!flush)
-		ret = list_print(a, l);
-	else if (l->count)
+	if (!flush) {
+		ret = list_bans(a, st, &doc, &bans);
+		if (!ret)
+			ret = list_print(a, &doc, l, &bans);
+		ban_list_free(&bans);
+	} else if (l->count) {
 		ret = list_change(a, st, false, l);
+	}
+	if (!ret && flush && is_deny(a))
+		ret = bans_flush(a, st);
+	doc_free(&doc);
+	return ret;
+}
+
+static bool cidr_same(const struct cidr *a, const struct cidr *b)
+{
+	return a->family == b->family && a->len == b->len &&
+	       !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+/*
+ * deny del: a CIDR that holds or is held by a ban's key lifts that ban
+ * (deleting its entry, and with it the key's escalation memory: the next
+ * ban is a first one); the CIDRs on the deny list leave it as before. A
+ * CIDR that is neither is refused, and nothing changes.
+ */
+static int deny_del(struct cli_args *a, struct state *st)
+{
+	struct cidr_list *items = &a->cmd.list.items, listed = { 0 };
+	uint64_t now_ns = monotonic_ns();
+	struct policy_doc doc;
+	char cidr[64];
+	size_t i, k;
+	int ret, n, lifted;
+
+	ret = policy_load_cmd(a->name, st, &doc, true);
+	if (ret)
+		return ret;
+	for (i = 0; !ret && i < items->count; i++) {
+		for (k = 0; k < doc.deny.count; k++)
+			if (cidr_same(&doc.deny.items[k].cidr, &items->items[i].cidr))
+				break;
+		n = bans_overlapping(st->maps.bans, &items->items[i].cidr, now_ns);
+		if (n < 0) {
+			ret = fail_state(a->name, n, a->ifname, "read the bans");
+		} else if (k < doc.deny.count) {
+			if (cidr_list_add(&listed, &items->items[i].cidr))
+				ret = fail_runtime(a->name, -ENOMEM, "too many CIDRs");
+		} else if (!n) {
+			format_cidr(cidr, sizeof(cidr), &items->items[i].cidr);
+			ret = fail_input(a->name, "%s is not on the deny list, nor banned", cidr);
+		}
+	}
+	for (i = 0, lifted = 0; !ret && i < items->count; i++) {
+		n = bans_lift(st->maps.bans, &items->items[i].cidr);
+		if (n < 0)
+			ret = fail_state(a->name, n, a->ifname, "lift the bans");
+		lifted += n > 0 ? n : 0;
+	}
+	if (!ret && listed.count)
+		ret = list_change(a, st, false, &listed);
+	/* Only bans lifted: a new generation all the same, so the audit trail has the command. */
+	else if (!ret && lifted && config_republish(&st->maps))
+		ret = fail_state(a->name, -EIO, a->ifname, "publish the lift");
+	free(listed.items);
 	doc_free(&doc);
 	return ret;
 }
@@ -159,6 +290,8 @@ int list_run(struct cli_args *a, struct state *st)
 {
 	if (!strcmp(a->verb, "list") || !strcmp(a->verb, "flush"))
 		return list_whole(a, st, !strcmp(a->verb, "flush"));
+	if (is_deny(a) && !strcmp(a->verb, "del"))
+		return deny_del(a, st);
 	set_expiry(&a->cmd.list.items, a->cmd.list.timeout_ns);
 	return list_change(a, st, !strcmp(a->verb, "add"), &a->cmd.list.items);
 }

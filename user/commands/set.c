@@ -53,6 +53,11 @@ static void set_apply(const struct cli_args *a, struct settings *s)
 		s->mark_dscp = s->mark_ecn = false;
 	if (a->given[OPT_PROVE] && g->prove == PROVE_OFF)
 		memset(&s->proven_sources, 0, sizeof(s->proven_sources));
+	/* --ban-after none ends the penalty box, its other settings with it. */
+	if (a->given[OPT_BAN_AFTER] && !g->ban_after.count) {
+		s->ban_for_ns = s->ban_memory_ns = s->ban_max_ns = 0;
+		s->ban_escalate_milli = 0;
+	}
 	for (i = 0; i < OPT_MAX; i++)
 		if (a->given[i] && option_table[i].home == IN_SETTINGS)
 			option_copy_setting(&option_table[i], g, s);

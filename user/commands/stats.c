@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "base/errors.h"
 #include "commands/commands.h"
+#include "outputs/ban_audit.h"
 #include "outputs/counters.h"
 #include "outputs/prom.h"
 
@@ -110,6 +111,7 @@ static int stats_watch(const struct stats_opts *o, const struct state *st)
 		err = sample_read(st, &cur);
 		if (err)
 			break;
+		ban_audit_notice(st, NULL, "stats");
 		frame_begin(o, tty, frame);
 		ret = stats_print(o, st, &cur, &prev);
 		sample_free(&prev);
@@ -131,6 +133,7 @@ static int stats_once(const struct stats_opts *o, const struct state *st)
 	err = sample_read(st, &s);
 	if (err)
 		return fail_state("stats", err, o->ifname, "read the counters");
+	ban_audit_notice(st, NULL, "stats");
 	err = stats_print(o, st, &s, NULL);
 	sample_free(&s);
 	return err;

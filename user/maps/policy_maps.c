@@ -16,6 +16,7 @@
 #include "maps/debt.h"
 #include "maps/ids.h"
 #include "maps/policy_maps.h"
+#include "maps/bans.h"
 #include "maps/slots.h"
 #include "maps/tries.h"
 #include "pins/cookies.h"
@@ -235,6 +236,9 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 
 	/* No packet holds the old configuration now: cap its debt, free the old sets. */
 	err = default_debt_cap(m, doc, &live, &cfg);
+	/* Bans of rules that got new ids follow them, those of rules gone go. */
+	if (!err)
+		err = bans_carry(m->bans, doc, &live);
 	if (!err)
 		err = rules_clear(m, old_rules);
 	/* The old list set becomes a copy of the new, so a list change can replay on it. */

@@ -27,7 +27,7 @@ struct pin_def {
 	size_t offset;
 };
 
-#define N_PINS 22
+#define N_PINS 24
 extern const struct pin_def pins[N_PINS];
 
 int *pin_fd(struct state *st, size_t i);

@@ -58,6 +58,8 @@ const struct pin_def pins[N_PINS] = {
 	{ SLUICE_MAP_FLEET_USAGE, "fleet_usage", offsetof(struct state, fleet_usage_fd) },
 	{ SLUICE_MAP_FILTER, "buckets_filter", offsetof(struct state, filter_fd) },
 	{ SLUICE_MAP_PROVEN, "proven", offsetof(struct state, proven_fd) },
+	{ SLUICE_MAP_BANS, "bans", offsetof(struct state, maps.bans) },
+	{ SLUICE_MAP_BAN_NOTES, "ban_notes", offsetof(struct state, ban_notes_fd) },
 };
 
 int *pin_fd(struct state *st, size_t i)

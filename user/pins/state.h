@@ -22,6 +22,7 @@ struct policy_maps {
 	int allow_v4, allow_v6, deny_v4, deny_v6;
 	int rule_stats; /* per-slot counters, cleared when a set is rewritten */
 	int admission;	/* per rule id: reset when an id is given to a new rule */
+	int bans;	/* the penalty box: moved to a rule's new id, dropped with its rule */
 	/* The set tables: a retired rule id is given again only once neither holds its buckets. */
 	int buckets, aggregates;
 	/* The per-CPU over-limit caches; their seeds come with the first configuration. */
@@ -53,6 +54,7 @@ struct state {
 	int fleet_usage_fd; /* each source way's usage this period, the datapath's own */
 	int filter_fd;	    /* the source table's filter, the datapath's own */
 	int proven_fd;	    /* sources that proved their address (--prove), for top */
+	int ban_notes_fd;   /* the audit's notes of bans: which were written (outputs/audit.h) */
 	struct policy_maps maps;
 	bool staged; /* opened from what an interrupted attach left */
 	/* A reader found the link (or program) pin there, but only root may open it. */

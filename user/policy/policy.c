@@ -928,7 +928,7 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 	p->ipv4_prefix = (uint8_t)s->ipv4_prefix;
 	p->ipv6_prefix = (uint8_t)s->ipv6_prefix;
 	masks_build(p);
-	err = aggregates_build(p, s, m, why);
+	err = aggregates_build(p, s, m, why) ?: ban_build(p, s, why);
 	if (err)
 		return err;
 	if (m) {
@@ -977,6 +977,7 @@ void policy_settings(const struct sluice_policy *p, struct settings *s, struct m
 	s->proven_sources.amount = p->proven_amount;
 	s->proven_sources.period_ns = p->proven_period_ns;
 	aggregates_settings(p, s);
+	ban_settings(p, s);
 	if (!m)
 		return;
 	memset(m, 0, sizeof(*m));
@@ -1018,7 +1019,8 @@ bool settings_equal(const struct settings *a, const struct settings *b)
 	       a->overflow.unit == b->overflow.unit && a->initial.value == b->initial.value &&
 	       a->on_full_pass == b->on_full_pass && a->prove == b->prove &&
 	       a->proven_sources.amount == b->proven_sources.amount &&
-	       a->proven_sources.period_ns == b->proven_sources.period_ns && aggregates_equal(a, b);
+	       a->proven_sources.period_ns == b->proven_sources.period_ns && aggregates_equal(a, b) &&
+	       ban_settings_equal(a, b);
 }
 
 int doc_find_rule(const struct policy_doc *doc, const struct match *m)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "sluice.h"
 #include "values/aggregate.h"
+#include "values/ban.h"
 #include "values/cidr.h"
 #include "values/classes.h"
 #include "values/rate.h"
@@ -42,7 +43,19 @@ struct settings {
 	/* Limits on wider prefixes, shared by the sources in each. */
 	struct aggregate aggregates[SLUICE_MAX_AGGREGATES];
 	unsigned int n_aggregates;
+	/* The penalty box (--ban-after ...); count 0: none. Zero in the others: the default. */
+	struct ban_after ban_after;
+	uint64_t ban_for_ns;
+	uint32_t ban_escalate_milli;
+	uint64_t ban_memory_ns;
+	uint64_t ban_max_ns;
 };
+
+/* What an untyped ban setting is. */
+#define BAN_FOR_DEFAULT_NS    (60 * NSEC_PER_SEC)
+#define BAN_MEMORY_DEFAULT_NS (3600 * NSEC_PER_SEC)
+#define BAN_MAX_DEFAULT_NS    (86400 * NSEC_PER_SEC)
+#define BAN_ESCALATE_DEFAULT  1000
 
 /* The window a window algorithm counts over (the rate's period unless typed); 0 for GCRA. */
 static inline uint64_t settings_window_ns(const struct settings *s)
@@ -134,6 +147,10 @@ uint64_t jiffy_ns(void);
 int policy_build(struct sluice_policy *p, const struct settings *s, const struct match *m,
 		 uint16_t id, const char **why);
 void policy_settings(const struct sluice_policy *p, struct settings *s, struct match *m);
+/* The penalty box's part of both (policy/ban.c). */
+int ban_build(struct sluice_policy *p, const struct settings *s, const char **why);
+void ban_settings(const struct sluice_policy *p, struct settings *s);
+bool ban_settings_equal(const struct settings *a, const struct settings *b);
 
 bool match_equal(const struct match *a, const struct match *b);
 /*

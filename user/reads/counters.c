@@ -155,6 +155,19 @@ const struct counter_info counter_info[SLUICE_CNT_MAX] = {
 		.help = "Proofs that passed: each gave its source a bucket, or found it had one.",
 		.kind = COUNTER_TABLE,
 	},
+	/* Also counted as dropped, would_drop or marked: the rule's action. */
+	[SLUICE_CNT_BANNED] = {
+		.name = "banned",
+		.metric = "banned",
+		.help = "Packets of keys in the penalty box (--ban-after), given their rule's action.",
+		.kind = COUNTER_TABLE,
+	},
+	[SLUICE_CNT_BANS] = {
+		.name = "bans",
+		.metric = "bans",
+		.help = "Bans the penalty box imposed (--ban-after): keys refused past their limit.",
+		.kind = COUNTER_TABLE,
+	},
 };
 
 double per_second(uint64_t now, uint64_t before, uint64_t dt_ns)

@@ -233,6 +233,10 @@ static int parse_typed(const struct option_def *o, void *field, const char *v, c
 		return parse_listen(v, field, why);
 	case TYPE_ENDPOINTS:
 		return parse_endpoint_list(v, field, why);
+	case TYPE_BAN_AFTER:
+		return parse_ban_after(v, field, why);
+	case TYPE_FACTOR:
+		return parse_factor(v, field, why);
 	default:
 		*why = "no parser for this type";
 		return -EINVAL;
@@ -295,6 +299,12 @@ static void format_typed(const struct option_def *o, const void *field, char *bu
 		break;
 	case TYPE_AGGREGATE:
 		format_aggregates(o, field, buf, len);
+		break;
+	case TYPE_BAN_AFTER:
+		format_ban_after(buf, len, field);
+		break;
+	case TYPE_FACTOR:
+		format_factor(buf, len, *(const uint32_t *)field);
 		break;
 	case TYPE_PROTO:
 		snprintf(buf, len, "%s", proto_name(*(const uint8_t *)field));
@@ -425,6 +435,29 @@ const struct option_def option_table[OPT_MAX] = {
 			    .help = "also limit each wider prefix as a whole, such as /24=5000/s "
 				    "(repeatable, up to 4; a length up to 32 is IPv4 unless ipv6/ is "
 				    "written; none clears them)" },
+	[OPT_BAN_AFTER] = { LIMITER("ban-after", "N[/PERIOD]", "none", TYPE_BAN_AFTER, ban_after),
+			    .help = "the penalty box: a source (a key) its own limit refused more "
+				    "than N packets within PERIOD (1ms to 1d, default 1s) is banned, "
+				    "decided in the datapath: 1500/10s. Refusals of the shared "
+				    "overflow bucket never count; not with --aggregate; none (on set) "
+				    "ends it" },
+	[OPT_BAN_FOR] = { LIMITER("ban-for", "DURATION", NULL, TYPE_DURATION, ban_for_ns),
+			  .min = BAN_LENGTH_MIN_NS, .max = BAN_LENGTH_MAX_NS,
+			  .help = "with --ban-after: how long a first ban lasts (1s to 365d, "
+				  "default 1m); a banned key gets the rule's --action" },
+	[OPT_BAN_ESCALATE] = { LIMITER("ban-escalate", "FACTOR", NULL, TYPE_FACTOR,
+				       ban_escalate_milli),
+			       .help = "with --ban-after: each repeat (banned again within "
+				       "--ban-memory of the last ban's end) lasts FACTOR times the "
+				       "last (1 to 100, such as 2 or 1.5; default 1)" },
+	[OPT_BAN_MEMORY] = { LIMITER("ban-memory", "DURATION", NULL, TYPE_DURATION, ban_memory_ns),
+			     .min = BAN_LENGTH_MIN_NS, .max = BAN_LENGTH_MAX_NS,
+			     .help = "with --ban-after: how long after a ban ends a new one counts "
+				     "as a repeat (1s to 365d, default 1h)" },
+	[OPT_BAN_MAX] = { LIMITER("ban-max", "DURATION", NULL, TYPE_DURATION, ban_max_ns),
+			  .min = BAN_LENGTH_MIN_NS, .max = BAN_LENGTH_MAX_NS,
+			  .help = "with --ban-after: the longest a ban lasts, however often it "
+				  "repeats (1s to 365d, at least --ban-for; default 1d)" },
 	[OPT_PROTO] = { MATCH("proto", "PROTO", "tcp udp icmp icmpv6", TYPE_PROTO),
 			MEMBER(IN_MATCH, struct match, proto),
 			.help = "the rule applies to this protocol only" },

@@ -75,6 +75,11 @@ enum option_id {
 	OPT_PROVE,
 	OPT_PROVEN_SOURCES,
 	OPT_AGGREGATE,
+	OPT_BAN_AFTER,
+	OPT_BAN_FOR,
+	OPT_BAN_ESCALATE,
+	OPT_BAN_MEMORY,
+	OPT_BAN_MAX,
 	/* Match options. */
 	OPT_PROTO,
 	OPT_DPORT,
@@ -230,6 +235,8 @@ enum option_type {
 	TYPE_GROUP,	  /* unsigned int gid */
 	TYPE_LISTEN,	  /* struct sockaddr_storage */
 	TYPE_ENDPOINTS,	  /* const char *, a checked HOST:PORT[,...] list */
+	TYPE_BAN_AFTER,	  /* struct ban_after: N[/PERIOD] */
+	TYPE_FACTOR,	  /* uint32_t thousandths, 1 to 100 */
 	TYPE_COUNT_TYPES, /* not a type */
 };
 

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The penalty box (issue 36.3, bpf/ban.h) through BPF_PROG_TEST_RUN under
+ * the test clock: a key is banned once its own bucket refused more than N
+ * packets in the period, not before (the over-limit cache's refusals
+ * counted when they reach the bucket); a ban holds while the bucket would
+ * pass, then expires; a repeat within --ban-memory escalates, up to
+ * --ban-max; a source under its limit is never banned, even while forged
+ * sources flood the rule's overflow bucket, nor one refused only by that
+ * bucket; an allowed source is never banned; IPv6 keys ban by prefix.
+ */
+#include <linux/bpf.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include "fixture.h"
+#include "frames.h"
+#include "harness.h"
+#include "maps/bans.h"
+#include "suites.h"
+
+#define T0 (1000 * NSEC_PER_SEC)
+#define MS (NSEC_PER_SEC / 1000)
+
+static int send_from(struct fixture *fx, const char *src, int n)
+{
+	struct frame_spec spec = { .family = strchr(src, ':') ? 6 : 4, .payload = 18, .src = src };
+	struct frame f;
+	int i, passed = 0;
+
+	if (frame_build(&f, &spec))
+		return -1;
+	for (i = 0; i < n; i++)
+		passed += fixture_run(fx, f.data, f.len, 1) == XDP_PASS;
+	return passed;
+}
+
+/* The ban entry whose key holds src (its prefix), in force or not; false when none. */
+static bool ban_of(struct fixture *fx, const char *src, struct sluice_ban *out)
+{
+	struct cidr c = { 0 };
+	struct ban_list l;
+	bool found = false;
+	size_t i;
+
+	c.family = strchr(src, ':') ? SLUICE_FAMILY_IPV6 : SLUICE_FAMILY_IPV4;
+	c.len = c.family == SLUICE_FAMILY_IPV6 ? 128 : 32;
+	inet_pton(c.family == SLUICE_FAMILY_IPV6 ? AF_INET6 : AF_INET, src, c.addr);
+	if (bans_read(fx->st.maps.bans, 1, &l))
+		return false;
+	for (i = 0; i < l.count && !found; i++) {
+		struct cidr k;
+
+		ban_key_cidr(&l.items[i].key, &k);
+		if (cidr_contains(&k, &c)) {
+			*out = l.items[i].ban;
+			found = true;
+		}
+	}
+	ban_list_free(&l);
+	return found;
+}
+
+static bool banned_at(struct fixture *fx, const char *src, uint64_t now)
+{
+	struct sluice_ban b;
+
+	return ban_of(fx, src, &b) && now < b.banned_until_ns;
+}
+
+/*
+ * A key refused 4 times since its last pass, most refusals answered by the
+ * over-limit cache: a second later its next packet brings them to the
+ * bucket, passes, and the key is banned from then on. Returns what passed.
+ */
+static int offend(struct fixture *fx, const char *src, uint64_t *t)
+{
+	int passed = send_from(fx, src, 4);
+
+	fixture_set_clock(fx, *t += NSEC_PER_SEC);
+	return passed + send_from(fx, src, 1);
+}
+
+/* Bans after more than 3 refusals, not at 3; holds, expires, escalates, caps; both families. */
+static void case_ban_escalate(const char *src, const char *label)
+{
+	struct fixture fx;
+	struct sluice_ban b = { 0 };
+	int p1, p2, p3;
+	uint64_t t = T0;
+
+	if (fixture_open_conf(&fx,
+			      "default rate 1000/s\n"
+			      "rule 10.0.0.0/8 rate 1/s burst 1 ban-after 3/10s ban-for 5s "
+			      "ban-escalate 2 ban-memory 1m ban-max 15s\n"
+			      "rule 2001:db8::/32 rate 1/s burst 1 ban-after 3/10s ban-for 5s "
+			      "ban-escalate 2 ban-memory 1m ban-max 15s\n",
+			      1024, T0)) {
+		check(false, label, "cannot load");
+		return;
+	}
+	/* 1 passes, 3 refused (the cache answers two: counted when they reach the bucket). */
+	p1 = send_from(&fx, src, 4);
+	fixture_set_clock(&fx, t += NSEC_PER_SEC);
+	/* Refilled: it passes, and brings the cache's 2 refusals: 3 in all, not more than 3. */
+	p2 = send_from(&fx, src, 1);
+	check(p1 == 1 && p2 == 1 && !ban_of(&fx, src, &b) &&
+		      fixture_counter(&fx, SLUICE_CNT_BANS) == 0,
+	      label, "3 refusals in the period ban nobody (passed %d, %d; bans %llu)", p1, p2,
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_BANS));
+	/* The 4th refusal (cached) bans when it reaches the bucket, a second later. */
+	p3 = send_from(&fx, src, 1);
+	fixture_set_clock(&fx, t += NSEC_PER_SEC);
+	p3 += send_from(&fx, src, 1);
+	check(p3 == 1 && ban_of(&fx, src, &b) && b.level == 1 && b.refused == 4 &&
+		      b.banned_until_ns == t + 5 * NSEC_PER_SEC &&
+		      b.period_ns == 10 * NSEC_PER_SEC &&
+		      fixture_counter(&fx, SLUICE_CNT_BANS) == 1,
+	      label, "the 4th refusal bans for 5s (level %u, refused %llu, for %llu ms)", b.level,
+	      (unsigned long long)b.refused, (unsigned long long)(b.length_ns / MS));
+	/* Banned: the refilled bucket would pass it; the ban drops it. */
+	fixture_set_clock(&fx, t + 4 * NSEC_PER_SEC);
+	p1 = send_from(&fx, src, 3);
+	check(p1 == 0 && fixture_counter(&fx, SLUICE_CNT_BANNED) == 3, label,
+	      "a banned key is dropped though its bucket refilled (passed %d, banned %llu)", p1,
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_BANNED));
+	/* Expired: it passes again. */
+	fixture_set_clock(&fx, t += 5 * NSEC_PER_SEC);
+	p1 = send_from(&fx, src, 1);
+	check(p1 == 1 && !banned_at(&fx, src, t), label, "the ban expires after 5s (passed %d)",
+	      p1);
+	/* A repeat within the memory: 10s, then 15s (the cap, not 20s). */
+	p1 = offend(&fx, src, &t);
+	check(p1 == 1 && banned_at(&fx, src, t) && ban_of(&fx, src, &b) && b.level == 2 &&
+		      b.length_ns == 10 * NSEC_PER_SEC,
+	      label, "a repeat within --ban-memory lasts twice as long (level %u, %llu ms)",
+	      b.level, (unsigned long long)(b.length_ns / MS));
+	fixture_set_clock(&fx, t += 10 * NSEC_PER_SEC);
+	p1 = send_from(&fx, src, 1);
+	p1 += offend(&fx, src, &t);
+	check(p1 == 2 && ban_of(&fx, src, &b) && b.level == 3 && b.length_ns == 15 * NSEC_PER_SEC,
+	      label, "the next repeat is capped at --ban-max 15s (level %u, %llu ms, passed %d)",
+	      b.level, (unsigned long long)(b.length_ns / MS), p1);
+	/* Past the memory: a first ban again. */
+	fixture_set_clock(&fx, t += 15 * NSEC_PER_SEC + 61 * NSEC_PER_SEC);
+	p1 = send_from(&fx, src, 1);
+	p1 += offend(&fx, src, &t);
+	check(p1 == 2 && ban_of(&fx, src, &b) && b.level == 1 && b.length_ns == 5 * NSEC_PER_SEC &&
+		      fixture_counter(&fx, SLUICE_CNT_BANS) == 4,
+	      label, "a ban past --ban-memory is a first one again (level %u, %llu ms)", b.level,
+	      (unsigned long long)(b.length_ns / MS));
+	fixture_close(&fx);
+}
+
+/* Forged sources flooding the overflow bucket ban nobody; a source under its limit neither. */
+static void case_spoof_never_bans(void)
+{
+	const char *real = "10.9.0.1", *late = "10.9.0.2";
+	struct fixture fx;
+	struct sluice_ban b;
+	char addr[32];
+	int i, s, passed = 0, late_passed = 0;
+	uint64_t t = T0;
+
+	if (fixture_open_conf(&fx,
+			      "default rate 1000/s\n"
+			      "rule 10.0.0.0/8 rate 5/s burst 5 new-sources 1/s overflow-rate 1/s "
+			      "ban-after 2/10s ban-for 1m\n",
+			      1024, T0)) {
+		check(false, "ban spoof", "cannot load");
+		return;
+	}
+	passed += send_from(&fx, real, 1); /* the real source's bucket, before the flood */
+	for (s = 0; s < 10; s++) {
+		fixture_set_clock(&fx, t += NSEC_PER_SEC);
+		for (i = 0; i < 200; i++) {
+			snprintf(addr, sizeof(addr), "10.%d.%d.%d", 50 + s, i / 250, i % 250 + 1);
+			send_from(&fx, addr, 3);
+		}
+		/* The real source stays under its 5/s; a late one finds no budget left. */
+		passed += send_from(&fx, real, 4);
+		late_passed += send_from(&fx, late, 20);
+	}
+	check(passed == 41 && !ban_of(&fx, real, &b) && !ban_of(&fx, late, &b) &&
+		      fixture_counter(&fx, SLUICE_CNT_BANS) == 0 &&
+		      fixture_counter(&fx, SLUICE_CNT_OVERFLOW_DROPPED) > 1000,
+	      "ban spoof",
+	      "forged sources flooding the overflow bucket ban nobody: the real source under its "
+	      "limit passes (%d of 41), one refused only by the overflow bucket is not banned "
+	      "(passed %d; bans %llu, overflow drops %llu)",
+	      passed, late_passed, (unsigned long long)fixture_counter(&fx, SLUICE_CNT_BANS),
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_OVERFLOW_DROPPED));
+	fixture_close(&fx);
+}
+
+/* An allowed source is never metered, so never banned. */
+static void case_allow_never_banned(void)
+{
+	struct policy_doc doc;
+	struct fixture fx;
+	struct sluice_ban b;
+	struct cidr c;
+	bool host_bits;
+	const char *why;
+	int passed;
+
+	if (doc_from_conf_text("default rate 1000/s\n"
+			       "rule 10.0.0.0/8 rate 1/s burst 1 ban-after 1/10s\n",
+			       &doc) ||
+	    parse_cidr("10.7.0.1/32", &c, &host_bits, &why) || cidr_list_add(&doc.allow, &c) ||
+	    fixture_open_policy(&fx, &doc, 1024)) {
+		check(false, "ban allow", "cannot load");
+		return;
+	}
+	doc_free(&doc);
+	fixture_set_clock(&fx, T0);
+	passed = send_from(&fx, "10.7.0.1", 50);
+	check(passed == 50 && !ban_of(&fx, "10.7.0.1", &b) &&
+		      fixture_counter(&fx, SLUICE_CNT_BANS) == 0,
+	      "ban allow",
+	      "an allowed source far over the rule's limit is never banned (passed %d)", passed);
+	fixture_close(&fx);
+}
+
+/* A rule without a ban never writes the map. */
+static void case_no_ban_no_entries(void)
+{
+	struct fixture fx;
+	struct ban_list l = { 0 };
+
+	if (fixture_open_conf(&fx, "default rate 1/s burst 1\n", 1024, T0)) {
+		check(false, "ban none", "cannot load");
+		return;
+	}
+	send_from(&fx, "10.8.0.1", 50);
+	fixture_set_clock(&fx, T0 + NSEC_PER_SEC);
+	send_from(&fx, "10.8.0.1", 50);
+	check(!bans_read(fx.st.maps.bans, 1, &l) && l.count == 0, "ban none",
+	      "a rule without --ban-after keeps no ban state (%zu entries)", l.count);
+	ban_list_free(&l);
+	fixture_close(&fx);
+}
+
+void suite_ban(void)
+{
+	case_ban_escalate("10.1.2.3", "ban IPv4");
+	case_ban_escalate("2001:db8:1:2::5", "ban IPv6");
+	case_spoof_never_bans();
+	case_allow_never_banned();
+	case_no_ban_no_entries();
+}

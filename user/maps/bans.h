@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The penalty box's map (`bans`, struct sluice_ban): the datapath bans,
+ * userspace reads the bans, lifts them (deny del) and keeps them across a
+ * policy change (bans_carry).
+ */
+#ifndef SLUICE_MAPS_BANS_H
+#define SLUICE_MAPS_BANS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "sluice.h"
+#include "policy/policy.h"
+
+struct ban_entry {
+	struct sluice_key key;
+	struct sluice_ban ban;
+};
+
+struct ban_list {
+	struct ban_entry *items;
+	size_t count;
+};
+
+/* The key as a CIDR: its family, prefix and masked address. */
+void ban_key_cidr(const struct sluice_key *key, struct cidr *c);
+/* The bans in force at now_ns (CLOCK_MONOTONIC), in key order; fd < 0 reads none. */
+int bans_read(int fd, uint64_t now_ns, struct ban_list *out);
+void ban_list_free(struct ban_list *l);
+/*
+ * Lifts the bans (in force or not) whose key and c overlap, one holding
+ * the other: their entries go, escalation memory with them. Returns how
+ * many, or -errno.
+ */
+int bans_lift(int fd, const struct cidr *c);
+/* How many bans in force at now_ns overlap c. */
+int bans_overlapping(int fd, const struct cidr *c, uint64_t now_ns);
+/*
+ * After doc replaced live (policy_store): a rule that got a new id keeps
+ * its bans and their memory when it still bans with the same prefixes
+ * (the same match is the same rule); the bans of a rule that is gone or
+ * bans no more are lifted, so a retired id never bans again.
+ */
+int bans_carry(int fd, const struct policy_doc *doc, const struct policy_doc *live);
+/* Why the key is banned: "1501 refused in 10s, level 2, for 20s". */
+void ban_describe(char *buf, size_t len, const struct sluice_ban *b);
+
+#endif /* SLUICE_MAPS_BANS_H */
