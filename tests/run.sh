@@ -18,6 +18,7 @@ SUITES=(
 	tests/e2e/test_flood.sh
 	tests/e2e/test_policy.sh
 	tests/e2e/test_match.sh
+	tests/e2e/test_keys.sh
 	tests/e2e/test_resilience.sh
 	tests/e2e/test_pins.sh
 	tests/e2e/test_privilege.sh
