@@ -600,6 +600,18 @@ static int check_family(const struct settings *s, const struct match *m, const c
 
 static const char *const key_kind_names[] = { "src", "dst", "pair" };
 
+const char *key_kind_word(uint8_t kind)
+{
+	return key_kind_names[kind <= KEY_PAIR ? kind : KEY_SRC];
+}
+
+uint8_t policy_key_kind(const struct sluice_policy *p)
+{
+	return p->flags & SLUICE_POL_KEY_PAIR  ? KEY_PAIR
+	       : p->flags & SLUICE_POL_KEY_DST ? KEY_DST
+					       : KEY_SRC;
+}
+
 /*
  * --key dst or pair: the bucket is a destination's or a pair's, not a
  * source's, so what is about a source's own bucket does not apply; and an
@@ -607,7 +619,7 @@ static const char *const key_kind_names[] = { "src", "dst", "pair" };
  */
 static int check_keys(const struct settings *s, const struct match *m, const char **why)
 {
-	const char *kind = key_kind_names[s->key_kind <= KEY_PAIR ? s->key_kind : KEY_SRC];
+	const char *kind = key_kind_word(s->key_kind);
 	bool v6 = !m || m->cidr.family == SLUICE_FAMILY_IPV6;
 
 	if (s->key_kind == KEY_SRC)
@@ -1000,9 +1012,7 @@ void policy_settings(const struct sluice_policy *p, struct settings *s, struct m
 	s->mark_ecn = !!(p->flags & SLUICE_POL_MARK_ECN);
 	s->ipv4_prefix = p->ipv4_prefix;
 	s->ipv6_prefix = p->ipv6_prefix;
-	s->key_kind = p->flags & SLUICE_POL_KEY_PAIR  ? KEY_PAIR
-		      : p->flags & SLUICE_POL_KEY_DST ? KEY_DST
-						      : KEY_SRC;
+	s->key_kind = policy_key_kind(p);
 	s->new_sources.amount = p->new_sources_amount;
 	s->new_sources.period_ns = p->new_sources_period_ns;
 	s->overflow.amount = p->overflow_amount;

@@ -65,6 +65,10 @@ enum key_kind {
 	KEY_PAIR,
 };
 
+/* "src", "dst" or "pair"; and the kind a policy slot's flags say. */
+const char *key_kind_word(uint8_t kind);
+uint8_t policy_key_kind(const struct sluice_policy *p);
+
 /* settings.prove */
 enum prove_mode {
 	PROVE_OFF,
