@@ -620,6 +620,7 @@ uint8_t policy_key_kind(const struct sluice_policy *p)
 static int check_keys(const struct settings *s, const struct match *m, const char **why)
 {
 	const char *kind = key_kind_word(s->key_kind);
+	const char *on = s->key_kind == KEY_DST ? "destination" : "pair";
 	bool v6 = !m || m->cidr.family == SLUICE_FAMILY_IPV6;
 
 	if (s->key_kind == KEY_SRC)
@@ -629,12 +630,12 @@ static int check_keys(const struct settings *s, const struct match *m, const cha
 			-EINVAL, why,
 			"--aggregate limits prefixes of the source, and --key %s keys buckets "
 			"on the %s",
-			kind, s->key_kind == KEY_DST ? "destination" : "pair");
+			kind, on);
 	if (s->prove != PROVE_OFF)
 		return refuse(-EINVAL, why,
 			      "--prove gives a proven source its bucket, and --key %s keys buckets "
 			      "on the %s",
-			      kind, s->key_kind == KEY_DST ? "destination" : "pair");
+			      kind, on);
 	if (s->key_kind == KEY_PAIR && v6 && s->ipv6_prefix > 64)
 		return refuse(-EINVAL, why,
 			      "--key pair keeps 64 bits of each IPv6 address: --ipv6-prefix %u is "
