@@ -41,12 +41,16 @@ held() { # held PASSED DROPPED SENT SECONDS
 }
 
 test_dst_flood() {
-	local out secs sent other_sent
-	# The other address: 10 sources at 100 pps in all, beside the flood.
-	flood_to "$OTHER" 10 "$SECS" 100 "$LAB_NET.60.1" >"$LAB_TMP/other" &
-	local other_pid=$!
-	read -r sent secs < <(flood_to "$VICTIM" 10000 "$SECS" 20000 "$LAB_NET.1.0")
-	wait "$other_pid"
+	local out secs sent other_sent victim_pid
+	flood_to "$VICTIM" 10000 "$SECS" 20000 "$LAB_NET.1.0" >"$LAB_TMP/victim" &
+	victim_pid=$!
+	# The other address: 10 sources at 100 pps in all, in the flood. Started
+	# second: the first generator on the link takes its XDP attachment, and
+	# the second sends without (slower, plenty for 100 pps).
+	sleep 0.5
+	flood_to "$OTHER" 10 2 100 "$LAB_NET.60.1" >"$LAB_TMP/other"
+	wait "$victim_pid"
+	read -r sent secs <"$LAB_TMP/victim"
 	read -r other_sent _ <"$LAB_TMP/other"
 	CHECK_DETAIL="sent ${sent:-?} in ${secs:-?} s; $(cat "$LAB_TMP/flood.err")"
 	check "a flood of 10,000 sources to one address runs" \
@@ -54,10 +58,11 @@ test_dst_flood() {
 	[ "${sent:-0}" -gt 0 ] || return
 	check "the destination's bucket holds the 10,000 sources within rate x time + burst" \
 		held "$(top_row "$VICTIM" passed)" "$(top_row "$VICTIM" dropped)" "$sent" "$secs"
-	echo "     the victim: passed $(top_row "$VICTIM" passed), dropped $(top_row "$VICTIM" dropped) of $sent in $secs s (rate $RATE/s, burst $BURST)"
+	echo "     the victim: passed $(top_row "$VICTIM" passed), dropped $(top_row "$VICTIM" dropped) of $sent in $secs s (rate $RATE/s, burst $BURST); the other address: passed $(top_row "$OTHER" passed) of $other_sent"
 	CHECK_DETAIL="other address: passed $(top_row "$OTHER" passed), dropped $(top_row "$OTHER" dropped) of $other_sent"
 	check "another address, flooded by 10 sources under the rate at the same time, passes all" \
-		test "$(top_row "$OTHER" passed)" = "$other_sent" -a "$(top_row "$OTHER" dropped)" = 0
+		test "${other_sent:-0}" -gt 0 -a "$(top_row "$OTHER" passed)" = "$other_sent" \
+		-a "$(top_row "$OTHER" dropped)" = 0
 	out=$("$SLUICE" top "$LAB_HOST" --sort passed -n 5)
 	CHECK_DETAIL=$out
 	check "top shows the destinations: 'to $VICTIM/32'" grep -q "to $VICTIM/32" <<<"$out"
