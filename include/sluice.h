@@ -515,8 +515,8 @@ struct sluice_verdict {
  * The per-CPU over-limit cache (map `hot`, one value per possible CPU):
  * over-limit sources exactly as they came (full address and L4 class, so
  * they select the same policy again: a packet whose rule a match class
- * such as --sport chose is never remembered, bpf/classify.h), what to do
- * with them, and the
+ * such as --sport chose, or whose rule keys on the destination, is never
+ * remembered, bpf/classify.h), what to do with them, and the
  * moment each may conform again. A TAT never decreases, so that moment
  * only comes later than remembered; the generation ties an entry to one
  * configuration. The packets an entry refuses are counted in it (a plain

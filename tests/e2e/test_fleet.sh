@@ -131,9 +131,10 @@ spread_run() {
 }
 
 for h in 1 2 3; do host_up "$h" || { fail "host $h set up"; exit 1; }; done
-# Check 4b's: one bucket per destination for the sources of $NET.98.0/24.
+# Check 4b's: one bucket per destination for the sources of $NET.180.0/24
+# (outside the /24s other checks' sources come from: 8a's 70-148, 98, 99).
 for h in 1 2 3; do
-	"$SLUICE" rule add "fltv$h" "$NET.98.0/24" --rate "$R/s" --burst "$B" --key dst >/dev/null ||
+	"$SLUICE" rule add "fltv$h" "$NET.180.0/24" --rate "$R/s" --burst "$B" --key dst >/dev/null ||
 		{ fail "host $h: a destination rule"; exit 1; }
 done
 redis_net_up || { fail "Redis namespace set up"; exit 1; }
@@ -203,7 +204,7 @@ check "4. skewed spread 5000/800/0 pps: $r4/s is r within 5%" "" within "$r4" "$
 # own, all to one address (a service every host fronts): the fleet holds
 # that address to r, under a Redis key that says it is a destination's.
 VIP=$NET.250.1
-for h in 1 2 3; do flood "$h" 1000 8 20 "$NET.98.$((h * 40))" --dst "$VIP"; done
+for h in 1 2 3; do flood "$h" 1000 8 20 "$NET.180.$((h * 40))" --dst "$VIP"; done
 sample 7 "$TMP/s4b"
 floods_wait
 r4b=$(rate_between "$TMP/s4b" 2 6.5)
