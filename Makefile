@@ -283,7 +283,7 @@ $(OUTPUT)/test-conf: $(OUTPUT)/tests/test_conf.o $(OUTPUT)/tests/harness.o $(LIB
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_meter.o \
-		$(OUTPUT)/tests/test_policy.o $(OUTPUT)/tests/test_match.o \
+		$(OUTPUT)/tests/test_policy.o $(OUTPUT)/tests/test_match.o $(OUTPUT)/tests/test_keys.o \
 		$(OUTPUT)/tests/test_counts.o \
 		$(OUTPUT)/tests/test_pressure.o $(OUTPUT)/tests/test_aggregate.o \
 		$(OUTPUT)/tests/test_concurrency.o $(OUTPUT)/tests/test_table.o \

@@ -184,6 +184,57 @@ __attribute__((noinline)) int class_matches(struct xdp_md *ctx, const struct slu
 }
 
 /*
+ * The key of a rule keyed on the destination or the pair (SLUICE_POL_KEYS;
+ * struct sluice_key): key holds the source key classify_key built, and
+ * the destination is read here from the IP header at l3_off in ctx's
+ * frame, which parse.h checked whole; struct packet, whose size the stack
+ * cannot spare, does not carry it. A global function, so the main program
+ * pays one call for such a rule and nothing for the others. Returns 1:
+ * the over-limit cache, keyed on the source, may not remember the packet.
+ */
+__attribute__((noinline)) int key_of_frame(struct xdp_md *ctx, struct sluice_key *key,
+					   const struct sluice_policy *p, __u32 l3_off)
+{
+	const struct ipv6hdr *ip6h;
+	const struct iphdr *iph;
+	const __u32 *d;
+	void *end, *l3;
+	__u32 pair;
+
+	if (!ctx || !key || !p)
+		return 1;
+	end = (void *)(long)ctx->data_end;
+	l3 = (void *)(long)ctx->data + (l3_off & CLASS_L3_OFF_MASK);
+	pair = p->flags & SLUICE_POL_KEY_PAIR;
+	if (key->family == SLUICE_FAMILY_IPV4) {
+		iph = l3;
+		if ((void *)(iph + 1) > end)
+			return 1;
+		if (pair)
+			key->addr[1] = iph->daddr & p->ipv4_mask;
+		else
+			key->addr[0] = iph->daddr & p->ipv4_mask;
+	} else {
+		ip6h = l3;
+		if ((void *)(ip6h + 1) > end)
+			return 1;
+		d = ip6h->daddr.in6_u.u6_addr32;
+		if (pair) {
+			/* The source's first 64 bits, then the destination's (prefix <= 64). */
+			key->addr[2] = d[0] & p->ipv6_mask[0];
+			key->addr[3] = d[1] & p->ipv6_mask[1];
+		} else {
+			key->addr[0] = d[0] & p->ipv6_mask[0];
+			key->addr[1] = d[1] & p->ipv6_mask[1];
+			key->addr[2] = d[2] & p->ipv6_mask[2];
+			key->addr[3] = d[3] & p->ipv6_mask[3];
+		}
+	}
+	key->family |= pair ? SLUICE_KEY_PAIR : SLUICE_KEY_DST;
+	return 1;
+}
+
+/*
  * Does the rule's L4 class take this packet? No class takes anything.
  * The source, protocol, destination port and SYN are what the over-limit
  * cache keys an entry on (hot.h): while they alone decide, a source's

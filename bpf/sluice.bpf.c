@@ -84,6 +84,9 @@ int sluice_xdp(struct xdp_md *ctx)
 	}
 
 	classify_key(&key, &pkt, p);
+	/* A destination or pair key: never remembered either (classify.h). */
+	if (cfg->key_kinds && (p->flags & SLUICE_POL_KEYS))
+		pkt.class_decided = key_of_frame(ctx, &key, p, pkt.l3_off);
 	/* A banned key gets its rule's action before its bucket (ban.h). */
 	if ((p->flags & SLUICE_POL_BAN) && ban_holds(&key)) {
 		stats_count(ctx, SLUICE_CNT_BANNED);
@@ -92,7 +95,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	}
 	if (cfg->provers && pkt.tcp_syn && !pkt.prove)
 		pkt.prove = prove_syn_when(ctx, pkt.l3_off, p->flags);
-	/* A packet a match class decided is never remembered (classify.h says why). */
+	/* A packet a match class decided, or keyed on more than its source, is never remembered. */
 	ret = meter_packet(ctx, &pkt, &key, p, index, cfg, pkt.class_decided ? NULL : h, now);
 	if (ret == METER_CONFORMS) {
 		if (pkt.prove & PKT_PROVEN)

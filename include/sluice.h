@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 19
+#define SLUICE_LAYOUT_VERSION 20
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
@@ -102,7 +102,22 @@ enum sluice_family {
  * One bucket per key: the source masked to the policy's prefix, in network
  * byte order, within the policy's own id space. IPv4 uses addr[0] and
  * leaves the rest zero.
+ *
+ * A rule may key on the destination instead (--key dst) or on the pair
+ * (--key pair): family then carries the kind too (SLUICE_KEY_DST or
+ * SLUICE_KEY_PAIR above the family's 4 or 6), so such a key never equals
+ * a source key, whatever the ids. A destination key holds the destination
+ * masked to the same prefix where a source key holds the source. A pair
+ * holds both, each masked to the prefix: IPv4 the source in addr[0], the
+ * destination in addr[1]; IPv6 the first 64 bits of each (addr[0..1], then
+ * addr[2..3]), so an IPv6 pair needs a prefix of 64 or less, and stays
+ * exact (no hash stands for an address). Either kind lives in a pair of
+ * ways, as an IPv6 key does (table_place).
  */
+#define SLUICE_KEY_FAMILY(family) ((family)&0x0f)
+#define SLUICE_KEY_DST		  0x10
+#define SLUICE_KEY_PAIR		  0x20
+#define SLUICE_KEY_KINDS	  (SLUICE_KEY_DST | SLUICE_KEY_PAIR)
 struct sluice_key {
 	__u8 family;
 	__u8 prefix_len;
@@ -246,6 +261,16 @@ struct sluice_filter {
 #define SLUICE_POL_MATCH_CLASS                                                           \
 	(SLUICE_POL_MATCH_SPORT | SLUICE_POL_MATCH_LENGTH | SLUICE_POL_MATCH_TCP_FLAGS | \
 	 SLUICE_POL_MATCH_ICMP_TYPE | SLUICE_POL_MATCH_ICMP_CODE | SLUICE_POL_MATCH_DST)
+
+/*
+ * What the rule's buckets are keyed on (--key), when not the source: the
+ * destination, or the source and destination pair (struct sluice_key).
+ * sluice_config.key_kinds says whether any live rule has one, so a policy
+ * keyed on sources alone reads no destination.
+ */
+#define SLUICE_POL_KEY_DST  (1U << 16)
+#define SLUICE_POL_KEY_PAIR (1U << 17)
+#define SLUICE_POL_KEYS	    (SLUICE_POL_KEY_DST | SLUICE_POL_KEY_PAIR)
 
 /*
  * An aggregate limit (--aggregate /24=5000/s): one bucket per wider prefix
@@ -469,7 +494,7 @@ struct sluice_config {
 	__u16 next_policy_id; /* the id the next new rule gets */
 	__u16 ids_wrapped;    /* next_policy_id wrapped: an old id may still have buckets */
 	__u16 matches;	      /* SLUICE_POL_MATCH_CLASS bits any live rule uses; 0: none */
-	__u16 pad;
+	__u16 key_kinds;      /* policies keyed on other than the source (SLUICE_POL_KEYS) */
 	/* The set tables' sizes, and the random hash seeds fixed at attach (both use them). */
 	__u32 table_sets;     /* of the source table */
 	__u32 aggregate_sets; /* of the aggregate table */
@@ -548,8 +573,8 @@ struct sluice_verdict {
  * The per-CPU over-limit cache (map `hot`, one value per possible CPU):
  * over-limit sources exactly as they came (full address and L4 class, so
  * they select the same policy again: a packet whose rule a match class
- * such as --sport chose is never remembered, bpf/classify.h), what to do
- * with them, and the
+ * such as --sport chose, or whose rule keys on the destination, is never
+ * remembered, bpf/classify.h), what to do with them, and the
  * moment each may conform again. A TAT never decreases, so that moment
  * only comes later than remembered; the generation ties an entry to one
  * configuration. The packets an entry refuses are counted in it (a plain

@@ -241,6 +241,7 @@ static inline void table_place_paired(struct table_place *pl, const struct sluic
 static inline void table_place(struct table_place *pl, const struct sluice_key *key,
 			       const __u64 seed[3], __u32 sets)
 {
+	/* An IPv4 source key; a destination or pair key is paired (its kind is in family). */
 	if (key->family == SLUICE_FAMILY_IPV4 && table_inline(sets))
 		table_place_inline(pl, key, seed, sets);
 	else

@@ -19,6 +19,7 @@ SUITES=(
 	tests/e2e/test_policy.sh
 	tests/e2e/test_match.sh
 	tests/e2e/test_penalty.sh
+	tests/e2e/test_keys.sh
 	tests/e2e/test_resilience.sh
 	tests/e2e/test_pins.sh
 	tests/e2e/test_privilege.sh

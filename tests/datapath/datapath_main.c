@@ -29,6 +29,8 @@ int main(int argc, char **argv)
 		suite_policy();
 	if (!only || !strcmp(only, "match"))
 		suite_match();
+	if (!only || !strcmp(only, "keys"))
+		suite_keys();
 	if (!only || !strcmp(only, "pressure"))
 		suite_pressure();
 	if (!only || !strcmp(only, "aggregate"))

@@ -7,6 +7,7 @@ void suite_parse(void);
 void suite_meter(void);
 void suite_policy(void);
 void suite_match(void);
+void suite_keys(void);
 void suite_pressure(void);
 void suite_aggregate(void);
 void suite_concurrency(void);

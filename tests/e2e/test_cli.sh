@@ -100,6 +100,8 @@ BAD_INVOCATIONS=(
 	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-escalate 1.2345"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-for 1h --ban-max 1m"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-for 2d"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --key dst --ban-after 10"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --key pair --ban-after 10"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --ban-for 0s"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-for 1m"
 	"rule add HOST 10.0.0.0/8 --rate 1/s --ban-after 10 --aggregate /24=5/s"

@@ -131,6 +131,12 @@ spread_run() {
 }
 
 for h in 1 2 3; do host_up "$h" || { fail "host $h set up"; exit 1; }; done
+# Check 4b's: one bucket per destination for the sources of $NET.180.0/24
+# (outside the /24s other checks' sources come from: 8a's 70-148, 98, 99).
+for h in 1 2 3; do
+	"$SLUICE" rule add "fltv$h" "$NET.180.0/24" --rate "$R/s" --burst "$B" --key dst >/dev/null ||
+		{ fail "host $h: a destination rule"; exit 1; }
+done
 redis_net_up || { fail "Redis namespace set up"; exit 1; }
 echo "$PASSWORD" >"$TMP/secret" && chmod 0600 "$TMP/secret"
 redis_start single 6379 || { fail "redis-server starts"; exit 1; }
@@ -193,6 +199,20 @@ check "3. all traffic to one host: $r3/s >= 0.95 r (a static split would give r/
 spread_run 5000 800 0 8 "$TMP/s4"
 r4=$(rate_between "$TMP/s4" 2 6.5)
 check "4. skewed spread 5000/800/0 pps: $r4/s is r within 5%" "" within "$r4" "$R" 5
+
+# 4b. A destination rule (issue 36.2): each host flooded by sources of its
+# own, all to one address (a service every host fronts): the fleet holds
+# that address to r, under a Redis key that says it is a destination's.
+VIP=$NET.250.1
+for h in 1 2 3; do flood "$h" 1000 8 20 "$NET.180.$((h * 40))" --dst "$VIP"; done
+sample 7 "$TMP/s4b"
+floods_wait
+r4b=$(rate_between "$TMP/s4b" 2 6.5)
+check "4b. key dst: 3 hosts, 20 sources each, one address: $r4b/s is r within 5%" "" within "$r4b" "$R" 5
+vip_hex=$(IFS=. read -r a b c d <<<"$VIP"; printf '%02x%02x%02x%02x' "$d" "$c" "$b" "$a")
+k4b=$(ip netns exec fltr redis-cli -h "$NET.10.2" -p 6379 --user fleet --pass "$PASSWORD" \
+	--no-auth-warning --scan --pattern "sluice:{s:*}:4-dst:$vip_hex*" 2>/dev/null | head -1)
+check "4b. the destination's Redis key says 4-dst ($k4b)" "" test -n "$k4b"
 
 # status_of H: host H's fleet lines in sluice status.
 status_of() { "$SLUICE" status "fltv$1" 2>/dev/null | grep 'fleet'; }

@@ -34,9 +34,11 @@ enum bucket_kind {
  */
 struct model_bucket {
 	uint8_t kind, family, prefix_len;
+	uint8_t keyed; /* a source's: what it is keyed on (MODEL_KEY_*); 0 for the others */
 	uint8_t meter; /* enum sluice_meter: SLUICE_METER_GCRA for all but sources */
 	unsigned int instance;
-	uint32_t addr[4];
+	/* The source (or a prefix's) masked, then for a destination or pair key the destination. */
+	uint32_t addr[8];
 	__int128 level;
 	uint64_t last, limit;
 	/* Windows: what was counted in window `window_index` and the one before it. */
@@ -150,7 +152,7 @@ static void bucket_refresh(struct model *m, struct model_bucket *b, uint64_t lim
 		b->level = 0;
 }
 
-static struct model_bucket *bucket_find(struct model *m, int kind, unsigned int instance,
+static struct model_bucket *bucket_find(struct model *m, int kind, int keyed, unsigned int instance,
 					int family, int prefix_len, const uint32_t *addr)
 {
 	size_t i;
@@ -158,8 +160,9 @@ static struct model_bucket *bucket_find(struct model *m, int kind, unsigned int 
 	for (i = 0; i < m->n_buckets; i++) {
 		struct model_bucket *b = &m->buckets[i];
 
-		if (b->kind == kind && b->instance == instance && b->family == family &&
-		    b->prefix_len == prefix_len && !memcmp(b->addr, addr, sizeof(b->addr)))
+		if (b->kind == kind && b->keyed == keyed && b->instance == instance &&
+		    b->family == family && b->prefix_len == prefix_len &&
+		    !memcmp(b->addr, addr, sizeof(b->addr)))
 			return b;
 	}
 	return NULL;
@@ -183,11 +186,11 @@ static int bucket_reserve(struct model *m, size_t more)
 }
 
 /* The bucket, refreshed to now under limit; created holding `initial` if new. */
-static struct model_bucket *bucket_get(struct model *m, int kind, unsigned int instance, int family,
-				       int prefix_len, const uint32_t *addr, uint64_t limit,
-				       uint64_t initial, uint64_t now)
+static struct model_bucket *bucket_get(struct model *m, int kind, int keyed, unsigned int instance,
+				       int family, int prefix_len, const uint32_t *addr,
+				       uint64_t limit, uint64_t initial, uint64_t now)
 {
-	struct model_bucket *b = bucket_find(m, kind, instance, family, prefix_len, addr);
+	struct model_bucket *b = bucket_find(m, kind, keyed, instance, family, prefix_len, addr);
 
 	if (b) {
 		bucket_refresh(m, b, limit, now, true);
@@ -196,6 +199,7 @@ static struct model_bucket *bucket_get(struct model *m, int kind, unsigned int i
 	b = &m->buckets[m->n_buckets++];
 	memset(b, 0, sizeof(*b));
 	b->kind = (uint8_t)kind;
+	b->keyed = (uint8_t)keyed;
 	b->instance = instance;
 	b->family = (uint8_t)family;
 	b->prefix_len = (uint8_t)prefix_len;
@@ -504,6 +508,21 @@ static void source_start(struct model_bucket *b, const struct model_rule *r)
 	b->stored = r->warm_max;
 }
 
+/*
+ * What a rule's own bucket is keyed on, by definition: the source masked
+ * to the rule's prefix; or the destination so masked; or both (a pair's
+ * IPv6 prefix is at most 64, which the model need not know).
+ */
+static void source_key(uint32_t key[8], const struct model_rule *r, const struct model_packet *pkt,
+		       int prefix)
+{
+	memset(key, 0, 8 * sizeof(key[0]));
+	if (r->key != MODEL_KEY_DST)
+		mask_addr(key, pkt->addr, pkt->family, prefix);
+	if (r->key != MODEL_KEY_SRC)
+		mask_addr(key + 4, pkt->dst, pkt->family, prefix);
+}
+
 /* Does the packet fit all of its buckets? If so, it is taken from all of them. */
 static bool meter(struct model *m, const struct model_rule *r, const struct model_packet *pkt,
 		  uint64_t now)
@@ -511,7 +530,7 @@ static bool meter(struct model *m, const struct model_rule *r, const struct mode
 	struct model_bucket *agg[SLUICE_MAX_AGGREGATES], *b;
 	uint64_t agg_cost[SLUICE_MAX_AGGREGATES], cost;
 	int prefix = pkt->family == 4 ? r->ipv4_prefix : r->ipv6_prefix;
-	uint32_t key[4], zero[4] = { 0 };
+	uint32_t key[8] = { 0 }, zero[8] = { 0 };
 	int i, n = 0;
 
 	if (bucket_reserve(m, SLUICE_MAX_AGGREGATES + 3))
@@ -522,7 +541,7 @@ static bool meter(struct model *m, const struct model_rule *r, const struct mode
 		if (a->family != pkt->family)
 			continue;
 		mask_addr(key, pkt->addr, a->family, a->prefix_len);
-		b = bucket_get(m, BUCKET_AGGREGATE, r->instance, a->family, a->prefix_len, key,
+		b = bucket_get(m, BUCKET_AGGREGATE, 0, r->instance, a->family, a->prefix_len, key,
 			       a->lim.limit, a->lim.limit, now);
 		agg_cost[n] = model_cost(&a->lim, pkt->len);
 		agg[n++] = b;
@@ -531,23 +550,23 @@ static bool meter(struct model *m, const struct model_rule *r, const struct mode
 		if (!bucket_has(agg[i], agg_cost[i]))
 			return false;
 
-	mask_addr(key, pkt->addr, pkt->family, prefix);
-	b = bucket_find(m, BUCKET_SOURCE, r->instance, pkt->family, prefix, key);
+	source_key(key, r, pkt, prefix);
+	b = bucket_find(m, BUCKET_SOURCE, r->key, r->instance, pkt->family, prefix, key);
 	cost = model_cost(&r->own, pkt->len);
 	if (b) {
 		bucket_refresh(m, b, r->own.limit, now, true);
 	} else {
 		/* New: a bucket holding `initial` within the admission budget, else overflow. */
-		struct model_bucket *adm = bucket_get(m, BUCKET_ADMISSION, r->instance, 0, 0, zero,
-						      r->admit.limit, r->admit.limit, now);
+		struct model_bucket *adm = bucket_get(m, BUCKET_ADMISSION, 0, r->instance, 0, 0,
+						      zero, r->admit.limit, r->admit.limit, now);
 
 		if (bucket_has(adm, r->admit.interval)) {
 			adm->level -= r->admit.interval;
-			b = bucket_get(m, BUCKET_SOURCE, r->instance, pkt->family, prefix, key,
-				       r->own.limit, r->initial, now);
+			b = bucket_get(m, BUCKET_SOURCE, r->key, r->instance, pkt->family, prefix,
+				       key, r->own.limit, r->initial, now);
 			source_start(b, r);
 		} else {
-			b = bucket_get(m, BUCKET_OVERFLOW, r->instance, 0, 0, zero,
+			b = bucket_get(m, BUCKET_OVERFLOW, 0, r->instance, 0, 0, zero,
 				       r->overflow.limit, r->overflow.limit, now);
 			cost = model_cost(&r->overflow, pkt->len);
 		}
@@ -654,6 +673,9 @@ void model_rule_from_policy(struct model_rule *r, const struct sluice_policy *p,
 	}
 	r->ipv4_prefix = p->ipv4_prefix;
 	r->ipv6_prefix = p->ipv6_prefix;
+	r->key = p->flags & SLUICE_POL_KEY_PAIR	 ? MODEL_KEY_PAIR
+		 : p->flags & SLUICE_POL_KEY_DST ? MODEL_KEY_DST
+						 : MODEL_KEY_SRC;
 	r->own = (struct model_limiter){ p->interval, 0, bytes };
 	r->own.limit = stored_limits ? p->limit : capacity(&r->own, p->burst);
 	r->admit = (struct model_limiter){ p->admit_interval, p->admit_limit, false };

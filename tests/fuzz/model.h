@@ -58,6 +58,7 @@ struct model_rule {
 	uint32_t dst[4];
 	/* Buckets */
 	uint8_t ipv4_prefix, ipv6_prefix;
+	uint8_t key; /* MODEL_KEY_*: the own bucket's, masked to the prefix */
 	struct model_limiter own, admit, overflow;
 	uint64_t initial; /* a new source's level, in meter time units */
 	/*
@@ -74,6 +75,13 @@ struct model_rule {
 	/* Over the limit */
 	uint8_t action, dscp;
 	bool mark_dscp, mark_ecn;
+};
+
+/* model_rule.key: what a rule's own buckets are keyed on (--key). */
+enum model_key {
+	MODEL_KEY_SRC,
+	MODEL_KEY_DST,
+	MODEL_KEY_PAIR,
 };
 
 struct model_cidr {

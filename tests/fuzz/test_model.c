@@ -364,6 +364,7 @@ static void gen_meter(struct rng *r, char *buf, size_t len, const struct shape *
 static void gen_limiter(struct rng *r, char *buf, size_t len, int family, const struct shape *m)
 {
 	bool bytes, prefix24 = false;
+	const char *key;
 	int n_agg, i, b;
 
 	gen_meter(r, buf, len, m, &bytes, &b);
@@ -386,6 +387,9 @@ static void gen_limiter(struct rng *r, char *buf, size_t len, int family, const 
 		prefix24 = true;
 		append(buf, len, " ipv4-prefix 24");
 	}
+	/* A destination or pair key (issue 36.2): no aggregates then, which are the source's. */
+	key = chance(r, 20) ? (chance(r, 50) ? " key dst" : " key pair") : "";
+	append(buf, len, "%s", key);
 	if (chance(r, 20))
 		append(buf, len, " new-sources %s", PICK(r, new_source_rates));
 	if (chance(r, 15))
@@ -396,7 +400,7 @@ static void gen_limiter(struct rng *r, char *buf, size_t len, int family, const 
 		else
 			append(buf, len, " initial-burst %d", (int)between(r, 1, b));
 	}
-	n_agg = chance(r, 35) ? (int)between(r, 1, 2) : 0;
+	n_agg = chance(r, 35) && !*key ? (int)between(r, 1, 2) : 0;
 	for (i = 0; i < n_agg; i++) {
 		int fam = family ? family : (i == 0 ? 4 : 6);
 
@@ -1719,6 +1723,50 @@ static void unit_aggregate(void)
 	model_free(&m);
 }
 
+/* One packet of src to dst through the model. */
+static enum model_verdict unit_send_to(struct model *m, const char *src, const char *dst)
+{
+	struct model_packet p = unit_packet(src, 100);
+	uint8_t tos;
+
+	inet_pton(AF_INET, dst, p.dst);
+	return model_packet(m, &p, T(START_NS), &tos);
+}
+
+/*
+ * --key dst: sources share their destination's burst of 3; --key pair: a
+ * bucket per source and destination.
+ */
+static void unit_key_kinds(void)
+{
+	struct model_rule r = unit_rule(T(NSEC_PER_SEC), 3, false);
+	int i, to_a = 0, to_b = 0, pairs = 0;
+	struct model m;
+	char src[32];
+
+	r.key = MODEL_KEY_DST;
+	model_init(&m, MODEL_DEBT_CAP_AT_CHANGE);
+	model_set_policy(&m, &r, 1, NULL, 0, NULL, 0, T(START_NS));
+	for (i = 0; i < 10; i++) {
+		snprintf(src, sizeof(src), "10.0.0.%d", i + 1);
+		to_a += unit_send_to(&m, src, "192.0.2.1") == MV_PASS;
+		to_b += unit_send_to(&m, src, "192.0.2.2") == MV_PASS;
+	}
+	model_free(&m);
+	r.key = MODEL_KEY_PAIR;
+	model_init(&m, MODEL_DEBT_CAP_AT_CHANGE);
+	model_set_policy(&m, &r, 1, NULL, 0, NULL, 0, T(START_NS));
+	for (i = 0; i < 5; i++)
+		pairs += (unit_send_to(&m, "10.0.0.1", "192.0.2.1") == MV_PASS) +
+			 (unit_send_to(&m, "10.0.0.1", "192.0.2.2") == MV_PASS) +
+			 (unit_send_to(&m, "10.0.0.2", "192.0.2.1") == MV_PASS);
+	check(to_a == 3 && to_b == 3 && pairs == 9,
+	      "model: --key dst, 10 sources share each destination's burst; --key pair, one "
+	      "bucket per pair",
+	      "to a %d, to b %d (want 3 each), pairs %d (want 9)", to_a, to_b, pairs);
+	model_free(&m);
+}
+
 /* new-sources 1/s: the second new source in a second goes to the overflow bucket. */
 static void unit_admission(void)
 {
@@ -1906,6 +1954,7 @@ static void model_unit_checks(void)
 	unit_raise(MODEL_DEBT_KEPT, false);
 	unit_raise(MODEL_DEBT_CAP_AT_TOUCH, false);
 	unit_aggregate();
+	unit_key_kinds();
 	unit_admission();
 	unit_mark();
 }

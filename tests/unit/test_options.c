@@ -106,6 +106,7 @@ static const char *const samples[OPT_MAX] = {
 	[OPT_DSCP] = "10",
 	[OPT_IPV4_PREFIX] = "24",
 	[OPT_IPV6_PREFIX] = "56",
+	[OPT_KEY] = "pair",
 	[OPT_NEW_SOURCES] = "20k/s",
 	[OPT_OVERFLOW_RATE] = "100/s",
 	[OPT_INITIAL_BURST] = "20",

@@ -92,6 +92,7 @@ static void rule_report(struct report *rp, const struct rule *r)
 	report_u64(rp, "window_ns", NULL, settings_window_ns(&r->settings));
 	report_u64(rp, "warmup_ns", NULL, r->settings.warmup_ns);
 	report_string(rp, "action", NULL, action_name(r->settings.action));
+	report_string(rp, "key", NULL, key_kind_word(r->settings.key_kind));
 	format_settings(buf, sizeof(buf), &r->settings);
 	report_string(rp, "options", " %s\n", buf);
 	report_close(rp);

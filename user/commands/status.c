@@ -169,6 +169,7 @@ static void status_policy_cells(struct report *rp, const struct iface_status *is
 	report_cell_string(rp, &status_cols[STATUS_ACTION], action_name(is->dflt.action));
 	prefix_cell(rp, STATUS_IPV4, is->dflt.ipv4_prefix);
 	prefix_cell(rp, STATUS_IPV6, is->dflt.ipv6_prefix);
+	report_string(rp, "key", NULL, key_kind_word(policy_key_kind(&is->dflt)));
 	report_cell_u64(rp, &status_cols[STATUS_RULES], is->cfg.rules_v4 + is->cfg.rules_v6);
 	report_cell_u64(rp, &status_cols[STATUS_MAX_SOURCES], is->max_sources);
 }

@@ -110,8 +110,11 @@ static void candidate_name(struct candidate *c, const struct sluice_policy *p, b
 				      .prefix_len = k->prefix_len,
 				      .addr = { k->addr[0], k->addr[1], k->addr[2], k->addr[3] } });
 	c->tag = (uint16_t)(where % AGENT_TAGS);
-	snprintf(c->rkey, sizeof(c->rkey), "%s:{s:%02u}:%u:%08x%08x%08x%08x/%u:%08x",
-		 shadow ? "sluice-shadow" : "sluice", c->tag, k->family, k->addr[0], k->addr[1],
+	/* A destination or pair key says so ("4-dst"), so it never names a source's bucket. */
+	snprintf(c->rkey, sizeof(c->rkey), "%s:{s:%02u}:%u%s%s:%08x%08x%08x%08x/%u:%08x",
+		 shadow ? "sluice-shadow" : "sluice", c->tag, SLUICE_KEY_FAMILY(k->family),
+		 k->family & SLUICE_KEY_KINDS ? "-" : "",
+		 k->family & SLUICE_KEY_KINDS ? key_kind_name(k) : "", k->addr[0], k->addr[1],
 		 k->addr[2], k->addr[3], k->prefix_len, rule);
 }
 

@@ -159,11 +159,14 @@ static int write_rule_tries(const struct policy_maps *m, const struct policy_doc
 	cfg->rules_v4 = cfg->rules_v6 = 0;
 	cfg->provers = (__u32)doc_provers(doc);
 	cfg->matches = 0;
+	/* Nor a destination while every policy keys on sources. */
+	cfg->key_kinds = !!(doc->dflt_policy.flags & SLUICE_POL_KEYS);
 	for (i = 0; i < doc->n_rules; i++) {
 		const struct cidr *c = &doc->rules[i].match.cidr;
 
 		/* The datapath reads no match class while no rule has one. */
 		cfg->matches |= (__u16)(doc->rules[i].policy.flags & SLUICE_POL_MATCH_CLASS);
+		cfg->key_kinds += !!(doc->rules[i].policy.flags & SLUICE_POL_KEYS);
 		if (c->family == SLUICE_FAMILY_IPV4)
 			cfg->rules_v4++;
 		else

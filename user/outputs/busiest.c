@@ -14,7 +14,7 @@
 #include "values/words.h"
 #include "text/conf.h"
 
-#define PREFIX_TEXT_MAX 64
+#define PREFIX_TEXT_MAX 112 /* a pair of IPv6 prefixes */
 
 /* How each algorithm's level is named: top's column and its JSON key. */
 static const char *const level_names[SLUICE_METER_MAX] = {
@@ -120,6 +120,22 @@ static void top_limit(struct report *rp, const struct top_row *r)
 	report_cell_text(rp, &top_cols[TOP_NEXT_PASS], text);
 }
 
+/* The key's kind, and each address it keeps (null for one it does not): JSON only. */
+static void top_json_key(struct report *rp, const struct sluice_key *key)
+{
+	static const char *const sides[] = { "source", "destination" };
+	char text[PREFIX_TEXT_MAX];
+	int dst;
+
+	report_string(rp, "key", NULL, key_kind_name(key));
+	for (dst = 0; dst < 2; dst++) {
+		if (key_side_format(key, dst, text, sizeof(text)))
+			report_string(rp, sides[dst], NULL, text);
+		else
+			report_null(rp, sides[dst]);
+	}
+}
+
 static void top_row(struct report *rp, const struct top_view *v, const struct top_row *r)
 {
 	char prefix[PREFIX_TEXT_MAX], rule[RULE_NAME_MAX];
@@ -129,7 +145,9 @@ static void top_row(struct report *rp, const struct top_view *v, const struct to
 	report_open(rp, NULL);
 	report_cell_string(rp, &top_cols[TOP_PREFIX], prefix);
 	report_string(rp, "family", NULL,
-		      r->src->key.family == SLUICE_FAMILY_IPV6 ? "ipv6" : "ipv4");
+		      SLUICE_KEY_FAMILY(r->src->key.family) == SLUICE_FAMILY_IPV6 ? "ipv6"
+										  : "ipv4");
+	top_json_key(rp, &r->src->key);
 	report_cell_string(rp, &top_cols[TOP_RULE], rule);
 	report_cell_u64(rp, &top_cols[TOP_PASSED], r->src->b.passed);
 	report_cell_u64(rp, &top_cols[TOP_DROPPED], r->src->b.dropped);

@@ -45,6 +45,14 @@ int ban_build(struct sluice_policy *p, const struct settings *s, const char **wh
 			-EINVAL, why,
 			"--ban-after does not combine with --aggregate: a ban counts only "
 			"refusals of the key's own bucket");
+	/*
+	 * A ban is a source's: a destination's would drop every packet to the
+	 * address the rule protects, and a deny entry names a source.
+	 */
+	if (s->key_kind != KEY_SRC)
+		return ban_refuse(-EINVAL, why,
+				  "--ban-after needs --key src: a ban drops a source, and a "
+				  "destination's would drop every packet to the address");
 	p->flags |= SLUICE_POL_BAN;
 	p->ban_after = s->ban_after.count;
 	p->ban_period_ns = s->ban_after.period_ns ?: BAN_PERIOD_DEFAULT_NS;

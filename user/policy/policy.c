@@ -598,6 +598,52 @@ static int check_family(const struct settings *s, const struct match *m, const c
 	return 0;
 }
 
+static const char *const key_kind_names[] = { "src", "dst", "pair" };
+
+const char *key_kind_word(uint8_t kind)
+{
+	return key_kind_names[kind <= KEY_PAIR ? kind : KEY_SRC];
+}
+
+uint8_t policy_key_kind(const struct sluice_policy *p)
+{
+	return p->flags & SLUICE_POL_KEY_PAIR  ? KEY_PAIR
+	       : p->flags & SLUICE_POL_KEY_DST ? KEY_DST
+					       : KEY_SRC;
+}
+
+/*
+ * --key dst or pair: the bucket is a destination's or a pair's, not a
+ * source's, so what is about a source's own bucket does not apply; and an
+ * IPv6 pair keeps 64 bits of each address, exactly (struct sluice_key).
+ */
+static int check_keys(const struct settings *s, const struct match *m, const char **why)
+{
+	const char *kind = key_kind_word(s->key_kind);
+	const char *on = s->key_kind == KEY_DST ? "destination" : "pair";
+	bool v6 = !m || m->cidr.family == SLUICE_FAMILY_IPV6;
+
+	if (s->key_kind == KEY_SRC)
+		return 0;
+	if (s->n_aggregates)
+		return refuse(
+			-EINVAL, why,
+			"--aggregate limits prefixes of the source, and --key %s keys buckets "
+			"on the %s",
+			kind, on);
+	if (s->prove != PROVE_OFF)
+		return refuse(-EINVAL, why,
+			      "--prove gives a proven source its bucket, and --key %s keys buckets "
+			      "on the %s",
+			      kind, on);
+	if (s->key_kind == KEY_PAIR && v6 && s->ipv6_prefix > 64)
+		return refuse(-EINVAL, why,
+			      "--key pair keeps 64 bits of each IPv6 address: --ipv6-prefix %u is "
+			      "too long (64 or less)",
+			      s->ipv6_prefix);
+	return 0;
+}
+
 /* T and limit of a packet rate with a burst of one second of it (for admission). */
 static void packet_gcra(const struct rate *r, __u64 *interval, __u64 *limit)
 {
@@ -905,6 +951,8 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 		err = check_match(m, why);
 	if (!err && m)
 		err = check_family(s, m, why);
+	if (!err)
+		err = check_keys(s, m, why);
 	if (!err && m && s->prove && m->proto && m->proto != IPPROTO_TCP)
 		err = refuse(-EINVAL, why,
 			     "--prove answers TCP SYNs, and this rule matches --proto %s only",
@@ -922,6 +970,8 @@ int policy_build(struct sluice_policy *p, const struct settings *s, const struct
 	p->flags |= s->burst.value ? SLUICE_POL_BURST_EXPLICIT : 0;
 	p->flags |= s->mark_dscp ? SLUICE_POL_MARK_DSCP : 0;
 	p->flags |= s->mark_ecn ? SLUICE_POL_MARK_ECN : 0;
+	p->flags |= s->key_kind == KEY_DST ? SLUICE_POL_KEY_DST : 0;
+	p->flags |= s->key_kind == KEY_PAIR ? SLUICE_POL_KEY_PAIR : 0;
 	p->id = id;
 	p->action = (uint8_t)s->action;
 	p->dscp = s->dscp;
@@ -963,6 +1013,7 @@ void policy_settings(const struct sluice_policy *p, struct settings *s, struct m
 	s->mark_ecn = !!(p->flags & SLUICE_POL_MARK_ECN);
 	s->ipv4_prefix = p->ipv4_prefix;
 	s->ipv6_prefix = p->ipv6_prefix;
+	s->key_kind = policy_key_kind(p);
 	s->new_sources.amount = p->new_sources_amount;
 	s->new_sources.period_ns = p->new_sources_period_ns;
 	s->overflow.amount = p->overflow_amount;
@@ -1012,7 +1063,8 @@ bool settings_equal(const struct settings *a, const struct settings *b)
 	       a->warmup_ns == b->warmup_ns && a->burst.bytes == b->burst.bytes &&
 	       a->action == b->action && a->dscp == b->dscp && a->mark_dscp == b->mark_dscp &&
 	       a->mark_ecn == b->mark_ecn && a->ipv4_prefix == b->ipv4_prefix &&
-	       a->ipv6_prefix == b->ipv6_prefix && a->new_sources.amount == b->new_sources.amount &&
+	       a->ipv6_prefix == b->ipv6_prefix && a->key_kind == b->key_kind &&
+	       a->new_sources.amount == b->new_sources.amount &&
 	       a->new_sources.period_ns == b->new_sources.period_ns &&
 	       a->overflow.amount == b->overflow.amount &&
 	       a->overflow.period_ns == b->overflow.period_ns &&

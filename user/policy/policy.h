@@ -29,6 +29,7 @@ struct settings {
 	bool mark_ecn;
 	unsigned int ipv4_prefix;
 	unsigned int ipv6_prefix;
+	uint8_t key_kind; /* KEY_SRC, KEY_DST or KEY_PAIR: what a bucket is keyed on (--key) */
 	/* Typed, even at the default: a rule of the other family refuses them. */
 	bool ipv4_prefix_given;
 	bool ipv6_prefix_given;
@@ -69,6 +70,17 @@ static inline uint64_t settings_window_ns(const struct settings *s)
 #define DEFAULT_NEW_SOURCES_PER_SEC 10000
 /* And for sources that proved their address (--prove). */
 #define DEFAULT_PROVEN_SOURCES_PER_SEC 10000
+
+/* settings.key_kind, in the order of --key's words */
+enum key_kind {
+	KEY_SRC,
+	KEY_DST,
+	KEY_PAIR,
+};
+
+/* "src", "dst" or "pair"; and the kind a policy slot's flags say. */
+const char *key_kind_word(uint8_t kind);
+uint8_t policy_key_kind(const struct sluice_policy *p);
 
 /* settings.prove */
 enum prove_mode {

@@ -347,10 +347,13 @@ static void format_typed(const struct option_def *o, const void *field, char *bu
 	.name = _name, .metavar = _meta, .scope = SCOPE_LIMITER, .commands = ON_POLICY, \
 	.statements = STMT_DEFAULT | STMT_RULE, .values = _values, .type = _type,       \
 	MEMBER(IN_SETTINGS, struct settings, _member)
-#define PREFIX(_name, _max, _member, _given)                                                      \
-	.name = _name, .metavar = "N", .scope = SCOPE_LIMITER, .commands = ON(ATTACH) | ON(RULE), \
-	.statements = STMT_DEFAULT | STMT_RULE, .type = TYPE_PREFIX, .max = _max,                 \
-	MEMBER(IN_SETTINGS, struct settings, _member), MARKS(struct settings, _given)
+/* What shapes a bucket's key: attach and rule add, not set (fixed while the rule lives). */
+#define KEYING(_name, _meta, _type, _member)                                                      \
+	.name = _name, .metavar = _meta, .scope = SCOPE_LIMITER,                                  \
+	.commands = ON(ATTACH) | ON(RULE), .statements = STMT_DEFAULT | STMT_RULE, .type = _type, \
+	MEMBER(IN_SETTINGS, struct settings, _member)
+#define PREFIX(_name, _max, _member, _given) \
+	KEYING(_name, "N", TYPE_PREFIX, _member), .max = _max, MARKS(struct settings, _given)
 #define MATCH(_name, _meta, _values, _type)                                          \
 	.name = _name, .metavar = _meta, .scope = SCOPE_MATCH, .commands = ON(RULE), \
 	.statements = STMT_RULE, .values = _values, .type = _type
@@ -408,11 +411,17 @@ const struct option_def option_table[OPT_MAX] = {
 			       "af11-af43, cs0-cs7)" },
 	[OPT_ECN] = { LIMITER("ecn", NULL, NULL, TYPE_FLAG, mark_ecn),
 		      .help = "mark: set ECN CE on over-limit packets; drop those not ECN-capable" },
-	/* Not on set: a bucket's key is its prefix, fixed while the rule lives. */
+	/* Not on set: a bucket's key is its prefix and kind, fixed while the rule lives. */
 	[OPT_IPV4_PREFIX] = { PREFIX("ipv4-prefix", 32, ipv4_prefix, ipv4_prefix_given),
 			      .help = "sources share a bucket per IPv4 /N (default 32)" },
 	[OPT_IPV6_PREFIX] = { PREFIX("ipv6-prefix", 128, ipv6_prefix, ipv6_prefix_given),
 			      .help = "sources share a bucket per IPv6 /N (default 64)" },
+	[OPT_KEY] = { KEYING("key", "KIND", TYPE_WORD, key_kind), .values = "src dst pair",
+		      .help = "what a bucket is keyed on: src, each source (default); dst, each "
+			      "destination address, so no address receives more than the rate; "
+			      "pair, each source and destination pair. --ipv4-prefix and "
+			      "--ipv6-prefix apply to each address in the key; an IPv6 pair needs "
+			      "--ipv6-prefix 64 or shorter" },
 	[OPT_NEW_SOURCES] = { LIMITER("new-sources", "RATE", NULL, TYPE_RATE, new_sources),
 			      .help = "new buckets admitted per rule (default 10k/s); other new "
 				      "sources share the overflow bucket" },

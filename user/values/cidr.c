@@ -83,11 +83,46 @@ void format_cidr(char *buf, unsigned long len, const struct cidr *cidr)
 		  sizeof(addr));
 	snprintf(buf, len, "%s/%u", addr, cidr->len);
 }
+const char *key_kind_name(const struct sluice_key *key)
+{
+	if (key->family & SLUICE_KEY_PAIR)
+		return "pair";
+	return key->family & SLUICE_KEY_DST ? "dst" : "src";
+}
+
+/* A pair keeps the source in its first half, the destination in its second (sluice.h). */
+bool key_side_format(const struct sluice_key *key, bool dst, char *buf, size_t len)
+{
+	bool v6 = SLUICE_KEY_FAMILY(key->family) == SLUICE_FAMILY_IPV6;
+	char addr[INET6_ADDRSTRLEN] = "?";
+	uint32_t side[4] = { 0 };
+
+	buf[0] = '\0';
+	if (key->family & SLUICE_KEY_PAIR) {
+		if (v6)
+			memcpy(side, &key->addr[dst ? 2 : 0], 2 * sizeof(side[0]));
+		else
+			side[0] = key->addr[dst ? 1 : 0];
+	} else if (!!(key->family & SLUICE_KEY_DST) == dst) {
+		memcpy(side, key->addr, sizeof(side));
+	} else {
+		return false;
+	}
+	inet_ntop(v6 ? AF_INET6 : AF_INET, side, addr, sizeof(addr));
+	snprintf(buf, len, "%s/%u", addr, key->prefix_len);
+	return true;
+}
+
 void key_format(const struct sluice_key *key, char *buf, size_t len)
 {
-	char addr[INET6_ADDRSTRLEN] = "?";
-	int af = key->family == SLUICE_FAMILY_IPV6 ? AF_INET6 : AF_INET;
+	char src[INET6_ADDRSTRLEN + 8], dst[INET6_ADDRSTRLEN + 8];
+	bool has_src = key_side_format(key, false, src, sizeof(src));
+	bool has_dst = key_side_format(key, true, dst, sizeof(dst));
 
-	inet_ntop(af, key->addr, addr, sizeof(addr));
-	snprintf(buf, len, "%s/%u", addr, key->prefix_len);
+	if (has_src && has_dst)
+		snprintf(buf, len, "%s to %s", src, dst);
+	else if (has_dst)
+		snprintf(buf, len, "to %s", dst);
+	else
+		snprintf(buf, len, "%s", src);
 }
