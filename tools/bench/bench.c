@@ -888,6 +888,17 @@ static void bench_chase(const struct figure *bare, long long table_bytes)
 	       bare->ns + 1.1 * table_ns, bare->ns, table_ns);
 }
 
+/* A spoofed flood's packets past the new-source budget, into a near-empty table, then a full one.
+ */
+static int bench_spoofed_both(int drop_fd, const struct frame *f)
+{
+	const char *empty = "sluice, new source past the budget, near empty";
+	const char *full = "sluice, new source past the budget, full of live";
+	int err = bench_spoofed(drop_fd, f, empty, false);
+
+	return err ?: bench_spoofed(drop_fd, f, full, true);
+}
+
 /*
  * `sluice-bench spoofed`: the spoofed flood's path beside its floor, in one
  * run, for work on that path (a minute, where the whole run takes five).
@@ -902,13 +913,7 @@ static int run_spoofed(int drop_fd, const struct frame *f)
 	err = bench_floor_table("floor: parse, hash, filter word, early clock",
 				bpf_program__fd(fl->progs.floor_filter), drop_fd, f);
 	floor__destroy(fl);
-	if (!err)
-		err = bench_spoofed(drop_fd, f, "sluice, new source past the budget, near empty",
-				    false);
-	if (!err)
-		err = bench_spoofed(drop_fd, f, "sluice, new source past the budget, full of live",
-				    true);
-	return err;
+	return err ?: bench_spoofed_both(drop_fd, f);
 }
 
 /* Every packet from a new source: given a bucket, or refused one. */
@@ -922,13 +927,7 @@ static int run_new(int drop_fd, const struct frame *f)
 	if (!err)
 		err = bench_new_source(drop_fd, f, "sluice, new source, full of live (refused)",
 				       true, 1);
-	if (!err)
-		err = bench_spoofed(drop_fd, f, "sluice, new source past the budget, near empty",
-				    false);
-	if (!err)
-		err = bench_spoofed(drop_fd, f, "sluice, new source past the budget, full of live",
-				    true);
-	return err;
+	return err ?: bench_spoofed_both(drop_fd, f);
 }
 
 static int run(int drop_fd, int tx_fd, const struct frame *f)
