@@ -362,20 +362,12 @@ static void case_show(void)
 				   "rule 2001:db9::/32 rate 1/s\n";
 	struct policy_doc doc;
 	struct fixture fx;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out;
 	int err;
 
 	if (!open_conf(&fx, "show of key kinds", text))
 		return;
-	doc_init(&doc);
-	err = policy_load(&fx.st.maps, &doc, false);
-	f = open_memstream(&out, &len);
-	if (!err && f)
-		conf_write(f, &doc);
-	if (f)
-		fclose(f);
+	out = fixture_show(&fx, &doc, &err);
 	check(!err && out && strstr(out, "burst 5 key dst\n") &&
 		      strstr(out, "rate 1/s ipv4-prefix 24 key pair\n") &&
 		      strstr(out, "key dst proto udp sport 53") &&

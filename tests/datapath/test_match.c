@@ -403,20 +403,12 @@ static void case_show(void)
 		"rule 2001:db8::/32 rate 1/s proto icmpv6 icmp-type 128 dst 2001:db8:ff::/48\n";
 	struct policy_doc doc;
 	struct fixture fx;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out;
 	int err;
 
 	if (!open_conf(&fx, "show of match classes", text))
 		return;
-	doc_init(&doc);
-	err = policy_load(&fx.st.maps, &doc, false);
-	f = open_memstream(&out, &len);
-	if (!err && f)
-		conf_write(f, &doc);
-	if (f)
-		fclose(f);
+	out = fixture_show(&fx, &doc, &err);
 	check_matches_flag(&fx, &doc);
 	check(!err && out && strstr(out, "sport 123 length 200-1500") &&
 		      strstr(out, "proto tcp tcp-flags SYN,ACK/SYN dst 192.0.2.0/24") &&

@@ -354,3 +354,23 @@ int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources
 		fixture_set_clock(fx, now_ns);
 	return err;
 }
+
+char *fixture_show(struct fixture *fx, struct policy_doc *doc, int *err)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	doc_init(doc);
+	*err = policy_load(&fx->st.maps, doc, false);
+	if (*err)
+		return NULL;
+	f = open_memstream(&out, &len);
+	if (!f) {
+		*err = -errno;
+		return NULL;
+	}
+	conf_write(f, doc);
+	fclose(f);
+	return out;
+}

@@ -20,9 +20,9 @@ struct fixture {
 	struct sluice *real;
 	struct sluice_test *test;
 	int prog_fd;
-	struct state st; /* the maps, as a pinned interface would have them */
+	struct state st;       /* the maps, as a pinned interface would have them */
 	struct sync_prog sync; /* the test build's own sync program: a change's debt cap */
-	void *hot_map;	 /* every CPU's over-limit cache, mapped (fixture_hot_forget) */
+	void *hot_map;	       /* every CPU's over-limit cache, mapped (fixture_hot_forget) */
 	size_t hot_bytes;
 };
 
@@ -34,6 +34,12 @@ int fixture_open_policy(struct fixture *fx, struct policy_doc *doc, uint32_t max
 int doc_from_conf_text(const char *text, struct policy_doc *doc);
 /* The same with a policy in config-file text ("default rate 10/s ..."), the clock at now_ns. */
 int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources, uint64_t now_ns);
+/*
+ * The policy the fixture's maps hold, loaded into doc (initialised here;
+ * the caller frees it) and written as `show` writes it: a string to free,
+ * or NULL with *err set.
+ */
+char *fixture_show(struct fixture *fx, struct policy_doc *doc, int *err);
 /* Loads the production build (real clock). */
 int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources);
 void fixture_close(struct fixture *fx);
