@@ -612,9 +612,10 @@ test_dry_run() {
 }
 
 # The schemas the README documents: exact key sets and types.
-STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","algorithm","burst","changed_at","changed_at_unix","fleet","generation","group","interface","ipv4_prefix","ipv6_prefix","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state","warmup_ns","window_ns","xdp_mode"])
+STATUS_SCHEMA='length == 1 and (.[0] | (keys == ["action","algorithm","burst","changed_at","changed_at_unix","fleet","generation","group","interface","ipv4_prefix","ipv6_prefix","key","layout_version","layout_warning","max_sources","mode","options","prog_id","rate","rate_amount","rate_period_ns","rate_unit","rules","state","warmup_ns","window_ns","xdp_mode"])
 	and (.fleet == null)
 	and ([.interface, .state, .mode, .xdp_mode, .rate, .rate_unit, .action, .options, .changed_at, .algorithm] | map(type == "string") | all)
+	and (.key == "src" or .key == "dst" or .key == "pair")
 	and ([.prog_id, .rate_amount, .rate_period_ns, .burst, .ipv4_prefix, .ipv6_prefix, .rules, .max_sources, .generation, .changed_at_unix, .layout_version, .window_ns, .warmup_ns] | map(type == "number") | all)
 	and .layout_warning == null and .group == null)'
 PAIR_SCHEMA='def pair(rated): keys == ["bps","bytes","packets","pps"] and (.packets | type == "number") and (.bytes | type == "number")
@@ -632,13 +633,15 @@ STATS_SCHEMA="$PAIR_SCHEMA"'
 		and (if rated then (.new_sources_per_s | type == "number") else .new_sources_per_s == null end));'
 TOP_SCHEMA='keys == ["interface","interval_s","sort","sources","sources_tracked","time_ns"]
 	and (.sources | length > 0)
-	and ([.sources[] | keys == ["algorithm","bucket","dropped","family","limit","limited","next_pass_ns","passed","pps","prefix","proven","rule","warmup_stored","window_count"]
+	and ([.sources[] | keys == ["algorithm","bucket","destination","dropped","family","key","limit","limited","next_pass_ns","passed","pps","prefix","proven","rule","source","warmup_stored","window_count"]
 		and (.algorithm | type == "string") and (.limit | type == "number")
 		and ([.bucket, .window_count, .warmup_stored] | map(select(. != null)) | length == 1)
 		and (.prefix | test("^[0-9a-f.:]+/[0-9]+$")) and (.family == "ipv4" or .family == "ipv6")
 		and (.rule | type == "string") and (.passed | type == "number") and (.dropped | type == "number")
 		and (.limited | type == "boolean") and (.next_pass_ns | type == "number")
 		and (.proven | type == "boolean")
+		and (.key == "src" or .key == "dst" or .key == "pair")
+		and ([.source, .destination] | map(select(. != null) | test("^[0-9a-f.:]+/[0-9]+$")) | length >= 1)
 		and (.pps == null or (.pps | type == "number"))] | all)'
 
 test_json_schemas() {
