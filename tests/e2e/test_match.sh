@@ -62,68 +62,67 @@ NTP_RULE="0.0.0.0/0 proto udp sport 123 length 200-1500"
 XMAS_RULE="0.0.0.0/0 proto tcp tcp-flags ALL/FIN,PSH,URG"
 ECHO_RULE="0.0.0.0/0 proto icmp icmp-type 8"
 
-# Sent N, a rule's passed and dropped before and after: passed within the
-# burst and a second's rate, the rest dropped, every packet counted.
-limited() { # limited RULE N P0 D0
+# counts_before RULE: the rule's passed and dropped, and the default's
+# passed, into the caller's p0, d0 and dp0, which limited and untouched read.
+counts_before() {
+	p0=$(rule_count "$1" passed)
+	d0=$(rule_count "$1" dropped)
+	dp0=$(rule_count default passed)
+}
+
+# Sent N since counts_before: passed within the burst and a second's rate,
+# the rest dropped, every packet counted.
+limited() { # limited RULE N
 	local p d
-	p=$(($(rule_count "$1" passed) - $3))
-	d=$(($(rule_count "$1" dropped) - $4))
+	p=$(($(rule_count "$1" passed) - p0))
+	d=$(($(rule_count "$1" dropped) - d0))
 	CHECK_DETAIL="passed $p, dropped $d of $2"
 	[ "$p" -ge 10 ] && [ "$p" -le 30 ] && [ $((p + d)) -eq "$2" ]
 }
 
-# The rule saw none of them, and the default passed them all.
-untouched() { # untouched RULE P0 D0 DEFAULT_P0 N
+# The rule saw none of the N sent since counts_before, and the default passed them all.
+untouched() { # untouched RULE N
 	local p d dp
-	p=$(($(rule_count "$1" passed) - $2))
-	d=$(($(rule_count "$1" dropped) - $3))
-	dp=$(($(rule_count default passed) - $4))
-	CHECK_DETAIL="rule passed $p dropped $d, default passed $dp of $5"
-	[ "$p" -eq 0 ] && [ "$d" -eq 0 ] && [ "$dp" -ge "$5" ]
+	p=$(($(rule_count "$1" passed) - p0))
+	d=$(($(rule_count "$1" dropped) - d0))
+	dp=$(($(rule_count default passed) - dp0))
+	CHECK_DETAIL="rule passed $p dropped $d, default passed $dp of $2"
+	[ "$p" -eq 0 ] && [ "$d" -eq 0 ] && [ "$dp" -ge "$2" ]
 }
 
 test_reflection() {
 	local p0 d0 dp0
-	p0=$(rule_count "$NTP_RULE" passed)
-	d0=$(rule_count "$NTP_RULE" dropped)
+	counts_before "$NTP_RULE"
 	send udp123 300 1000
 	check "300 NTP replies of 1042 bytes from port 123: limited to burst + rate" \
-		limited "$NTP_RULE" 300 "$p0" "$d0"
-	p0=$(rule_count "$NTP_RULE" passed)
-	d0=$(rule_count "$NTP_RULE" dropped)
-	dp0=$(rule_count default passed)
+		limited "$NTP_RULE" 300
+	counts_before "$NTP_RULE"
 	send udp123 300 48
 	check "300 NTP packets of 90 bytes from port 123: the default passes them all" \
-		untouched "$NTP_RULE" "$p0" "$d0" "$dp0" 300
+		untouched "$NTP_RULE" 300
 }
 
 test_tcp_flags() {
 	local p0 d0 dp0
-	p0=$(rule_count "$XMAS_RULE" passed)
-	d0=$(rule_count "$XMAS_RULE" dropped)
+	counts_before "$XMAS_RULE"
 	send xmas 300
 	check "300 Christmas-tree segments (FIN+PSH+URG): limited" \
-		limited "$XMAS_RULE" 300 "$p0" "$d0"
-	p0=$(rule_count "$XMAS_RULE" passed)
-	d0=$(rule_count "$XMAS_RULE" dropped)
-	dp0=$(rule_count default passed)
+		limited "$XMAS_RULE" 300
+	counts_before "$XMAS_RULE"
 	send ack 300
 	check "300 ACK segments of the same source: not the rule's" \
-		untouched "$XMAS_RULE" "$p0" "$d0" "$dp0" 300
+		untouched "$XMAS_RULE" 300
 }
 
 test_icmp_type() {
 	local p0 d0 dp0
-	p0=$(rule_count "$ECHO_RULE" passed)
-	d0=$(rule_count "$ECHO_RULE" dropped)
+	counts_before "$ECHO_RULE"
 	send echo 300
-	check "300 echo requests (ICMP 8): limited" limited "$ECHO_RULE" 300 "$p0" "$d0"
-	p0=$(rule_count "$ECHO_RULE" passed)
-	d0=$(rule_count "$ECHO_RULE" dropped)
-	dp0=$(rule_count default passed)
+	check "300 echo requests (ICMP 8): limited" limited "$ECHO_RULE" 300
+	counts_before "$ECHO_RULE"
 	send timestamp 300
 	check "300 timestamp requests (ICMP 13): not the rule's" \
-		untouched "$ECHO_RULE" "$p0" "$d0" "$dp0" 300
+		untouched "$ECHO_RULE" 300
 }
 
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
