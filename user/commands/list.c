@@ -267,7 +267,7 @@ static int deny_del(struct cli_args *a, struct state *st)
 				ret = fail_runtime(a->name, -ENOMEM, "too many CIDRs");
 		} else if (!n) {
 			format_cidr(cidr, sizeof(cidr), &items->items[i].cidr);
-			ret = fail_input(a->name, "%s is not on the deny list, nor banned", cidr);
+			ret = fail_input(a->name, "%s is not on the deny list", cidr);
 		}
 	}
 	for (i = 0, lifted = 0; !ret && i < items->count; i++) {
@@ -286,12 +286,36 @@ static int deny_del(struct cli_args *a, struct state *st)
 	return ret;
 }
 
+/*
+ * Whether a ban is in force: deny del then takes deny_del's way. Without
+ * one it is the plain list change, whose refusal of an absent entry still
+ * repairs the sets a killed command left, and whose -f of a long list
+ * stays linear.
+ */
+static int bans_in_force(struct cli_args *a, struct state *st, bool *any)
+{
+	struct ban_list bans;
+	int err = bans_read(st->maps.bans, monotonic_ns(), &bans);
+
+	if (err)
+		return fail_state(a->name, err, a->ifname, "read the bans");
+	*any = bans.count > 0;
+	ban_list_free(&bans);
+	return 0;
+}
+
 int list_run(struct cli_args *a, struct state *st)
 {
+	bool banned = false;
+	int ret;
+
 	if (!strcmp(a->verb, "list") || !strcmp(a->verb, "flush"))
 		return list_whole(a, st, !strcmp(a->verb, "flush"));
-	if (is_deny(a) && !strcmp(a->verb, "del"))
-		return deny_del(a, st);
+	if (is_deny(a) && !strcmp(a->verb, "del")) {
+		ret = bans_in_force(a, st, &banned);
+		if (ret || banned)
+			return ret ?: deny_del(a, st);
+	}
 	set_expiry(&a->cmd.list.items, a->cmd.list.timeout_ns);
 	return list_change(a, st, !strcmp(a->verb, "add"), &a->cmd.list.items);
 }
