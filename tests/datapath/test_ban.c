@@ -25,14 +25,8 @@
 static int send_from(struct fixture *fx, const char *src, int n)
 {
 	struct frame_spec spec = { .family = strchr(src, ':') ? 6 : 4, .payload = 18, .src = src };
-	struct frame f;
-	int i, passed = 0;
 
-	if (frame_build(&f, &spec))
-		return -1;
-	for (i = 0; i < n; i++)
-		passed += fixture_run(fx, f.data, f.len, 1) == XDP_PASS;
-	return passed;
+	return fixture_passes(fx, &spec, n);
 }
 
 /* The ban entry whose key holds src (its prefix), in force or not; false when none. */

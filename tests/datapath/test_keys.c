@@ -37,12 +37,6 @@ static bool open_conf(struct fixture *fx, const char *what, const char *text)
 	return true;
 }
 
-static void both_tagged(struct frame_spec *s, int tagged)
-{
-	s->vlan_tpids[0] = tagged ? ETH_P_8021AD : 0;
-	s->vlan_tpids[1] = tagged ? ETH_P_8021Q : 0;
-}
-
 /*
  * n frames, source i of n from "base" (IPv4 10.x.y.z or IPv6 base::i), to
  * dst, each on CPU i % ncpu (the frozen clock: no credit comes back): how
@@ -72,18 +66,6 @@ static int flood_passes(struct fixture *fx, struct frame_spec spec, int v6, int 
 	return passed;
 }
 
-static int passes(struct fixture *fx, const struct frame_spec *spec, int n)
-{
-	struct frame f;
-	int i, passed = 0;
-
-	if (frame_build(&f, spec))
-		return -1;
-	for (i = 0; i < n; i++)
-		passed += fixture_run(fx, f.data, f.len, 1) == XDP_PASS;
-	return passed;
-}
-
 static int online_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -110,8 +92,8 @@ static void case_dst(void)
 		struct frame_spec v4 = { .family = 4, .payload = 18 },
 				  v6 = { .family = 6, .payload = 18 };
 
-		both_tagged(&v4, t);
-		both_tagged(&v6, t);
+		frame_spec_tag_both(&v4, t);
+		frame_spec_tag_both(&v6, t);
 		v4.dst = t ? "198.51.100.1" : "198.51.100.2";
 		a = flood_passes(&fx, v4, 0, 300, ncpu);
 		v4.dst = t ? "198.51.100.3" : "198.51.100.4";
@@ -121,10 +103,10 @@ static void case_dst(void)
 		/* ipv6-prefix 128: the next address is another bucket. */
 		v6.dst = t ? "2001:db8:ff::3" : "2001:db8:ff::4";
 		d = flood_passes(&fx, v6, 1, 10, ncpu);
-		e = passes(&fx,
-			   &(struct frame_spec){ .family = 4, .src = "10.78.0.1", .payload = 18 },
-			   5);
-		g = passes(
+		e = fixture_passes(
+			&fx, &(struct frame_spec){ .family = 4, .src = "10.78.0.1", .payload = 18 },
+			5);
+		g = fixture_passes(
 			&fx,
 			&(struct frame_spec){ .family = 6, .src = "2001:db8:78::1", .payload = 18 },
 			5);
@@ -181,8 +163,8 @@ static void case_pair(void)
 		struct frame_spec s1d1 = { .family = 4, .payload = 18 }, s1d2, s2d1,
 				  v6 = { .family = 6, .payload = 18 }, v6_low, v6_other;
 
-		both_tagged(&s1d1, t);
-		both_tagged(&v6, t);
+		frame_spec_tag_both(&s1d1, t);
+		frame_spec_tag_both(&v6, t);
 		s1d1.src = t ? "10.79.0.1" : "10.79.0.2";
 		s1d1.dst = "198.51.100.1";
 		s1d2 = s1d1;
@@ -197,13 +179,13 @@ static void case_pair(void)
 		v6_low.dst = "2001:db8:ff:1::77";
 		v6_other = v6;
 		v6_other.dst = "2001:db8:ff:2::1";
-		a = passes(&fx, &s1d1, 10);
-		b = passes(&fx, &s1d2, 10);
-		c = passes(&fx, &s2d1, 10);
-		d = passes(&fx, &s1d1, 10);
-		e = passes(&fx, &v6, 3);
-		f = passes(&fx, &v6_low, 10);
-		g = passes(&fx, &v6_other, 10);
+		a = fixture_passes(&fx, &s1d1, 10);
+		b = fixture_passes(&fx, &s1d2, 10);
+		c = fixture_passes(&fx, &s2d1, 10);
+		d = fixture_passes(&fx, &s1d1, 10);
+		e = fixture_passes(&fx, &v6, 3);
+		f = fixture_passes(&fx, &v6_low, 10);
+		g = fixture_passes(&fx, &v6_other, 10);
 		check(a == 3 && b == 3 && c == 3 && d == 0 && e == 3 && f == 1 && g == 4,
 		      t ? "--key pair, two VLAN tags: a bucket per pair, IPv4 and IPv6 /64s"
 			: "--key pair: a bucket per source and destination; an IPv6 pair's low "
@@ -247,12 +229,12 @@ static void case_hot_cache(void)
 		       "rule 10.80.0.0/16 rate 1/s burst 2 key dst\n"
 		       "rule 2001:db8:80::/48 rate 1/s burst 2 key pair\n"))
 		return;
-	a = passes(&fx, &to1, 10);
-	b = passes(&fx, &to2, 10);
-	c = passes(&fx, &to1, 5);
-	d = passes(&fx, &p1, 10);
-	e = passes(&fx, &p2, 10);
-	f = passes(&fx, &p1, 5);
+	a = fixture_passes(&fx, &to1, 10);
+	b = fixture_passes(&fx, &to2, 10);
+	c = fixture_passes(&fx, &to1, 5);
+	d = fixture_passes(&fx, &p1, 10);
+	e = fixture_passes(&fx, &p2, 10);
+	f = fixture_passes(&fx, &p1, 5);
 	doc_init(&doc);
 	err = policy_load(&fx.st.maps, &doc, false);
 	key.policy = err || doc.n_rules < 1 ? 0 : doc.rules[0].id;
@@ -301,8 +283,8 @@ static void case_layout(void)
 		       "rule 10.81.0.0/16 rate 1/s burst 2 key dst\n"
 		       "rule 2001:db8:81::/48 rate 1/s burst 2 key pair\n"))
 		return;
-	passes(&fx, &v4, 1);
-	passes(&fx, &v6, 1);
+	fixture_passes(&fx, &v4, 1);
+	fixture_passes(&fx, &v6, 1);
 	doc_init(&doc);
 	err = policy_load(&fx.st.maps, &doc, false);
 	for (i = 0; !err && i < doc.n_rules; i++) {

@@ -29,19 +29,6 @@
 #define V4_UDP_OVERHEAD (14 + 20 + 8)
 #define V6_UDP_OVERHEAD (14 + 40 + 8)
 
-/* How many of n copies of the frame pass. */
-static int passes(struct fixture *fx, const struct frame_spec *spec, int n)
-{
-	struct frame f;
-	int i, passed = 0;
-
-	if (frame_build(&f, spec))
-		return -1;
-	for (i = 0; i < n; i++)
-		passed += fixture_run(fx, f.data, f.len, 1) == XDP_PASS;
-	return passed;
-}
-
 static bool open_conf(struct fixture *fx, const char *what, const char *text)
 {
 	if (fixture_open_conf(fx, text, 1024, NOW_NS)) {
@@ -49,13 +36,6 @@ static bool open_conf(struct fixture *fx, const char *what, const char *text)
 		return false;
 	}
 	return true;
-}
-
-/* The same frame, untagged and behind two VLAN tags: it must count the same. */
-static void both_tagged(struct frame_spec *s, int tagged)
-{
-	s->vlan_tpids[0] = tagged ? ETH_P_8021AD : 0;
-	s->vlan_tpids[1] = tagged ? ETH_P_8021Q : 0;
 }
 
 static void case_sport(void)
@@ -78,14 +58,14 @@ static void case_sport(void)
 		other.src = t ? "10.1.0.3" : "10.1.0.4";
 		dns6.src = t ? "2001:db8:1:1::1" : "2001:db8:1:2::1";
 		other6.src = t ? "2001:db8:1:3::1" : "2001:db8:1:4::1";
-		both_tagged(&ntp, t);
-		both_tagged(&other, t);
-		both_tagged(&dns6, t);
-		both_tagged(&other6, t);
-		a = passes(&fx, &ntp, 10);
-		b = passes(&fx, &other, 10);
-		c = passes(&fx, &dns6, 10);
-		d = passes(&fx, &other6, 10);
+		frame_spec_tag_both(&ntp, t);
+		frame_spec_tag_both(&other, t);
+		frame_spec_tag_both(&dns6, t);
+		frame_spec_tag_both(&other6, t);
+		a = fixture_passes(&fx, &ntp, 10);
+		b = fixture_passes(&fx, &other, 10);
+		c = fixture_passes(&fx, &dns6, 10);
+		d = fixture_passes(&fx, &other6, 10);
 		check(a == 2 && b == 5 && c == 3 && d == 5,
 		      t ? "--sport, two VLAN tags: IPv4 123 and IPv6 53-54 limited, others not"
 			: "--sport: IPv4 123 and IPv6 53-54 limited, other ports default",
@@ -120,21 +100,21 @@ static void case_length(void)
 		small.src = t ? "10.2.0.5" : "10.2.0.6";
 		v6.src = t ? "2001:db8:2:1::1" : "2001:db8:2:2::1";
 		v6_short.src = t ? "2001:db8:2:3::1" : "2001:db8:2:4::1";
-		both_tagged(&big, t);
-		both_tagged(&edge, t);
-		both_tagged(&small, t);
-		both_tagged(&v6, t);
-		both_tagged(&v6_short, t);
+		frame_spec_tag_both(&big, t);
+		frame_spec_tag_both(&edge, t);
+		frame_spec_tag_both(&small, t);
+		frame_spec_tag_both(&v6, t);
+		frame_spec_tag_both(&v6_short, t);
 		big.payload = 1000;
 		edge.payload = 200 - V4_UDP_OVERHEAD - tags;  /* exactly 200 bytes */
 		small.payload = 199 - V4_UDP_OVERHEAD - tags; /* 199 */
 		v6.payload = 300 - (14 + 40 + 20) - tags;     /* exactly 300 */
 		v6_short.payload = 299 - V6_UDP_OVERHEAD - tags;
-		a = passes(&fx, &big, 10);
-		b = passes(&fx, &edge, 10);
-		c = passes(&fx, &small, 10);
-		d = passes(&fx, &v6, 10);
-		e = passes(&fx, &v6_short, 10);
+		a = fixture_passes(&fx, &big, 10);
+		b = fixture_passes(&fx, &edge, 10);
+		c = fixture_passes(&fx, &small, 10);
+		d = fixture_passes(&fx, &v6, 10);
+		e = fixture_passes(&fx, &v6_short, 10);
 		check(a == 2 && b == 2 && c == 5 && d == 3 && e == 5,
 		      t ? "--length, two VLAN tags: the frame's bytes, tags included, both ends"
 			: "--length: 200-1500 takes 1042 and 200 bytes, not 199; IPv6 300-300",
@@ -168,16 +148,16 @@ static void case_tcp_flags(void)
 		xmas.src = t ? "10.3.0.5" : "10.3.0.6";
 		rst6.src = t ? "2001:db8:3:1::1" : "2001:db8:3:2::1";
 		ack6.src = t ? "2001:db8:3:3::1" : "2001:db8:3:4::1";
-		both_tagged(&syn, t);
-		both_tagged(&synack, t);
-		both_tagged(&xmas, t);
-		both_tagged(&rst6, t);
-		both_tagged(&ack6, t);
-		a = passes(&fx, &syn, 10);
-		b = passes(&fx, &synack, 10);
-		c = passes(&fx, &xmas, 10);
-		d = passes(&fx, &rst6, 10);
-		e = passes(&fx, &ack6, 10);
+		frame_spec_tag_both(&syn, t);
+		frame_spec_tag_both(&synack, t);
+		frame_spec_tag_both(&xmas, t);
+		frame_spec_tag_both(&rst6, t);
+		frame_spec_tag_both(&ack6, t);
+		a = fixture_passes(&fx, &syn, 10);
+		b = fixture_passes(&fx, &synack, 10);
+		c = fixture_passes(&fx, &xmas, 10);
+		d = fixture_passes(&fx, &rst6, 10);
+		e = fixture_passes(&fx, &ack6, 10);
 		check(a == 2 && b == 5 && c == 1 && d == 3 && e == 5,
 		      t ? "--tcp-flags, two VLAN tags: SYN, Christmas tree, IPv6 RST"
 			: "--tcp-flags: SYN,ACK/SYN takes SYN not SYN-ACK; ALL/FIN,PSH,URG; IPv6 "
@@ -220,18 +200,18 @@ static void case_icmp(void)
 		unreach.src = t ? "10.4.0.7" : "10.4.0.8";
 		echo6.src = t ? "2001:db8:4:1::1" : "2001:db8:4:2::1";
 		reply6.src = t ? "2001:db8:4:3::1" : "2001:db8:4:4::1";
-		both_tagged(&echo, t);
-		both_tagged(&reply, t);
-		both_tagged(&frag, t);
-		both_tagged(&unreach, t);
-		both_tagged(&echo6, t);
-		both_tagged(&reply6, t);
-		a = passes(&fx, &echo, 10);
-		b = passes(&fx, &reply, 10);
-		c = passes(&fx, &frag, 10);
-		d = passes(&fx, &unreach, 10);
-		e = passes(&fx, &echo6, 10);
-		f = passes(&fx, &reply6, 10);
+		frame_spec_tag_both(&echo, t);
+		frame_spec_tag_both(&reply, t);
+		frame_spec_tag_both(&frag, t);
+		frame_spec_tag_both(&unreach, t);
+		frame_spec_tag_both(&echo6, t);
+		frame_spec_tag_both(&reply6, t);
+		a = fixture_passes(&fx, &echo, 10);
+		b = fixture_passes(&fx, &reply, 10);
+		c = fixture_passes(&fx, &frag, 10);
+		d = fixture_passes(&fx, &unreach, 10);
+		e = fixture_passes(&fx, &echo6, 10);
+		f = fixture_passes(&fx, &reply6, 10);
 		check(a == 2 && b == 5 && c == 1 && d == 5 && e == 3 && f == 5,
 		      t ? "--icmp-type, two VLAN tags: type, type/code, ICMPv6"
 			: "--icmp-type: 8 not 0; 3/4 not 3/1; ICMPv6 128 not 129",
@@ -262,14 +242,14 @@ static void case_dst(void)
 		out.src = t ? "10.5.0.3" : "10.5.0.4";
 		in6.src = t ? "2001:db8:5:1::1" : "2001:db8:5:2::1";
 		out6.src = t ? "2001:db8:5:3::1" : "2001:db8:5:4::1";
-		both_tagged(&in, t);
-		both_tagged(&out, t);
-		both_tagged(&in6, t);
-		both_tagged(&out6, t);
-		a = passes(&fx, &in, 10);
-		b = passes(&fx, &out, 10);
-		c = passes(&fx, &in6, 10);
-		d = passes(&fx, &out6, 10);
+		frame_spec_tag_both(&in, t);
+		frame_spec_tag_both(&out, t);
+		frame_spec_tag_both(&in6, t);
+		frame_spec_tag_both(&out6, t);
+		a = fixture_passes(&fx, &in, 10);
+		b = fixture_passes(&fx, &out, 10);
+		c = fixture_passes(&fx, &in6, 10);
+		d = fixture_passes(&fx, &out6, 10);
 		check(a == 2 && b == 5 && c == 3 && d == 5,
 		      t ? "--dst, two VLAN tags: IPv4 /24 and IPv6 /48"
 			: "--dst: IPv4 /24 and IPv6 /48 limited, other destinations default",
@@ -324,7 +304,7 @@ static void case_fragments(void)
 	a = fragment_passes(&fx, &big, 10);
 	b = fragment_passes(&fx, &small, 10);
 	c = fragment_passes(&fx, &to, 10);
-	d = passes(&fx, &first, 10);
+	d = fixture_passes(&fx, &first, 10);
 	check(a == 3 && b == 5 && c == 2 && d == 1,
 	      "a later fragment: no --sport, but --length and --dst; a whole datagram --sport",
 	      "later 1042 B %d (want 3, length), later 60 B %d (want 5), later to the /24 %d "
@@ -353,12 +333,12 @@ static void case_hot_cache(void)
 		       "rule 0.0.0.0/0 rate 1/s burst 2 proto udp sport 123\n"
 		       "rule ::/0 rate 1/s burst 2 proto udp sport 123\n"))
 		return;
-	a = passes(&fx, &ntp, 10);
-	b = passes(&fx, &other, 10);
-	c = passes(&fx, &ntp, 5);
-	d = passes(&fx, &ntp6, 10);
-	e = passes(&fx, &other6, 10);
-	f = passes(&fx, &ntp6, 5);
+	a = fixture_passes(&fx, &ntp, 10);
+	b = fixture_passes(&fx, &other, 10);
+	c = fixture_passes(&fx, &ntp, 5);
+	d = fixture_passes(&fx, &ntp6, 10);
+	e = fixture_passes(&fx, &other6, 10);
+	f = fixture_passes(&fx, &ntp6, 5);
 	check(a == 2 && b == 10 && c == 0 && d == 2 && e == 10 && f == 0,
 	      "a source over a --sport rule's limit: its other ports still take the default",
 	      "v4: 123 %d (want 2), then 5000 %d (want 10), 123 again %d (want 0); v6: %d, %d, "

@@ -28,18 +28,6 @@
 
 #define NOW_NS (1000 * NSEC_PER_SEC)
 
-/* How many of n copies of the frame pass. */
-static int passes(struct fixture *fx, const struct frame_spec *spec, int n)
-{
-	struct frame f;
-	int i, passed = 0;
-
-	frame_build(&f, spec);
-	for (i = 0; i < n; i++)
-		passed += fixture_run(fx, f.data, f.len, 1) == XDP_PASS;
-	return passed;
-}
-
 #define UDP4(addr, port)                                               \
 	{                                                              \
 		.family = 4, .src = addr, .payload = 18, .dport = port \
@@ -59,9 +47,9 @@ static void case_lists(void)
 		check(false, "allow and deny lists", "cannot load");
 		return;
 	}
-	a = passes(&fx, &allowed, 5);
-	d = passes(&fx, &denied, 5);
-	b = passes(&fx, &both, 5);
+	a = fixture_passes(&fx, &allowed, 5);
+	d = fixture_passes(&fx, &denied, 5);
+	b = fixture_passes(&fx, &both, 5);
 	check(a == 5 && fixture_counter(&fx, SLUICE_CNT_ALLOWED) == 5 &&
 		      fixture_bucket_count(&fx) == 0,
 	      "allow: never limited, no bucket", "passed %d, buckets %d", a,
@@ -136,7 +124,7 @@ static bool passes_at(struct fixture *fx, const char *src, uint64_t at_ns)
 	};
 
 	fixture_set_clock(fx, NOW_NS + at_ns);
-	return passes(fx, &spec, 1) == 1;
+	return fixture_passes(fx, &spec, 1) == 1;
 }
 
 #define S(n) ((uint64_t)(n)*NSEC_PER_SEC)
@@ -205,9 +193,9 @@ static void case_most_specific(void)
 		check(false, "most specific rule wins", "cannot load");
 		return;
 	}
-	a = passes(&fx, &in16, 10);
-	b = passes(&fx, &in8, 10);
-	c = passes(&fx, &outside, 10);
+	a = fixture_passes(&fx, &in16, 10);
+	b = fixture_passes(&fx, &in8, 10);
+	c = fixture_passes(&fx, &outside, 10);
 	check(a == 3 && b == 1 && c == 5, "most specific CIDR wins (/16 over /8 over default)",
 	      "/16 %d (want 3), /8 %d (want 1), default %d (want 5)", a, b, c);
 	fixture_close(&fx);
@@ -242,13 +230,13 @@ static void case_classes(void)
 		check(false, "protocol and port classes", "cannot load");
 		return;
 	}
-	a = passes(&fx, &to9000, 10);
-	b = passes(&fx, &to53, 10);
-	c = passes(&fx, &tcp9000, 10);
+	a = fixture_passes(&fx, &to9000, 10);
+	b = fixture_passes(&fx, &to53, 10);
+	c = fixture_passes(&fx, &tcp9000, 10);
 	check(a == 2 && b == 5 && c == 5, "udp dport 9000-9001 class; other ports and TCP default",
 	      "udp 9000 %d (want 2), udp 53 %d (want 5), tcp 9000 %d (want 5)", a, b, c);
-	d = passes(&fx, &syn, 10);
-	e = passes(&fx, &synack, 10);
+	d = fixture_passes(&fx, &syn, 10);
+	e = fixture_passes(&fx, &synack, 10);
 	check(d == 1 && e == 5, "SYN class: SYN limited, SYN+ACK from the same source is not",
 	      "syn %d (want 1), syn-ack %d (want 5)", d, e);
 	fixture_close(&fx);
@@ -327,9 +315,9 @@ static void case_ipv6(void)
 		check(false, "IPv6 rules", "cannot load");
 		return;
 	}
-	a = passes(&fx, &two, 10);
-	b = passes(&fx, &seven, 10);
-	c = passes(&fx, &in48, 10);
+	a = fixture_passes(&fx, &two, 10);
+	b = fixture_passes(&fx, &seven, 10);
+	c = fixture_passes(&fx, &in48, 10);
 	check(a == 2 && b == 5 && c == 3,
 	      "IPv6: class found past 2 extension headers; past 6 it is not; /48 rule",
 	      "2 ext %d (want 2), 7 ext %d (want 5), /48 %d (want 3)", a, b, c);
@@ -347,10 +335,10 @@ static void case_byte_rate(void)
 		check(false, "byte rate", "cannot load");
 		return;
 	}
-	a = passes(&fx, &small, 30); /* 60-byte frames: 16 fit in 1000 bytes */
-	b = passes(&fx, &big, 5);
+	a = fixture_passes(&fx, &small, 30); /* 60-byte frames: 16 fit in 1000 bytes */
+	b = fixture_passes(&fx, &big, 5);
 	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC / 2); /* 500 bytes more for each */
-	c = passes(&fx, &small, 30);
+	c = fixture_passes(&fx, &small, 30);
 	check(a == 16 && b == 1 && c == 9, "byte rate: a frame costs its length",
 	      "60-byte frames %d (want 16), 600-byte %d (want 1), after 0.5 s %d (want 9)", a, b,
 	      c);
@@ -470,15 +458,15 @@ static void case_rule_ids(void)
 		check(false, "rule ids across apply", "cannot load");
 		return;
 	}
-	passes(&fx, &a, 5);
-	passes(&fx, &b, 5);
+	fixture_passes(&fx, &a, 5);
+	fixture_passes(&fx, &b, 5);
 	id_a = bucket_policy(&fx, "10.0.0.9", -1);
 	id_b = bucket_policy(&fx, "11.0.0.9", -1);
 	fixture_store(&fx, &doc);
 	doc_free(&doc);
 	/* The unchanged rule's bucket is still spent; the changed rule's is new. */
-	pass_a = passes(&fx, &a, 5);
-	pass_b = passes(&fx, &b, 5);
+	pass_a = fixture_passes(&fx, &a, 5);
+	pass_b = fixture_passes(&fx, &b, 5);
 	b_after = bucket_policy(&fx, "11.0.0.9", id_b);
 	check(id_a > 0 && id_b > 0 && id_a != id_b && pass_a == 0 && pass_b == 2 && b_after > 0 &&
 		      bucket_policy(&fx, "10.0.0.9", id_a) < 0,
@@ -536,8 +524,8 @@ static void case_rule_id_reuse_fresh(void)
 		check(false, "a reused rule id starts fresh", "cannot load");
 		return;
 	}
-	first = passes(&fx, &src, 1);
-	in_debt = passes(&fx, &src, 1);
+	first = fixture_passes(&fx, &src, 1);
+	in_debt = fixture_passes(&fx, &src, 1);
 	/* Two changes: id 1 leaves both sets of slots (ids 2, then 3). */
 	err = rule_rate_change(&fx, 2) ?: rule_rate_change(&fx, 3);
 	err = err ?: config_read(&fx.st.maps, &cfg);
@@ -546,7 +534,7 @@ static void case_rule_id_reuse_fresh(void)
 	/* 65535, then past 0 to 1 unless its bucket counts. */
 	err = err ?: rule_rate_change(&fx, 4) ?: rule_rate_change(&fx, 5);
 	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
-	after = passes(&fx, &src, 1);
+	after = fixture_passes(&fx, &src, 1);
 	id = bucket_policy(&fx, "10.9.0.1", 1);
 	check(!err && first == 1 && !in_debt && after == 1 && id > 1,
 	      "after the ids wrap, a changed rule skips a retired id whose bucket is in debt",

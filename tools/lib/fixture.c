@@ -374,3 +374,15 @@ char *fixture_show(struct fixture *fx, struct policy_doc *doc, int *err)
 	fclose(f);
 	return out;
 }
+
+int fixture_passes(struct fixture *fx, const struct frame_spec *spec, int n)
+{
+	struct frame f;
+	int i, passed = 0;
+
+	if (frame_build(&f, spec))
+		return -1;
+	for (i = 0; i < n; i++)
+		passed += fixture_run(fx, f.data, f.len, 1) == XDP_PASS;
+	return passed;
+}

@@ -12,6 +12,7 @@
 #include "pins/state.h"
 #include "pins/sync.h"
 #include "maps/policy_maps.h"
+#include "frames.h"
 
 struct sluice;
 struct sluice_test;
@@ -40,6 +41,8 @@ int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources
  * or NULL with *err set.
  */
 char *fixture_show(struct fixture *fx, struct policy_doc *doc, int *err);
+/* How many of n copies of spec's frame pass, one run each; -1 when it cannot be built. */
+int fixture_passes(struct fixture *fx, const struct frame_spec *spec, int n);
 /* Loads the production build (real clock). */
 int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources);
 void fixture_close(struct fixture *fx);

@@ -136,3 +136,9 @@ int frame_build(struct frame *f, const struct frame_spec *spec)
 	f->len = off + l4_header_len(spec) + spec->payload;
 	return 0;
 }
+
+void frame_spec_tag_both(struct frame_spec *spec, int tagged)
+{
+	spec->vlan_tpids[0] = tagged ? ETH_P_8021AD : 0;
+	spec->vlan_tpids[1] = tagged ? ETH_P_8021Q : 0;
+}

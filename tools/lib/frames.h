@@ -35,6 +35,9 @@ struct frame_spec {
 
 /* Builds a well-formed frame; returns 0 or -EINVAL for a bad spec. */
 int frame_build(struct frame *f, const struct frame_spec *spec);
+/* The spec behind two VLAN tags (802.1ad, then 802.1Q), or untagged: a frame must count the same.
+ */
+void frame_spec_tag_both(struct frame_spec *spec, int tagged);
 /* RFC 1071 checksum of a header, as it should be stored. */
 uint16_t ip_checksum(const void *hdr, size_t len);
 /* Offset of the IP header within the frame. */
