@@ -158,6 +158,17 @@ test_aggregates() {
 		bash -c "'$SLUICE' show '$LAB_HOST' | grep -qx 'default rate 50/s burst 50'"
 }
 
+# applies_unchanged FILE WHAT: apply of show's output (FILE) says "nothing
+# changed", and show afterwards prints FILE again.
+applies_unchanged() {
+	local out
+	out=$("$SLUICE" apply "$LAB_HOST" -f "$1" 2>&1)
+	CHECK_DETAIL=$out
+	check "apply of show's output with $2 is a no-op" grep -q "nothing changed" <<<"$out"
+	out=$("$SLUICE" show "$LAB_HOST")
+	check "show after that apply is identical" test "$out" = "$(cat "$1")"
+}
+
 # --prove and --proven-sources: show prints them, apply of show's output
 # changes nothing, bad uses change nothing, set --prove off turns proof off.
 test_prove_round_trip() {
@@ -189,7 +200,6 @@ test_prove_round_trip() {
 # Match classes (issue 36.1): rule add takes each, show prints it, apply of
 # show's output changes nothing, and the file's text reads back the same.
 test_match_round_trip() {
-	local out before
 	"$SLUICE" rule add "$LAB_HOST" 0.0.0.0/0 --rate 100/s --proto udp --sport 123 \
 		--length 200-1500 >/dev/null &&
 		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 5/s --proto tcp \
@@ -206,11 +216,7 @@ test_match_round_trip() {
 			grep -qx 'rule 10.0.0.0/8 rate 5/s proto tcp tcp-flags SYN,ACK/SYN dst 192.0.2.0/24' '$LAB_TMP/classes.conf' &&
 			grep -qx 'rule 10.0.0.0/8 rate 5/s proto icmp icmp-type 3/4' '$LAB_TMP/classes.conf' &&
 			grep -qx 'rule 2001:db8::/32 rate 5/s proto icmpv6 icmp-type 128 dst 2001:db8:ff::/48' '$LAB_TMP/classes.conf'"
-	out=$("$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/classes.conf" 2>&1)
-	CHECK_DETAIL=$out
-	check "apply of show's output with match classes is a no-op" grep -q "nothing changed" <<<"$out"
-	before=$("$SLUICE" show "$LAB_HOST")
-	check "show after that apply is identical" test "$before" = "$(cat "$LAB_TMP/classes.conf")"
+	applies_unchanged "$LAB_TMP/classes.conf" "match classes"
 	"$SLUICE" rule del "$LAB_HOST" 10.0.0.0/8 --proto icmp --icmp-type 3/4 >/dev/null
 	check "rule del names a rule by its match classes" \
 		bash -c "! '$SLUICE' show '$LAB_HOST' | grep -q 'icmp-type 3/4' && '$SLUICE' show '$LAB_HOST' | grep -q 'tcp-flags'"
@@ -223,7 +229,6 @@ test_match_round_trip() {
 # The penalty box (issue 36.3): rule add takes its options, show prints them
 # back as typed (defaults left out), and apply of show's output changes nothing.
 test_ban_round_trip() {
-	local out before
 	"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 5/s --ban-after 1.5k/10s --ban-for 30s \
 		--ban-escalate 1.5 --ban-memory 10m --ban-max 1h >/dev/null &&
 		"$SLUICE" rule add "$LAB_HOST" 2001:db8::/32 --rate 5/s --ban-after 100 >/dev/null
@@ -234,11 +239,7 @@ test_ban_round_trip() {
 	check "show prints the penalty box as typed" \
 		bash -c "grep -qx 'rule 10.0.0.0/8 rate 5/s ban-after 1500/10s ban-for 30s ban-escalate 1.5 ban-memory 10m ban-max 1h' '$LAB_TMP/ban.conf' &&
 			grep -qx 'rule 2001:db8::/32 rate 5/s ban-after 100/1s' '$LAB_TMP/ban.conf'"
-	out=$("$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/ban.conf" 2>&1)
-	CHECK_DETAIL=$out
-	check "apply of show's output with a penalty box is a no-op" grep -q "nothing changed" <<<"$out"
-	before=$("$SLUICE" show "$LAB_HOST")
-	check "show after that apply is identical" test "$before" = "$(cat "$LAB_TMP/ban.conf")"
+	applies_unchanged "$LAB_TMP/ban.conf" "a penalty box"
 	"$SLUICE" rule del "$LAB_HOST" 10.0.0.0/8 >/dev/null
 	"$SLUICE" rule del "$LAB_HOST" 2001:db8::/32 >/dev/null
 	check "rule del leaves no penalty box" bash -c "! '$SLUICE' show '$LAB_HOST' | grep -q ban-"
