@@ -70,6 +70,57 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, struct packet *pkt
 }
 
 /*
+ * The shut gate (sluice_hot_head.shut_*): whether this CPU saw rule p's
+ * new-source budget and overflow bucket both refuse at the early clock's
+ * present moment, read into op->early here as shared_take would. Both
+ * refuse by that moment anyway (gcra_refuses_early), and within it their
+ * TATs only move on (a refund returns what another CPU's packet took), so
+ * the gate changes no verdict: it spares a spoofed flood's packets the two
+ * steps, one tick at a time. Not for a packet that asks another budget or
+ * answers (--prove), nor once the op read the precise clock.
+ */
+static __always_inline int gate_shut(struct table_op *op, const struct packet *pkt,
+				     const struct sluice_policy *p)
+{
+	struct sluice_hot *c;
+
+	if (pkt->prove || op_has_reading(op))
+		return 0;
+	c = hot_cpu();
+	if (!c || !c->head.shut_early)
+		return 0;
+	if (!op->early)
+		op->early = clock_early();
+	return c->head.shut_early == op->early && c->head.shut_rule == p->id &&
+	       c->head.shut_generation == config_generation;
+}
+
+/*
+ * After both steps refused a packet: shuts the gate for the rest of the
+ * tick when both refuse even the cheapest packet by the early clock, as
+ * they would any new source's (the budget's cost is per source).
+ */
+static __always_inline void gate_note(const struct table_op *op, const struct packet *pkt,
+				      const struct sluice_policy *p, struct sluice_admission *adm)
+{
+	struct sluice_hot *c;
+
+	if (pkt->prove || op_has_reading(op) || !op->early)
+		return;
+	if (!gcra_refuses_early(&adm->admit_tat, op->early, p->admit_interval, p->admit_limit) ||
+	    !gcra_refuses_early(&adm->overflow_tat, op->early,
+				unit_cost_min(p->overflow_interval, p->flags & SLUICE_POL_BYTES),
+				p->overflow_limit))
+		return;
+	c = hot_cpu();
+	if (!c)
+		return;
+	c->head.shut_early = op->early;
+	c->head.shut_rule = p->id;
+	c->head.shut_generation = config_generation;
+}
+
+/*
  * The sets' lines of a new source this CPU will likely admit, loaded
  * before the clock: the clock's ordered read then waits for their misses
  * together with the cache's line and the filter's words, rather than the
@@ -171,9 +222,19 @@ static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct packet
 		return METER_OVER;
 	if (pkt->prove & PKT_PROVE_ALWAYS)
 		return METER_PROVE;
-	if (!meter_budget(ctx, pkt, op, p, adm))
-		return pkt->prove & PKT_PROVE_PAST_BUDGET ? METER_PROVE
-							  : meter_overflow(ctx, pkt, p, adm, op);
+	if (gate_shut(op, pkt, p)) {
+		op->charged = CHARGED_OVERFLOW;
+		pkt->overflow = PKT_OVERFLOW_DROPPED;
+		return METER_OVER;
+	}
+	if (!meter_budget(ctx, pkt, op, p, adm)) {
+		if (pkt->prove & PKT_PROVE_PAST_BUDGET)
+			return METER_PROVE;
+		ret = meter_overflow(ctx, pkt, p, adm, op);
+		if (ret == METER_OVER)
+			gate_note(op, pkt, p, adm);
+		return ret;
+	}
 	conforms = slot_fresh(op, p, &op->fresh.tat);
 	op->fresh.passed = conforms;
 	op->fresh.dropped = !conforms + op->pending;

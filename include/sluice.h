@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 20
+#define SLUICE_LAYOUT_VERSION 21
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
@@ -678,7 +678,21 @@ struct sluice_hot_head {
 	__u8 admit_refused; /* this CPU refused its last new source: a hint (meter.h) */
 	__u8 probe;	    /* packets while the cache stands aside, modulo 256 */
 	__u16 unanswered;   /* its lookups' misses less 32 an answer, saturating */
+	/*
+	 * The shut gate (bpf/meter.h, gate_shut): at the early clock's moment
+	 * shut_early (0: none), under configuration shut_generation, rule
+	 * shut_rule's new-source budget and overflow bucket both refused even
+	 * the cheapest packet, so this CPU refuses that rule's new sources
+	 * without them until the early clock moves on. Unlike the hints, it
+	 * answers for those steps, so it is keyed on all three; zeros shut
+	 * nothing.
+	 */
+	__u64 shut_early;
+	__u64 shut_generation;
+	__u32 shut_rule;
+	__u32 pad[11]; /* the lines after the head start on a cache line */
 };
+_Static_assert(sizeof(struct sluice_hot_head) % 64 == 0, "the hot lines stay on cache lines");
 
 /* One CPU's cache, the value of map `hot` at that CPU's index: IPv4 sets, then IPv6 lines. */
 struct sluice_hot {

@@ -32,26 +32,34 @@ static void option_set(struct settings *s, const char *name, const char *value)
 	*s = a.settings;
 }
 
+/* The defaults with rate, burst and the options opts (pairs, NULL-ended). */
+static void settings_of(struct settings *s, const char *rate, const char *burst,
+			const char *opts[][2])
+{
+	const char *why;
+	int i;
+
+	settings_default(s);
+	parse_rate(rate, &s->rate, &why);
+	parse_burst(burst, &s->burst, &why);
+	for (i = 0; opts && opts[i][0]; i++) {
+		if (!strcmp(opts[i][0], "new-sources"))
+			parse_rate(opts[i][1], &s->new_sources, &why);
+		else if (!strcmp(opts[i][0], "overflow-rate"))
+			parse_rate(opts[i][1], &s->overflow, &why);
+		else if (!strcmp(opts[i][0], "initial-burst"))
+			parse_burst(opts[i][1], &s->initial, &why);
+		else
+			option_set(s, opts[i][0], opts[i][1]);
+	}
+}
+
 static int open_table(struct fixture *fx, const char *rate, const char *burst,
 		      const char *opts[][2], uint32_t max_sources)
 {
 	struct settings s;
-	const char *why;
-	int i;
 
-	settings_default(&s);
-	parse_rate(rate, &s.rate, &why);
-	parse_burst(burst, &s.burst, &why);
-	for (i = 0; opts && opts[i][0]; i++) {
-		if (!strcmp(opts[i][0], "new-sources"))
-			parse_rate(opts[i][1], &s.new_sources, &why);
-		else if (!strcmp(opts[i][0], "overflow-rate"))
-			parse_rate(opts[i][1], &s.overflow, &why);
-		else if (!strcmp(opts[i][0], "initial-burst"))
-			parse_burst(opts[i][1], &s.initial, &why);
-		else
-			option_set(&s, opts[i][0], opts[i][1]);
-	}
+	settings_of(&s, rate, burst, opts);
 	if (fixture_open_test_clock(fx, &s, max_sources))
 		return -1;
 	fixture_set_clock(fx, NOW_NS);
@@ -296,6 +304,78 @@ static void case_admission_hint(int cpu)
 	fixture_close(&fx);
 }
 
+/* This CPU's shut gate (sluice_hot_head.shut_*): its moment, or 0 (and -1 when unreadable). */
+static int64_t gate_moment(struct fixture *fx, int cpu, __u64 *generation)
+{
+	struct sluice_hot_head hd;
+
+	if (fixture_hot_head(fx, cpu, &hd))
+		return -1;
+	if (generation)
+		*generation = hd.shut_generation;
+	return (int64_t)hd.shut_early;
+}
+
+/*
+ * A CPU that saw the budget and the overflow bucket both refuse shuts its
+ * gate for the early clock's moment: the rule's next new sources are
+ * refused without the two steps, counted as the steps would count them,
+ * and the gate opens when the early clock moves on or the configuration
+ * changes. The verdicts are case_budget_and_overflow's.
+ */
+static void case_shut_gate(int cpu)
+{
+	const char *opts[][2] = { { "new-sources", "5/s" }, { NULL, NULL } };
+	uint64_t refused, dropped;
+	int64_t open, shut, moved, again;
+	__u64 gen_before = 0, gen_after = 0;
+	int passed[3], buckets;
+	struct settings s;
+	struct fixture fx;
+
+	if (open_settings(&fx, "1/s", "2", opts)) {
+		check(false, "shut gate", "cannot load");
+		return;
+	}
+	open = gate_moment(&fx, cpu, NULL);
+	passed[0] = spray(&fx, 0, 20);
+	shut = gate_moment(&fx, cpu, &gen_before);
+	refused = fixture_counter(&fx, SLUICE_CNT_REFUSED);
+	dropped = fixture_counter(&fx, SLUICE_CNT_OVERFLOW_DROPPED);
+	passed[1] = spray(&fx, 20, 10);
+	buckets = fixture_bucket_count(&fx);
+	check(open == 0 && shut > 0 && passed[0] == 7 && passed[1] == 0 && buckets == 5 &&
+		      fixture_counter(&fx, SLUICE_CNT_REFUSED) == refused + 10 &&
+		      fixture_counter(&fx, SLUICE_CNT_OVERFLOW_DROPPED) == dropped + 10,
+	      "both shared buckets spent: the gate shuts, and the next 10 are refused and "
+	      "counted as the steps would",
+	      "gate %lld then %lld; passed %d then %d; buckets %d; refused +%llu, overflow "
+	      "drops +%llu (want 10, 10)",
+	      (long long)open, (long long)shut, passed[0], passed[1], buckets,
+	      (unsigned long long)(fixture_counter(&fx, SLUICE_CNT_REFUSED) - refused),
+	      (unsigned long long)(fixture_counter(&fx, SLUICE_CNT_OVERFLOW_DROPPED) - dropped));
+	settings_of(&s, "1/s", "2", opts);
+	if (fixture_configure(&fx, &s)) {
+		check(false, "shut gate", "cannot configure again");
+		fixture_close(&fx);
+		return;
+	}
+	spray(&fx, 30, 1);
+	again = gate_moment(&fx, cpu, &gen_after);
+	check(again == shut && gen_after != gen_before,
+	      "a configuration change opens the gate: the steps run again and shut it anew",
+	      "gate %lld (was %lld), generation %llu (was %llu)", (long long)again, (long long)shut,
+	      (unsigned long long)gen_after, (unsigned long long)gen_before);
+	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
+	passed[2] = spray(&fx, 40, 20);
+	moved = gate_moment(&fx, cpu, NULL);
+	check(passed[2] == 6 && fixture_bucket_count(&fx) == 10 && moved > shut,
+	      "a second later the gate is open: 5 admitted, the overflow bucket's 1, shut again",
+	      "passed %d, buckets %d (want 6, 10); gate %lld (was %lld)", passed[2],
+	      fixture_bucket_count(&fx), (long long)moved, (long long)shut);
+	fixture_close(&fx);
+}
+
 void suite_pressure(void)
 {
 	int cpu;
@@ -312,5 +392,6 @@ void suite_pressure(void)
 		return;
 	}
 	case_admission_hint(cpu);
+	case_shut_gate(cpu);
 	back_to_every_cpu();
 }
