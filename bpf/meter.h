@@ -202,31 +202,33 @@ static __always_inline int meter_budget(struct xdp_md *ctx, const struct packet 
 }
 
 /*
- * A source seen for the first time: admitted within the rule's new-source
- * budget (or, proven, its proven-source budget), it gets a bucket holding
- * the initial burst, metered with this packet (and counted in it, with the
- * refusals the cache held for it, op->pending, which is then 0); refused,
- * it goes to the overflow bucket, or its SYN is answered with a cookie
- * (--prove). A set full of buckets that still hold state takes no one:
- * --on-full.
+ * A source seen for the first time: refused at once while this CPU's gate
+ * for the rule is shut (gate_shut). Else, admitted within the rule's
+ * new-source budget (or, proven, its proven-source budget), it gets a
+ * bucket holding the initial burst, metered with this packet (and counted
+ * in it, with the refusals the cache held for it, op->pending, which is
+ * then 0); refused, it goes to the overflow bucket, or its SYN is answered
+ * with a cookie (--prove). A set full of buckets that still hold state
+ * takes no one: --on-full.
  */
 static __always_inline int meter_new_source_at(struct xdp_md *ctx, struct packet *pkt,
 					       struct table_op *op, const struct sluice_policy *p)
 {
+	struct sluice_admission *adm;
 	__u32 id = p->id;
-	struct sluice_admission *adm = bpf_map_lookup_elem(&admission, &id);
 	int conforms;
 	int ret;
 
-	if (!adm)
-		return METER_OVER;
-	if (pkt->prove & PKT_PROVE_ALWAYS)
-		return METER_PROVE;
 	if (gate_shut(op, pkt, p)) {
 		op->charged = CHARGED_OVERFLOW;
 		pkt->overflow = PKT_OVERFLOW_DROPPED;
 		return METER_OVER;
 	}
+	adm = bpf_map_lookup_elem(&admission, &id);
+	if (!adm)
+		return METER_OVER;
+	if (pkt->prove & PKT_PROVE_ALWAYS)
+		return METER_PROVE;
 	if (!meter_budget(ctx, pkt, op, p, adm)) {
 		if (pkt->prove & PKT_PROVE_PAST_BUDGET)
 			return METER_PROVE;
