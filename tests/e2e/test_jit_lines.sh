@@ -11,11 +11,18 @@ cd "$(dirname "$0")/../.."
 
 JIT_LINES=${JIT_LINES:-build/sluice-jit-lines}
 
-# The kernel address of a loaded program's main function, from its kallsyms name.
+# The kernel address of a loaded program's main function, from its kallsyms
+# name. Programs of the same code share it (sluice on another interface, say):
+# then the one the tool places in program $1, a single address at a time.
 prog_address() {
-	local tag
+	local tag a
 	tag=$(bpftool prog show id "$1" --json | jq -r .tag)
-	awk -v s="bpf_prog_${tag}_sluice_xdp" '$3 == s { print $1; exit }' /proc/kallsyms
+	for a in $(awk -v s="bpf_prog_${tag}_sluice_xdp" '$3 == s { print $1 }' /proc/kallsyms); do
+		if [ "$(echo "$a" | "$JIT_LINES" "$1" 1 | head -1)" = "100.0% of 1 samples in the program" ]; then
+			echo "$a"
+			return
+		fi
+	done
 }
 
 out=$("$JIT_LINES" 2>&1)
