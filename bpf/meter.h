@@ -74,9 +74,10 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, struct packet *pkt
  * new-source budget and overflow bucket both refuse at the early clock's
  * present moment, read into op->early here as shared_take would. Both
  * refuse by that moment anyway (gcra_refuses_early), and within it their
- * TATs only move on (a refund returns what another CPU's packet took), so
- * the gate changes no verdict: it spares a spoofed flood's packets the two
- * steps, one tick at a time. Not for a packet that asks another budget or
+ * TATs only move on, but for a refund of what another CPU's packet took,
+ * which the gate keeps refused until the tick ends (design.md, the early
+ * clock's bound). So it spares a spoofed flood's packets the two steps,
+ * one tick at a time. Not for a packet that asks another budget or
  * answers (--prove), nor once the op read the precise clock.
  */
 static __always_inline int gate_shut(struct table_op *op, const struct packet *pkt,
