@@ -295,6 +295,7 @@ $(OUTPUT)/test-datapath: $(OUTPUT)/tests/test_datapath.o $(OUTPUT)/tests/test_me
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUTPUT)/fuzz-datapath: $(OUTPUT)/tests/fuzz_datapath.o $(OUTPUT)/tests/reference.o \
+		$(OUTPUT)/tests/ref_rules.o \
 		$(TEST_LIB) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -25,14 +25,21 @@ static void ref_l4(const uint8_t *d, size_t len, size_t off, struct ref_packet *
 			p->proto = 0;
 			return;
 		}
+		p->sport = (uint16_t)be16_at(d, off);
 		p->dport = (uint16_t)be16_at(d, off + 2);
+		p->tcp_flags = d[off + 13];
 		p->syn = (d[off + 13] & 0x02) && !(d[off + 13] & 0x10);
 	} else if (p->proto == 17) {
 		if (off + 8 > len) {
 			p->proto = 0;
 			return;
 		}
+		p->sport = (uint16_t)be16_at(d, off);
 		p->dport = (uint16_t)be16_at(d, off + 2);
+	} else if ((p->proto == 1 || p->proto == 58) && off + 2 <= len) {
+		p->has_icmp = 1;
+		p->icmp_type = d[off];
+		p->icmp_code = d[off + 1];
 	}
 }
 
@@ -47,6 +54,7 @@ static enum ref_class ref_ipv4(const uint8_t *d, size_t len, size_t off, struct 
 		return REF_MALFORMED;
 	p->family = 4;
 	memcpy(p->addr, d + off + 12, 4);
+	memcpy(p->dst, d + off + 16, 4);
 	p->proto = (be16_at(d, off + 6) & 0x1fff) ? 0 : d[off + 9];
 	ref_l4(d, len, off + ihl, p);
 	return REF_IP;
@@ -61,6 +69,7 @@ static enum ref_class ref_ipv6(const uint8_t *d, size_t len, size_t off, struct 
 		return REF_MALFORMED;
 	p->family = 6;
 	memcpy(p->addr, d + off + 8, 16);
+	memcpy(p->dst, d + off + 24, 16);
 	nh = d[off + 6];
 	off += 40;
 	for (i = 0; i < 6 && is_ipv6_extension(nh); i++) {
