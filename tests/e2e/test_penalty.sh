@@ -102,9 +102,18 @@ test_ban_survives() {
 }
 
 test_deny_del_lifts() {
-	local p0
-	"$SLUICE" deny del "$LAB_HOST" "$OFF" >/dev/null
-	check "deny del lifts the ban" test -z "$(ban_field "$OFF" level)"
+	local p0 rc
+	# One CIDR neither listed nor banned refuses the whole command.
+	"$SLUICE" deny del "$LAB_HOST" "$OFF" 203.0.113.9 >/dev/null 2>&1
+	rc=$?
+	check "deny del of a ban and of a CIDR neither listed nor banned: exit 2, the ban stays" \
+		test "$rc" = 2 -a "$(ban_field "$OFF" level)" = 2
+	"$SLUICE" deny add "$LAB_HOST" 198.51.100.0/24 >/dev/null
+	"$SLUICE" deny del "$LAB_HOST" 198.51.100.0/24 "$OFF" >/dev/null
+	rc=$?
+	CHECK_DETAIL=$("$SLUICE" deny list "$LAB_HOST")
+	check "deny del of a listed entry and a ban in one command: both gone" \
+		test "$rc" = 0 -a -z "$(ban_field "$OFF" level)" -a -z "$CHECK_DETAIL"
 	p0=$(rule_passed)
 	burst "$OFF" 20 1
 	CHECK_DETAIL="passed $(($(rule_passed) - p0))"

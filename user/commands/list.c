@@ -194,15 +194,12 @@ static int list_bans(struct cli_args *a, struct state *st, const struct policy_d
 /* Lifts every ban (flush), entries and escalation memory. */
 static int bans_flush(struct cli_args *a, struct state *st)
 {
-	struct cidr any[2] = { { .family = SLUICE_FAMILY_IPV4 }, { .family = SLUICE_FAMILY_IPV6 } };
-	int i, n;
+	struct list_entry any[2] = { { .cidr.family = SLUICE_FAMILY_IPV4 },
+				     { .cidr.family = SLUICE_FAMILY_IPV6 } };
+	struct cidr_list all = { .items = any, .count = 2 };
+	int n = bans_lift(st->maps.bans, &all);
 
-	for (i = 0; i < 2; i++) {
-		n = bans_lift(st->maps.bans, &any[i]);
-		if (n < 0)
-			return fail_state(a->name, n, a->ifname, "lift the bans");
-	}
-	return EXIT_OK;
+	return n < 0 ? fail_state(a->name, n, a->ifname, "lift the bans") : EXIT_OK;
 }
 
 /* list prints the list; flush removes every entry of it, in one step, and (deny) every ban. */
@@ -246,35 +243,36 @@ static bool cidr_same(const struct cidr *a, const struct cidr *b)
 static int deny_del(struct cli_args *a, struct state *st)
 {
 	struct cidr_list *items = &a->cmd.list.items, listed = { 0 };
-	uint64_t now_ns = monotonic_ns();
 	struct policy_doc doc;
 	char cidr[64];
 	size_t i, k;
-	int ret, n, lifted;
+	int ret, lifted = 0, *banned;
 
 	ret = policy_load_cmd(a->name, st, &doc, true);
 	if (ret)
 		return ret;
+	banned = calloc(items->count ?: 1, sizeof(*banned));
+	if (!banned)
+		ret = fail_runtime(a->name, -ENOMEM, "too many CIDRs");
+	/* One walk of the bans for all the CIDRs: a list of thousands stays quick. */
+	else if ((lifted = bans_overlapping(st->maps.bans, items, monotonic_ns(), banned)) < 0)
+		ret = fail_state(a->name, lifted, a->ifname, "read the bans");
 	for (i = 0; !ret && i < items->count; i++) {
 		for (k = 0; k < doc.deny.count; k++)
 			if (cidr_same(&doc.deny.items[k].cidr, &items->items[i].cidr))
 				break;
-		n = bans_overlapping(st->maps.bans, &items->items[i].cidr, now_ns);
-		if (n < 0) {
-			ret = fail_state(a->name, n, a->ifname, "read the bans");
-		} else if (k < doc.deny.count) {
+		if (k < doc.deny.count) {
 			if (cidr_list_add(&listed, &items->items[i].cidr))
 				ret = fail_runtime(a->name, -ENOMEM, "too many CIDRs");
-		} else if (!n) {
+		} else if (!banned[i]) {
 			format_cidr(cidr, sizeof(cidr), &items->items[i].cidr);
 			ret = fail_input(a->name, "%s is not on the deny list", cidr);
 		}
 	}
-	for (i = 0, lifted = 0; !ret && i < items->count; i++) {
-		n = bans_lift(st->maps.bans, &items->items[i].cidr);
-		if (n < 0)
-			ret = fail_state(a->name, n, a->ifname, "lift the bans");
-		lifted += n > 0 ? n : 0;
+	if (!ret) {
+		lifted = bans_lift(st->maps.bans, items);
+		if (lifted < 0)
+			ret = fail_state(a->name, lifted, a->ifname, "lift the bans");
 	}
 	if (!ret && listed.count)
 		ret = list_change(a, st, false, &listed);
@@ -282,6 +280,7 @@ static int deny_del(struct cli_args *a, struct state *st)
 	else if (!ret && lifted && config_republish(&st->maps))
 		ret = fail_state(a->name, -EIO, a->ifname, "publish the lift");
 	free(listed.items);
+	free(banned);
 	doc_free(&doc);
 	return ret;
 }

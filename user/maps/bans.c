@@ -122,17 +122,37 @@ static bool key_overlaps(const struct sluice_key *key, const struct cidr *c)
 }
 
 struct lift_ctx {
-	const struct cidr *c;
+	const struct cidr_list *l;
 	uint64_t now_ns; /* overlapping: only bans in force; lifting: 0 */
 	bool lift;
+	int *counts; /* overlapping: per CIDR of l */
 	int count;
 };
+
+/* Whether the key overlaps a CIDR of l, each such one counted when there are counts. */
+static bool key_overlaps_any(const struct sluice_key *key, const struct cidr_list *l, int *counts)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < l->count; i++) {
+		if (!key_overlaps(key, &l->items[i].cidr))
+			continue;
+		any = true;
+		if (!counts)
+			break;
+		counts[i]++;
+	}
+	return any;
+}
 
 static int lift_one(int fd, const struct sluice_key *key, const struct sluice_ban *b, void *ctx)
 {
 	struct lift_ctx *l = ctx;
 
-	if (!key_overlaps(key, l->c) || (!l->lift && b->banned_until_ns <= l->now_ns))
+	if (!l->lift && b->banned_until_ns <= l->now_ns)
+		return 0;
+	if (!key_overlaps_any(key, l->l, l->counts))
 		return 0;
 	if (l->lift && bpf_map_delete_elem(fd, key) && errno != ENOENT)
 		return -errno;
@@ -140,20 +160,21 @@ static int lift_one(int fd, const struct sluice_key *key, const struct sluice_ba
 	return 0;
 }
 
-int bans_lift(int fd, const struct cidr *c)
+int bans_lift(int fd, const struct cidr_list *l)
 {
-	struct lift_ctx l = { .c = c, .lift = true };
-	int err = bans_walk(fd, lift_one, &l);
+	struct lift_ctx c = { .l = l, .lift = true };
+	int err = bans_walk(fd, lift_one, &c);
 
-	return err ?: l.count;
+	return err ?: c.count;
 }
 
-int bans_overlapping(int fd, const struct cidr *c, uint64_t now_ns)
+int bans_overlapping(int fd, const struct cidr_list *l, uint64_t now_ns, int *counts)
 {
-	struct lift_ctx l = { .c = c, .now_ns = now_ns };
-	int err = bans_walk(fd, lift_one, &l);
+	struct lift_ctx c = { .l = l, .now_ns = now_ns, .counts = counts };
 
-	return err ?: l.count;
+	if (l->count)
+		memset(counts, 0, l->count * sizeof(*counts));
+	return bans_walk(fd, lift_one, &c);
 }
 
 struct carry_ctx {

@@ -29,13 +29,13 @@ void ban_key_cidr(const struct sluice_key *key, struct cidr *c);
 int bans_read(int fd, uint64_t now_ns, struct ban_list *out);
 void ban_list_free(struct ban_list *l);
 /*
- * Lifts the bans (in force or not) whose key and c overlap, one holding
- * the other: their entries go, escalation memory with them. Returns how
- * many, or -errno.
+ * Lifts the bans (in force or not) whose key and a CIDR of l overlap, one
+ * holding the other: their entries go, escalation memory with them. One
+ * walk of the map, however many CIDRs. Returns how many, or -errno.
  */
-int bans_lift(int fd, const struct cidr *c);
-/* How many bans in force at now_ns overlap c. */
-int bans_overlapping(int fd, const struct cidr *c, uint64_t now_ns);
+int bans_lift(int fd, const struct cidr_list *l);
+/* For each CIDR of l, how many bans in force at now_ns overlap it, in counts[i]; one walk. */
+int bans_overlapping(int fd, const struct cidr_list *l, uint64_t now_ns, int *counts);
 /*
  * After doc replaced live (policy_store): a rule that got a new id keeps
  * its bans and their memory when it still bans with the same prefixes
