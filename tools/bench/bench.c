@@ -195,6 +195,52 @@ static int bench_single(int drop_fd, const struct frame *f, const char *name, ui
 	return 0;
 }
 
+/* Whether the bans map's one entry holds a ban in force. */
+static bool banned_now(int bans_fd)
+{
+	struct sluice_key key;
+	struct sluice_ban ban;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return !bpf_map_get_next_key(bans_fd, NULL, &key) &&
+	       !bpf_map_lookup_elem(bans_fd, &key, &ban) &&
+	       ban.banned_until_ns > (__u64)ts.tv_sec * NSEC_PER_SEC + (__u64)ts.tv_nsec;
+}
+
+/*
+ * One source banned by the penalty box (--ban-after 1/10s, for an hour),
+ * beside the same source over its limit and not banned: what a ban does to
+ * the cost of a flood's packets. The first runs, 200 ms apart, earn the ban.
+ */
+static int bench_banned(int drop_fd, const struct frame *f)
+{
+	struct settings s;
+	struct sluice *lim;
+	struct figure fig;
+
+	settings_rate(&s, 10, 0);
+	s.ban_after.count = 1;
+	s.ban_after.period_ns = 10 * NSEC_PER_SEC;
+	s.ban_for_ns = 3600 * NSEC_PER_SEC;
+	lim = limiter_open_with(&s, 0);
+	if (!lim)
+		return -errno ?: -EINVAL;
+	/* The cache answers the refusals; they reach the ban with a packet after its entry ends. */
+	run_once(bpf_program__fd(lim->progs.sluice_xdp), f, 1000);
+	usleep(200000);
+	run_once(bpf_program__fd(lim->progs.sluice_xdp), f, 1000);
+	if (!banned_now(bpf_map__fd(lim->maps.bans))) {
+		fprintf(stderr, "sluice-bench: the source was not banned\n");
+		sluice__destroy(lim);
+		return -EINVAL;
+	}
+	fig = measure(bpf_program__fd(lim->progs.sluice_xdp), drop_fd, f, REPEAT);
+	report("sluice, 1 source banned (--ban-after)", &fig, "bare XDP_DROP");
+	sluice__destroy(lim);
+	return 0;
+}
+
 /*
  * The table floor, a rotator in front of it, against a rotator in front of
  * XDP_DROP: every run a new source of the default table's
@@ -951,6 +997,8 @@ static int run(int drop_fd, int tx_fd, const struct frame *f)
 	if (!err)
 		err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 1/s", 1, 1);
 	if (!err)
+		err = bench_banned(drop_fd, f);
+	if (!err)
 		err = run_new(drop_fd, f);
 	if (!err)
 		err = bench_prove(tx_fd);
@@ -974,7 +1022,9 @@ static int run_over_single(int drop_fd, const struct frame *f)
 {
 	int err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 10/s", 10, 0);
 
-	return err ?: bench_single(drop_fd, f, "sluice, 1 source over its limit, 1000/s", 1000, 0);
+	if (!err)
+		err = bench_single(drop_fd, f, "sluice, 1 source over its limit, 1000/s", 1000, 0);
+	return err ?: bench_banned(drop_fd, f);
 }
 
 /*
