@@ -647,6 +647,27 @@ static void test_cidr_merge(void)
 	free(live.items);
 }
 
+static void test_cidr_list_has(void)
+{
+	struct cidr_list l, empty = { 0 };
+	const char *why;
+	struct cidr c;
+	bool host;
+	const char *probe[] = { "10.0.0.0/8", "2001:db8::/32", "192.0.2.1",
+				"10.0.0.0/9", "2001:db8::/33", "192.0.2.2" };
+	int i, found = 0;
+
+	cidrs_of("2001:db8::/32 192.0.2.1 10.0.0.0/8 198.51.100.0/24", &l);
+	for (i = 0; i < 6; i++)
+		if (!parse_cidr(probe[i], &c, &host, &why) && cidr_list_has(&l, &c))
+			found |= 1 << i;
+	parse_cidr("10.0.0.0/8", &c, &host, &why);
+	check(found == 7 && !cidr_list_has(&empty, &c),
+	      "cidr_list_has: each entry, not a CIDR of another length, nor in an empty list",
+	      "found %#x", found);
+	free(l.items);
+}
+
 /* The expiry of entry i of l after merging change (expiry each) into live (expiry each). */
 static uint64_t merged_expiry(uint64_t live_expiry, uint64_t change_expiry)
 {
@@ -769,6 +790,7 @@ int main(void)
 	test_bom();
 	test_unreadable();
 	test_cidr_merge();
+	test_cidr_list_has();
 	test_cidr_merge_expiry();
 	test_cidr_merge_bulk();
 	unlink(path);

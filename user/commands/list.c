@@ -228,12 +228,6 @@ static int list_whole(struct cli_args *a, struct state *st, bool flush)
 	return ret;
 }
 
-static bool cidr_same(const struct cidr *a, const struct cidr *b)
-{
-	return a->family == b->family && a->len == b->len &&
-	       !memcmp(a->addr, b->addr, sizeof(a->addr));
-}
-
 /*
  * deny del: a CIDR that holds or is held by a ban's key lifts that ban
  * (deleting its entry, and with it the key's escalation memory: the next
@@ -245,7 +239,7 @@ static int deny_del(struct cli_args *a, struct state *st)
 	struct cidr_list *items = &a->cmd.list.items, listed = { 0 };
 	struct policy_doc doc;
 	char cidr[64];
-	size_t i, k;
+	size_t i;
 	int ret, lifted = 0, *banned;
 
 	ret = policy_load_cmd(a->name, st, &doc, true);
@@ -258,10 +252,8 @@ static int deny_del(struct cli_args *a, struct state *st)
 	else if ((lifted = bans_overlapping(st->maps.bans, items, monotonic_ns(), banned)) < 0)
 		ret = fail_state(a->name, lifted, a->ifname, "read the bans");
 	for (i = 0; !ret && i < items->count; i++) {
-		for (k = 0; k < doc.deny.count; k++)
-			if (cidr_same(&doc.deny.items[k].cidr, &items->items[i].cidr))
-				break;
-		if (k < doc.deny.count) {
+		/* The list as read is sorted: a long one stays quick too. */
+		if (cidr_list_has(&doc.deny, &items->items[i].cidr)) {
 			if (cidr_list_add(&listed, &items->items[i].cidr))
 				ret = fail_runtime(a->name, -ENOMEM, "too many CIDRs");
 		} else if (!banned[i]) {

@@ -1191,6 +1191,13 @@ void cidr_list_sort(struct cidr_list *l)
 	l->count = n + 1;
 }
 
+bool cidr_list_has(const struct cidr_list *l, const struct cidr *c)
+{
+	const struct list_entry key = { .cidr = *c };
+
+	return l->count && bsearch(&key, l->items, l->count, sizeof(*l->items), entry_cmp);
+}
+
 bool cidr_list_equal(const struct cidr_list *a, const struct cidr_list *b)
 {
 	size_t i;

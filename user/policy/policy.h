@@ -206,6 +206,8 @@ uint64_t expiry_later(uint64_t a, uint64_t b);
 bool entry_expired(const struct list_entry *e, uint64_t now_ns);
 /* Sorted, without duplicates: a CIDR given twice keeps the later expiry. */
 void cidr_list_sort(struct cidr_list *l);
+/* Is c an entry of l (sorted: cidr_list_sort)? A binary search. */
+bool cidr_list_has(const struct cidr_list *l, const struct cidr *c);
 /* The same entries with the same expiries (both sorted)? */
 bool cidr_list_equal(const struct cidr_list *a, const struct cidr_list *b);
 /*
