@@ -231,22 +231,19 @@ static void report(const char *what, const struct frame *f)
  * this frame, so there the check says the frame chose that rule and key.
  */
 static void check_key(struct fixture *fx, const struct phase *ph, const struct frame *f,
-		      const struct ref_packet *ref, bool existed, struct tally *t)
+		      const struct sluice_key *key, bool existed, struct tally *t)
 {
-	const struct ref_rule *r = ref_rule_pick(ph->rules, ph->n_rules, ref, f->len);
 	struct sluice_bucket b;
-	struct sluice_key key;
 
-	ref_rule_key(r, ref, &key);
-	if (fixture_bucket(fx, &key, &b)) {
+	if (fixture_bucket(fx, key, &b)) {
 		if (!t->bad_key++) {
-			printf("     %s: rule %d, key family %#x prefix %u\n", ph->name,
-			       r ? r->id : 0, key.family, key.prefix_len);
+			printf("     %s: rule %u, key family %#x prefix %u\n", ph->name,
+			       key->policy, key->family, key->prefix_len);
 			report("no bucket for the reference's rule and key", f);
 		}
 	} else if (!existed) {
 		t->fresh++;
-		t->fresh_of[key.policy % MAX_RULE_ID]++;
+		t->fresh_of[key->policy % MAX_RULE_ID]++;
 	}
 }
 
@@ -284,7 +281,7 @@ static void one_frame(struct fixture *fx, const struct phase *ph, struct tally *
 		return;
 	}
 	if (want == REF_IP)
-		check_key(fx, ph, &f, &ref, existed, t);
+		check_key(fx, ph, &f, &key, existed, t);
 }
 
 static int write_seeds(const char *dir)
