@@ -28,7 +28,7 @@ static void ref_l4(const uint8_t *d, size_t len, size_t off, struct ref_packet *
 		p->sport = (uint16_t)be16_at(d, off);
 		p->dport = (uint16_t)be16_at(d, off + 2);
 		p->tcp_flags = d[off + 13];
-		p->syn = (d[off + 13] & 0x02) && !(d[off + 13] & 0x10);
+		p->syn = (p->tcp_flags & 0x12) == 0x02; /* SYN without ACK */
 	} else if (p->proto == 17) {
 		if (off + 8 > len) {
 			p->proto = 0;

@@ -37,6 +37,7 @@
 /* sluice.h before the skeleton: the fleet hint's type */
 #include "sluice.h"
 #include "sluice.skel.h"
+#include "base/clock.h"
 #include "text/conf.h"
 #include "frames.h"
 #include "policy/policy.h"
@@ -200,12 +201,9 @@ static bool banned_now(int bans_fd)
 {
 	struct sluice_key key;
 	struct sluice_ban ban;
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return !bpf_map_get_next_key(bans_fd, NULL, &key) &&
-	       !bpf_map_lookup_elem(bans_fd, &key, &ban) &&
-	       ban.banned_until_ns > (__u64)ts.tv_sec * NSEC_PER_SEC + (__u64)ts.tv_nsec;
+	       !bpf_map_lookup_elem(bans_fd, &key, &ban) && ban.banned_until_ns > monotonic_ns();
 }
 
 /*
@@ -218,6 +216,7 @@ static int bench_banned(int drop_fd, const struct frame *f)
 	struct settings s;
 	struct sluice *lim;
 	struct figure fig;
+	int prog_fd, err = 0;
 
 	settings_rate(&s, 10, 0);
 	s.ban_after.count = 1;
@@ -226,19 +225,20 @@ static int bench_banned(int drop_fd, const struct frame *f)
 	lim = limiter_open_with(&s, 0);
 	if (!lim)
 		return -errno ?: -EINVAL;
+	prog_fd = bpf_program__fd(lim->progs.sluice_xdp);
 	/* The cache answers the refusals; they reach the ban with a packet after its entry ends. */
-	run_once(bpf_program__fd(lim->progs.sluice_xdp), f, 1000);
+	run_once(prog_fd, f, 1000);
 	usleep(200000);
-	run_once(bpf_program__fd(lim->progs.sluice_xdp), f, 1000);
-	if (!banned_now(bpf_map__fd(lim->maps.bans))) {
+	run_once(prog_fd, f, 1000);
+	if (banned_now(bpf_map__fd(lim->maps.bans))) {
+		fig = measure(prog_fd, drop_fd, f, REPEAT);
+		report("sluice, 1 source banned (--ban-after)", &fig, "bare XDP_DROP");
+	} else {
 		fprintf(stderr, "sluice-bench: the source was not banned\n");
-		sluice__destroy(lim);
-		return -EINVAL;
+		err = -EINVAL;
 	}
-	fig = measure(bpf_program__fd(lim->progs.sluice_xdp), drop_fd, f, REPEAT);
-	report("sluice, 1 source banned (--ban-after)", &fig, "bare XDP_DROP");
 	sluice__destroy(lim);
-	return 0;
+	return err;
 }
 
 /*

@@ -240,7 +240,7 @@ static int deny_del(struct cli_args *a, struct state *st)
 	struct policy_doc doc;
 	char cidr[64];
 	size_t i;
-	int ret, lifted = 0, *banned;
+	int ret, err, lifted = 0, *banned;
 
 	ret = policy_load_cmd(a->name, st, &doc, true);
 	if (ret)
@@ -249,8 +249,8 @@ static int deny_del(struct cli_args *a, struct state *st)
 	if (!banned)
 		ret = fail_runtime(a->name, -ENOMEM, "too many CIDRs");
 	/* One walk of the bans for all the CIDRs: a list of thousands stays quick. */
-	else if ((lifted = bans_overlapping(st->maps.bans, items, monotonic_ns(), banned)) < 0)
-		ret = fail_state(a->name, lifted, a->ifname, "read the bans");
+	else if ((err = bans_overlapping(st->maps.bans, items, monotonic_ns(), banned)))
+		ret = fail_state(a->name, err, a->ifname, "read the bans");
 	for (i = 0; !ret && i < items->count; i++) {
 		/* The list as read is sorted: a long one stays quick too. */
 		if (cidr_list_has(&doc.deny, &items->items[i].cidr)) {
