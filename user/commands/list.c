@@ -232,15 +232,16 @@ static int list_whole(struct cli_args *a, struct state *st, bool flush)
  * deny del: a CIDR that holds or is held by a ban's key lifts that ban
  * (deleting its entry, and with it the key's escalation memory: the next
  * ban is a first one); the CIDRs on the deny list leave it as before. A
- * CIDR that is neither is refused, and nothing changes.
+ * CIDR that is neither is refused, and nothing changes. bans: those in
+ * force, read once by the caller.
  */
-static int deny_del(struct cli_args *a, struct state *st)
+static int deny_del(struct cli_args *a, struct state *st, const struct ban_list *bans)
 {
 	struct cidr_list *items = &a->cmd.list.items, listed = { 0 };
 	struct policy_doc doc;
 	char cidr[64];
 	size_t i;
-	int ret, err, lifted = 0, *banned;
+	int ret, lifted = 0, *banned;
 
 	ret = policy_load_cmd(a->name, st, &doc, true);
 	if (ret)
@@ -248,9 +249,8 @@ static int deny_del(struct cli_args *a, struct state *st)
 	banned = calloc(items->count ?: 1, sizeof(*banned));
 	if (!banned)
 		ret = fail_runtime(a->name, -ENOMEM, "too many CIDRs");
-	/* One walk of the bans for all the CIDRs: a list of thousands stays quick. */
-	else if ((err = bans_overlapping(st->maps.bans, items, monotonic_ns(), banned)))
-		ret = fail_state(a->name, err, a->ifname, "read the bans");
+	else
+		bans_overlapping(bans, items, banned);
 	for (i = 0; !ret && i < items->count; i++) {
 		/* The list as read is sorted: a long one stays quick too. */
 		if (cidr_list_has(&doc.deny, &items->items[i].cidr)) {
@@ -278,35 +278,34 @@ static int deny_del(struct cli_args *a, struct state *st)
 }
 
 /*
- * Whether a ban is in force: deny del then takes deny_del's way. Without
- * one it is the plain list change, whose refusal of an absent entry still
- * repairs the sets a killed command left, and whose -f of a long list
- * stays linear.
+ * With a ban in force, deny del takes deny_del's way, given the bans read
+ * once here. Without one it is the plain list change, whose refusal of an
+ * absent entry still repairs the sets a killed command left, and whose -f
+ * of a long list stays linear.
  */
-static int bans_in_force(struct cli_args *a, struct state *st, bool *any)
+static int deny_del_or_change(struct cli_args *a, struct state *st)
 {
 	struct ban_list bans;
-	int err = bans_read(st->maps.bans, monotonic_ns(), &bans);
+	int ret = bans_read(st->maps.bans, monotonic_ns(), &bans);
 
-	if (err)
-		return fail_state(a->name, err, a->ifname, "read the bans");
-	*any = bans.count > 0;
+	if (ret)
+		return fail_state(a->name, ret, a->ifname, "read the bans");
+	if (bans.count) {
+		ret = deny_del(a, st, &bans);
+	} else {
+		set_expiry(&a->cmd.list.items, a->cmd.list.timeout_ns);
+		ret = list_change(a, st, false, &a->cmd.list.items);
+	}
 	ban_list_free(&bans);
-	return 0;
+	return ret;
 }
 
 int list_run(struct cli_args *a, struct state *st)
 {
-	bool banned = false;
-	int ret;
-
 	if (!strcmp(a->verb, "list") || !strcmp(a->verb, "flush"))
 		return list_whole(a, st, !strcmp(a->verb, "flush"));
-	if (is_deny(a) && !strcmp(a->verb, "del")) {
-		ret = bans_in_force(a, st, &banned);
-		if (ret || banned)
-			return ret ?: deny_del(a, st);
-	}
+	if (is_deny(a) && !strcmp(a->verb, "del"))
+		return deny_del_or_change(a, st);
 	set_expiry(&a->cmd.list.items, a->cmd.list.timeout_ns);
 	return list_change(a, st, !strcmp(a->verb, "add"), &a->cmd.list.items);
 }

@@ -123,9 +123,6 @@ static bool key_overlaps(const struct sluice_key *key, const struct cidr *c)
 
 struct lift_ctx {
 	const struct cidr_list *l;
-	uint64_t now_ns; /* overlapping: only bans in force; lifting: 0 */
-	bool lift;
-	int *counts; /* overlapping: per CIDR of l */
 	int count;
 };
 
@@ -150,11 +147,10 @@ static int lift_one(int fd, const struct sluice_key *key, const struct sluice_ba
 {
 	struct lift_ctx *l = ctx;
 
-	if (!l->lift && b->banned_until_ns <= l->now_ns)
+	(void)b;
+	if (!key_overlaps_any(key, l->l, NULL))
 		return 0;
-	if (!key_overlaps_any(key, l->l, l->counts))
-		return 0;
-	if (l->lift && bpf_map_delete_elem(fd, key) && errno != ENOENT)
+	if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
 		return -errno;
 	l->count++;
 	return 0;
@@ -162,19 +158,20 @@ static int lift_one(int fd, const struct sluice_key *key, const struct sluice_ba
 
 int bans_lift(int fd, const struct cidr_list *l)
 {
-	struct lift_ctx c = { .l = l, .lift = true };
+	struct lift_ctx c = { .l = l };
 	int err = bans_walk(fd, lift_one, &c);
 
 	return err ?: c.count;
 }
 
-int bans_overlapping(int fd, const struct cidr_list *l, uint64_t now_ns, int *counts)
+void bans_overlapping(const struct ban_list *bans, const struct cidr_list *l, int *counts)
 {
-	struct lift_ctx c = { .l = l, .now_ns = now_ns, .counts = counts };
+	size_t i;
 
 	if (l->count)
 		memset(counts, 0, l->count * sizeof(*counts));
-	return bans_walk(fd, lift_one, &c);
+	for (i = 0; i < bans->count; i++)
+		key_overlaps_any(&bans->items[i].key, l, counts);
 }
 
 struct carry_ctx {

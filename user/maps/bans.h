@@ -34,8 +34,8 @@ void ban_list_free(struct ban_list *l);
  * walk of the map, however many CIDRs. Returns how many, or -errno.
  */
 int bans_lift(int fd, const struct cidr_list *l);
-/* For each CIDR of l, how many bans in force at now_ns overlap it, in counts[i]; one walk. */
-int bans_overlapping(int fd, const struct cidr_list *l, uint64_t now_ns, int *counts);
+/* For each CIDR of l, how many of the bans (bans_read) overlap it, in counts[i]. */
+void bans_overlapping(const struct ban_list *bans, const struct cidr_list *l, int *counts);
 /*
  * After doc replaced live (policy_store): a rule that got a new id keeps
  * its bans and their memory when it still bans with the same prefixes
