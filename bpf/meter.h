@@ -80,6 +80,12 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, struct packet *pkt
  * one tick at a time. Not for a packet that asks another budget or
  * answers (--prove), nor once the op read the precise clock.
  */
+static __always_inline int gate_shut_at(const struct sluice_hot *c, __u32 rule, __u64 early)
+{
+	return c->head.shut_early == early && c->head.shut_rule == rule &&
+	       c->head.shut_generation == config_generation;
+}
+
 static __always_inline int gate_shut(struct table_op *op, const struct packet *pkt,
 				     const struct sluice_policy *p)
 {
@@ -92,8 +98,38 @@ static __always_inline int gate_shut(struct table_op *op, const struct packet *p
 		return 0;
 	if (!op->early)
 		op->early = clock_early();
-	return c->head.shut_early == op->early && c->head.shut_rule == p->id &&
-	       c->head.shut_generation == config_generation;
+	return gate_shut_at(c, p->id, op->early);
+}
+
+/*
+ * Whether op's key certainly has no bucket (the filter's words) while this
+ * CPU's gate for rule is shut: meter_new_source_at would refuse it at its
+ * first step. Asked before the call into the table, a spoofed flood's
+ * packets past the budget skip that call, the cache's pending refusals
+ * taken and given back, and the gate's second look-up. The early clock
+ * last: it is needed only when the filter knows.
+ */
+__attribute__((noinline)) int gate_refuses_new(const struct table_op *op, __u32 rule)
+{
+	const struct sluice_hot *c = hot_cpu();
+
+	if (!op || !c || !c->head.shut_early || !gate_shut_at(c, rule, c->head.shut_early))
+		return 0;
+	return !table_may_hold(op) && c->head.shut_early == clock_early();
+}
+
+/*
+ * The same, refused and charged as meter_new_source_at's gate does. Only
+ * where nothing comes before a source's own bucket (no aggregate) and the
+ * gate holds: no precise reading yet, no answer (--prove).
+ */
+static __always_inline int meter_shut_out(struct packet *pkt, const struct table_op *op,
+					  const struct sluice_policy *p)
+{
+	if (op_has_reading(op) || pkt->prove || !gate_refuses_new(op, p->id))
+		return 0;
+	pkt->overflow = PKT_OVERFLOW_DROPPED;
+	return 1;
 }
 
 /*
@@ -392,7 +428,8 @@ static __always_inline int meter_packet(struct xdp_md *ctx, struct packet *pkt,
 	table_op_init(op, cfg, key);
 	table_op_at(op, now);
 	if (!p->n_aggregates)
-		return meter_source(ctx, pkt, p, index, cfg, h, op);
+		return meter_shut_out(pkt, op, p) ? METER_OVER
+						  : meter_source(ctx, pkt, p, index, cfg, h, op);
 	table_op_clock(op);
 	agg = aggregates_step_get(op->now);
 	if (!agg)

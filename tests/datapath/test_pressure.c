@@ -329,7 +329,7 @@ static void case_shut_gate(int cpu)
 	uint64_t refused, dropped;
 	int64_t open, shut, moved, again;
 	__u64 gen_before = 0, gen_after = 0;
-	int passed[3], buckets;
+	int passed[3], buckets, known;
 	struct settings s;
 	struct fixture fx;
 
@@ -354,6 +354,12 @@ static void case_shut_gate(int cpu)
 	      (long long)open, (long long)shut, passed[0], passed[1], buckets,
 	      (unsigned long long)(fixture_counter(&fx, SLUICE_CNT_REFUSED) - refused),
 	      (unsigned long long)(fixture_counter(&fx, SLUICE_CNT_OVERFLOW_DROPPED) - dropped));
+	/* The gate refuses only sources the filter knows to have no bucket. */
+	known = spray(&fx, 0, 5);
+	check(known == 5 && gate_moment(&fx, cpu, NULL) == shut,
+	      "while it is shut, the 5 sources with a bucket are metered by it: each passes again",
+	      "passed %d of 5; gate %lld (was %lld)", known,
+	      (long long)gate_moment(&fx, cpu, NULL), (long long)shut);
 	settings_of(&s, "1/s", "2", opts);
 	if (fixture_configure(&fx, &s)) {
 		check(false, "shut gate", "cannot configure again");
