@@ -604,7 +604,7 @@ struct sluice_verdict {
  */
 #define SLUICE_HOT_STEP_ASIDE_AFTER 1024
 #define SLUICE_HOT_ANSWER_WEIGHT    32
-#define SLUICE_HOT_PROBE_EVERY	    16
+#define SLUICE_HOT_PROBE_EVERY	    128
 
 /* sluice_hot_way.flags */
 #define SLUICE_HOT_IPV4	     (1U << 0)
