@@ -69,6 +69,13 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, struct packet *pkt
 	return ret;
 }
 
+/* Whether CPU cache c's gate is shut for rule at the early moment `early`. */
+static __always_inline int gate_shut_at(const struct sluice_hot *c, __u32 rule, __u64 early)
+{
+	return c->head.shut_early == early && c->head.shut_rule == rule &&
+	       c->head.shut_generation == config_generation;
+}
+
 /*
  * The shut gate (sluice_hot_head.shut_*): whether this CPU saw rule p's
  * new-source budget and overflow bucket both refuse at the early clock's
@@ -80,12 +87,6 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, struct packet *pkt
  * one tick at a time. Not for a packet that asks another budget or
  * answers (--prove), nor once the op read the precise clock.
  */
-static __always_inline int gate_shut_at(const struct sluice_hot *c, __u32 rule, __u64 early)
-{
-	return c->head.shut_early == early && c->head.shut_rule == rule &&
-	       c->head.shut_generation == config_generation;
-}
-
 static __always_inline int gate_shut(struct table_op *op, const struct packet *pkt,
 				     const struct sluice_policy *p)
 {

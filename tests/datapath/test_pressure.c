@@ -358,8 +358,8 @@ static void case_shut_gate(int cpu)
 	known = spray(&fx, 0, 5);
 	check(known == 5 && gate_moment(&fx, cpu, NULL) == shut,
 	      "while it is shut, the 5 sources with a bucket are metered by it: each passes again",
-	      "passed %d of 5; gate %lld (was %lld)", known,
-	      (long long)gate_moment(&fx, cpu, NULL), (long long)shut);
+	      "passed %d of 5; gate %lld (was %lld)", known, (long long)gate_moment(&fx, cpu, NULL),
+	      (long long)shut);
 	settings_of(&s, "1/s", "2", opts);
 	if (fixture_configure(&fx, &s)) {
 		check(false, "shut gate", "cannot configure again");
