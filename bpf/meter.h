@@ -69,10 +69,10 @@ static __always_inline int meter_overflow(struct xdp_md *ctx, struct packet *pkt
 	return ret;
 }
 
-/* Whether CPU cache c's gate is shut for rule at the early moment `early`. */
-static __always_inline int gate_shut_at(const struct sluice_hot *c, __u32 rule, __u64 early)
+/* Whether CPU cache c's gate was shut for rule under the live configuration (at some moment). */
+static __always_inline int gate_shut_for(const struct sluice_hot *c, __u32 rule)
 {
-	return c->head.shut_early == early && c->head.shut_rule == rule &&
+	return c->head.shut_early && c->head.shut_rule == rule &&
 	       c->head.shut_generation == config_generation;
 }
 
@@ -95,11 +95,11 @@ static __always_inline int gate_shut(struct table_op *op, const struct packet *p
 	if (pkt->prove || op_has_reading(op))
 		return 0;
 	c = hot_cpu();
-	if (!c || !c->head.shut_early)
+	if (!c || !gate_shut_for(c, p->id))
 		return 0;
 	if (!op->early)
 		op->early = clock_early();
-	return gate_shut_at(c, p->id, op->early);
+	return c->head.shut_early == op->early;
 }
 
 /*
@@ -114,7 +114,7 @@ __attribute__((noinline)) int gate_refuses_new(const struct table_op *op, __u32 
 {
 	const struct sluice_hot *c = hot_cpu();
 
-	if (!op || !c || !c->head.shut_early || !gate_shut_at(c, rule, c->head.shut_early))
+	if (!op || !c || !gate_shut_for(c, rule))
 		return 0;
 	return !table_may_hold(op) && c->head.shut_early == clock_early();
 }
