@@ -123,15 +123,19 @@ agents_stop() {
 	AGENTS=()
 }
 
-# worst_field NAME: the largest of the three agents' reports, in seconds.
-worst_field() {
+# worst_ns NAME: the largest of the three agents' reports, in ns as written.
+worst_ns() {
 	local h m=0 v
 	for h in 1 2 3; do
 		v=$(report_field "$h" "$1")
 		[ -n "$v" ] && [ "$v" -gt "$m" ] && m=$v
 	done
-	awk -v m="$m" 'BEGIN { printf "%.3f", m / 1e9 }'
+	echo "$m"
 }
+
+# worst_field NAME: the same in seconds, to the ns (a bound built on it
+# must not lose what rounding to the ms would).
+worst_field() { awk -v m="$(worst_ns "$1")" 'BEGIN { printf "%.9f", m / 1e9 }'; }
 
 # worst_window FILE SECONDS [FROM TO]: the most passed in any window of
 # that length (between the two times, when given), from a sampler's

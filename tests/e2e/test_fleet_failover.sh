@@ -302,7 +302,10 @@ failover() {
 	# second from the kill to the restart is within it (the control source's
 	# own bound added: the sampler counts both).
 	local rtt_ms d_meas b_src b_ctrl w_fail w_back
-	rtt_ms=$(awk -v s="$(worst_field rtt_max_ns)" 'BEGIN { printf "%d", s * 1000 }')
+	# In whole ms as the agents log a fallback's length: both truncate the
+	# same ns, so the comparison is exact (2.046 s * 1000 in floating point
+	# is 2045.99..., which once read as 2045 against a logged 2046).
+	rtt_ms=$(($(worst_ns rtt_max_ns) / 1000000))
 	d_meas=$(measured_d)
 	b_src=$(bound 1 "$d_meas")
 	if [ "$cov" = no ]; then b_ctrl=$(bound 1 "$D_NOM"); else b_ctrl=$b_src; fi
