@@ -198,11 +198,12 @@ static __always_inline struct sluice_set *table_set(const struct table_op *op, i
 
 /*
  * The source table's filter (map `buckets_filter`): a word per set with
- * table_filter_bit() of each bucket way's tag. Only the holder of a set's
- * lock writes its word: it sets a new tag's bit before publishing the tag,
+ * table_filter_bits() of each bucket way's tag. Only the holder of a set's
+ * lock writes its word: it sets a new tag's bits before publishing the tag,
  * and recomputes the word from the set's tags once the way has changed
- * hands (set_insert). So the word has the bit of every tag a reader can
- * find, and a key whose bit is clear in both its sets has no bucket. The
+ * hands (set_insert). So the word has the bits of every tag a reader can
+ * find, and a key with a bit clear in each of its sets' words has no
+ * bucket. The
  * aggregate table has no filter (NULL).
  */
 static __always_inline __u32 *table_filter_word(const struct table_op *op, int i)
@@ -222,14 +223,14 @@ static __always_inline __u32 *table_filter_word(const struct table_op *op, int i
 /* Which of the op's sets may hold its key: bit i for set i (both, without a filter). */
 static __always_inline int table_may_hold(const struct table_op *op)
 {
-	__u32 bit = table_filter_bit(op->tag);
+	__u32 bits = table_filter_bits(op->tag);
 	__u32 *first = table_filter_word(op, 0), *second = table_filter_word(op, 1);
 
-	return (!first || (*first & bit)) | (!second || (*second & bit)) << 1;
+	return (!first || (*first & bits) == bits) | (!second || (*second & bits) == bits) << 1;
 }
 
 /*
- * A set's filter word from its ways, without a branch: the bit of each
+ * A set's filter word from its ways, without a branch: the bits of each
  * bucket way (tag bit 31 set; a key way's ext is SLUICE_EXT_KEY, which
  * (ext + 1) >> 8 picks out).
  */
@@ -241,7 +242,7 @@ static __always_inline __u32 set_filter_of(const struct sluice_ways *ws)
 	for (w = 0; w < SLUICE_SET_WAYS; w++) {
 		tag = ws->tag[w];
 		bucket = (tag >> 31) & (((ws->ext[w] + 1U) >> 8) ^ 1U);
-		mask |= table_filter_bit(tag) & -bucket;
+		mask |= table_filter_bits(tag) & -bucket;
 	}
 	return mask;
 }
@@ -866,7 +867,7 @@ taken_back:
  * the key, under the lock: TABLE_NEW, TABLE_REPLACED, or TABLE_FULL when
  * it is no longer free. Nothing in the locked section calls a function
  * (the verifier allows none): the search for a way is done before. The
- * set's filter word has the new tag's bit before the tag is published,
+ * set's filter word has the new tag's bits before the tag is published,
  * and is recomputed from the ways after.
  */
 static __always_inline int set_insert(struct sluice_set *s, int i, struct table_op *op, __u32 w)
@@ -877,7 +878,7 @@ static __always_inline int set_insert(struct sluice_set *s, int i, struct table_
 
 	bpf_spin_lock(&s->lock);
 	if (filter)
-		*filter |= table_filter_bit(op->tag);
+		*filter |= table_filter_bits(op->tag);
 	ret = op_paired(op) ? pair_take(s, i, WAY(w) & ~1U, op) : way_take(s, i, WAY(w), op);
 	if (filter)
 		*filter = set_filter_of(&s->ways);

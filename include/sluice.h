@@ -11,7 +11,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a pinned map's key or value layout changes. */
-#define SLUICE_LAYOUT_VERSION 21
+#define SLUICE_LAYOUT_VERSION 22
 
 /* Pinned state lives in SLUICE_PIN_ROOT/<ifname>/<name>. */
 #define SLUICE_PIN_ROOT	       "/sys/fs/bpf/sluice"
@@ -213,11 +213,12 @@ struct sluice_fleet_usage {
 
 /*
  * The source table's filter (map `buckets_filter`, bpf/table.h): a word
- * per set holding one bit for each bucket way's tag (table_filter_bit in
- * table_hash.h), 16 sets to an entry, since an array rounds each value up
- * to 8 bytes. A key whose bit is clear in both its sets' words has no
- * bucket: the datapath knows it from a small array (388 KB for the
- * default table), without touching the table's own lines.
+ * per set holding two bits for each bucket way's tag (table_filter_bits
+ * in table_hash.h; layout 22, one before), 16 sets to an entry, since an
+ * array rounds each value up to 8 bytes. A key with a bit clear in each
+ * of its sets' words has no bucket: the datapath knows it from a small
+ * array (388 KB for the default table), without touching the table's
+ * own lines.
  */
 #define SLUICE_FILTER_SETS 16
 struct sluice_filter {

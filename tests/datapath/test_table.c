@@ -132,7 +132,7 @@ static int filter_wrong(struct fixture *fx)
 		want = 0;
 		for (w = 0; w < SLUICE_SET_WAYS; w++)
 			if (s.ways.tag[w] && s.ways.ext[w] != SLUICE_EXT_KEY)
-				want |= table_filter_bit(s.ways.tag[w]);
+				want |= table_filter_bits(s.ways.tag[w]);
 		wrong += f.mask[i % SLUICE_FILTER_SETS] != want;
 	}
 	return wrong;

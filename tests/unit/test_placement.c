@@ -6,7 +6,9 @@
  * here is the definition itself: a way must name exactly the key placed.
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include "harness.h"
 #include "unit.h"
@@ -139,49 +141,80 @@ static void test_sizing(void)
 }
 
 /*
- * The filter's bit (table_filter_bit): the same in both of a key's sets
- * (bit 0 of the tag says which), spread evenly over the word's 32 bits,
- * so that a set full of 12 buckets sets about 1 - (31/32)^12 = 32% of
- * them, the share of unknown sources that still search it (design.md).
+ * The filter's bits (table_filter_bits): the same in both of a key's sets
+ * (bit 0 of the tag says which), one or two, spread evenly over the
+ * word's 32 bits.
  */
 static void test_filter_bits(void)
 {
-	unsigned int hits[32] = { 0 }, lo = ~0U, hi = 0, shared = 0, set_bits = 0;
+	unsigned int hits[32] = { 0 }, lo = ~0U, hi = 0;
 	struct table_place pl;
 	struct sluice_key k;
-	__u32 bit, word = 0;
 	int i, b, differ = 0;
+	__u32 bits;
 
 	for (i = 0; i < 320000; i++) {
 		random_key(&k);
 		table_place(&pl, &k, seed, 96900);
-		bit = table_filter_bit(pl.tag);
-		differ += bit != table_filter_bit(pl.tag | 1) || __builtin_popcount(bit) != 1;
-		hits[__builtin_ctz(bit)]++;
-		/* Every 13th key probes the word of the 12 before it, then starts a new one. */
-		if (i % 13 == 12) {
-			shared += !!(word & bit);
-			set_bits += (unsigned int)__builtin_popcount(word);
-			word = 0;
-		} else {
-			word |= bit;
-		}
+		bits = table_filter_bits(pl.tag);
+		differ += bits != table_filter_bits(pl.tag | 1) || !bits ||
+			  __builtin_popcount(bits) > 2;
+		for (b = 0; b < 32; b++)
+			hits[b] += bits >> b & 1;
 	}
 	for (b = 0; b < 32; b++) {
 		lo = hits[b] < lo ? hits[b] : lo;
 		hi = hits[b] > hi ? hits[b] : hi;
 	}
-	check(!differ && lo > 9000 && hi < 11000,
-	      "filter bits: one bit a tag, the same in both sets, even over 32",
+	/* Each bit: 2/32 of the keys, less the 1/1024 whose two bits are the same: 19,688. */
+	check(!differ && lo > 18000 && hi < 21400,
+	      "filter bits: one or two a tag, the same in both sets, even over 32",
 	      "%d differ; per bit %u to %u of 320,000", differ, lo, hi);
-	check(shared > 0.28 * 24615 && shared < 0.36 * 24615,
-	      "filter: a word of 12 buckets holds an unknown key's bit about a third of the time",
-	      "%u of 24,615 (%.1f bits set a word)", shared, set_bits / 24615.0);
+}
+
+/*
+ * How often a key with no bucket gets past the word of a set holding n
+ * buckets (its two bits both set there), against the odds of two
+ * independent bits: 1.44%, 10.2% and 28.7% for n = 2, 6 and 12. Two bits
+ * that went together (one hash) would give 6.2%, 17.3% and 31.7%, the one
+ * bit's odds; the bounds are 5 standard deviations of 40,000 probes.
+ */
+static void test_filter_odds(int n, double want)
+{
+	unsigned int past = 0, probes = 40000;
+	char name[96];
+	double sd = sqrt(want * (1 - want) / probes);
+	struct table_place pl;
+	struct sluice_key k;
+	__u32 word, bits;
+	unsigned int i;
+	int j;
+
+	for (i = 0; i < probes; i++) {
+		word = 0;
+		for (j = 0; j < n; j++) {
+			random_key(&k);
+			table_place(&pl, &k, seed, 96900);
+			word |= table_filter_bits(pl.tag);
+		}
+		random_key(&k);
+		table_place(&pl, &k, seed, 96900);
+		bits = table_filter_bits(pl.tag);
+		past += (word & bits) == bits;
+	}
+	snprintf(name, sizeof(name),
+		 "filter: an unknown key gets past a word of %d buckets at two independent bits' odds",
+		 n);
+	check(fabs((double)past / probes - want) < 5 * sd, name, "%u of %u (%.2f%%, want %.2f%%)",
+	      past, probes, 100.0 * past / probes, 100 * want);
 }
 
 void suite_placement(void)
 {
 	test_filter_bits();
+	test_filter_odds(2, 0.01438);
+	test_filter_odds(6, 0.10152);
+	test_filter_odds(12, 0.28693);
 	test_inline_round_trip(SLUICE_INLINE_SETS);
 	test_inline_round_trip(96900);
 	test_inline_round_trip(1U << 20);
