@@ -202,9 +202,10 @@ static void test_filter_odds(int n, double want)
 		bits = table_filter_bits(pl.tag);
 		past += (word & bits) == bits;
 	}
-	snprintf(name, sizeof(name),
-		 "filter: an unknown key gets past a word of %d buckets at two independent bits' odds",
-		 n);
+	snprintf(
+		name, sizeof(name),
+		"filter: an unknown key gets past a word of %d buckets at two independent bits' odds",
+		n);
 	check(fabs((double)past / probes - want) < 5 * sd, name, "%u of %u (%.2f%%, want %.2f%%)",
 	      past, probes, 100.0 * past / probes, 100 * want);
 }
