@@ -203,8 +203,7 @@ static __always_inline struct sluice_set *table_set(const struct table_op *op, i
  * and recomputes the word from the set's tags once the way has changed
  * hands (set_insert). So the word has the bits of every tag a reader can
  * find, and a key with a bit clear in each of its sets' words has no
- * bucket. The
- * aggregate table has no filter (NULL).
+ * bucket. The aggregate table has no filter (NULL).
  */
 static __always_inline __u32 *table_filter_word(const struct table_op *op, int i)
 {

@@ -118,7 +118,7 @@ static inline __u32 table_filter_entries_for(__u32 sets)
  * bits of a multiplicative hash of the tag, whatever the set (bit 0 says
  * which of the key's two sets it is in); they may be the same bit. A key
  * with no bucket gets past a set's word only when both of its bits are
- * set: in a set of 2 buckets 1.5% of the time (6% with one bit a tag), of
+ * set: in a set of 2 buckets 1.4% of the time (6% with one bit a tag), of
  * 6 buckets 10% (17%), of 12 buckets 29% (32%). A spoofed flood's packets
  * read the table that often (design.md, the filter).
  */

@@ -20,6 +20,16 @@ check() {
 within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * p / 100) }'; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+# listening ADDR PORT: until something accepts there (a relay or a fake
+# Redis just started), 5 s at most.
+listening() {
+	local i
+	for i in $(seq 50); do
+		timeout 1 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 # Every fixed name this test makes: links, namespaces, pins, agent state.
 names_down() {

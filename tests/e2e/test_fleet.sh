@@ -60,7 +60,7 @@ rtt() {
 	RELAY_PID=$!
 	PIDS_KEEP+=("$RELAY_PID")
 	RPORT=6380
-	sleep 0.5
+	listening "$NET.10.2" 6380 && listening "$NET.11.2" 6380 || fail "the ${1} ms relay listens"
 }
 
 # agents_start REDIS_FOR_HOST1 REDIS_FOR_OTHERS [OPTIONS...]

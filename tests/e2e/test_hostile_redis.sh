@@ -72,17 +72,12 @@ trap 'exit 130' INT TERM
 # fake_start MODE: the fake Redis in fltr on a port of its own, its
 # commands logged to $TMP/fake-MODE.log.
 fake_start() {
-	local i
 	FPORT=$((FPORT + 1))
 	: >"$TMP/fake-$1.log"
 	ip netns exec fltr python3 tests/e2e/fake_redis.py "$1" "$NET.10.2" "$FPORT" \
 		"$TMP/fake-$1.log" 2>>"$TMP/fake.err" &
 	FAKE=$!
-	for i in $(seq 50); do
-		timeout 1 bash -c "exec 3<>/dev/tcp/$NET.10.2/$FPORT" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
+	listening "$NET.10.2" "$FPORT"
 }
 
 # agent_start ADDR [OPTIONS...]: the agent of host 1, in the background.
@@ -315,21 +310,49 @@ check "SCRIPT FLUSH: SIGTERM ends it in ${STOP_MS} ms (exit $STOP_ST), the hint 
 # cleared, without calling Redis unreachable. Three times.
 ip netns exec fltr python3 tests/e2e/fleet_delay.py 20 6380 6379 "$NET.10.2" &
 PIDS_KEEP+=($!)
+listening "$NET.10.2" 6380 || fail "the 20 ms relay listens"
 steady 1 8000 20 1 "$SRC" --mix-src "$A2" --mix-sources 2 --mix-every 2
+# cut_once: one agent up for a second, then SIGTERM. CUT_WHY empty, or
+# what the stop left that a clean stop does not; CUT_VOID set when the
+# agent had lost Redis before the stop (a call 250 ms late on a stalled
+# host), so that the stop was not one mid-round from up.
+cut_once() {
+	local log0 log1 n said
+	CUT_WHY= CUT_VOID=
+	log0=$(wc -l <"$TMP/agent.log")
+	agent_start "$NET.10.2:6380" --period 20ms --redis-user fleet --redis-password-file "$TMP/secret"
+	wait_up 1 3 || { stop_agent; CUT_WHY="not up within 3 s"; return; }
+	sleep 1
+	log1=$(wc -l <"$TMP/agent.log")
+	CUT_VOID=$(sed -n "$((log0 + 1)),${log1}p" "$TMP/agent.log" | grep unreachable | head -1)
+	stop_agent
+	n=$(rf zcard 'sluice:{hb}:agents')
+	said=$(tail -n +$((log1 + 1)) "$TMP/agent.log" | grep -E 'unreachable|fallback-|not left' | head -1)
+	stopped_clean "$STOP_MS" "$STOP_ST" && [ "$n" = 0 ] && [ -z "$said" ] && return
+	CUT_WHY="${STOP_MS} ms, exit $STOP_ST, hint $(hint_until 1), $n agents counted${said:+, said: $said}"
+	if [ "$n" != 0 ]; then # it ages out: the next stop starts from none
+		sleep 3.5
+	fi
+}
+# clean_cut: three stops from up, clean; a void one is tried again, at most
+# three times in all.
 clean_cut() {
-	local log0 i
-	for i in 1 2 3; do
-		log0=$(wc -l <"$TMP/agent.log")
-		agent_start "$NET.10.2:6380" --period 20ms --redis-user fleet --redis-password-file "$TMP/secret"
-		wait_up 1 3 || return 1
-		sleep 1
-		stop_agent
-		stopped_clean "$STOP_MS" "$STOP_ST" || return 1
-		[ "$(rf zcard 'sluice:{hb}:agents')" = 0 ] || return 1
-		! tail -n +$((log0 + 1)) "$TMP/agent.log" | grep -q unreachable || return 1
+	local stops=0 void=0
+	CUT_SAID=
+	while [ $stops -lt 3 ]; do
+		cut_once
+		if [ -n "$CUT_VOID" ] && [ $void -lt 3 ]; then
+			void=$((void + 1))
+			echo "     void stop (not counted): before it, $CUT_VOID"
+			continue
+		fi
+		[ -z "$CUT_WHY" ] || { CUT_SAID="stop $((stops + 1)): $CUT_WHY"; return 1; }
+		stops=$((stops + 1))
 	done
 }
-check "SIGTERM mid-round (T 20 ms, replies 20 ms late) x3: the count left at once, the hint cleared, no fallback said" "" clean_cut
+clean_cut
+check "SIGTERM mid-round (T 20 ms, replies 20 ms late) x3: the count left at once, the hint cleared, no fallback said" "$CUT_SAID" \
+	test -z "$CUT_SAID"
 kill "${PIDS[@]}" 2>/dev/null
 floods_wait
 redis_stop single

@@ -226,19 +226,29 @@ bool agent_heartbeat(struct agent *ag)
 	return true;
 }
 
-/* A clean stop leaves the count at once, rather than after AGENT_HOST_WINDOW_MS. */
+/*
+ * A clean stop leaves the count at once, rather than after
+ * AGENT_HOST_WINDOW_MS. Its own budget, whatever the period: a stop that
+ * cut a call must connect again (AUTH and the script, then ZREM), four
+ * round trips.
+ */
 void agent_heartbeat_leave(struct agent *ag)
 {
 	static const char key[] = AGENT_HEARTBEAT_KEY;
 	const char *argv[3] = { "ZREM", key, ag->member };
 	size_t len[3] = { 4, sizeof(key) - 1, strlen(ag->member) };
-	uint64_t budget = ag->redis.timeout_ns;
 	redisReply *r;
 
 	if (!ag->up)
 		return;
-	fleet_redis_round(&ag->redis, budget < AGENT_LEAVE_NS ? budget : AGENT_LEAVE_NS);
+	fleet_redis_round(&ag->redis, AGENT_LEAVE_NS);
 	r = fleet_redis_command_slot(&ag->redis, key_slot(key, sizeof(key) - 1), 3, argv, len);
-	if (r)
+	if (r) {
 		freeReplyObject(r);
+		return;
+	}
+	fprintf(stderr,
+		"sluice agent: %s: the heartbeat's count not left (%s): it drops this agent after %d ms\n",
+		ag->ifname, ag->redis.last_error[0] ? ag->redis.last_error : "no node answered",
+		AGENT_HOST_WINDOW_MS);
 }
