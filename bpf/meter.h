@@ -103,20 +103,27 @@ static __always_inline int gate_shut(struct table_op *op, const struct packet *p
 }
 
 /*
- * Whether op's key certainly has no bucket (the filter's words) while this
- * CPU's gate for rule is shut: meter_new_source_at would refuse it at its
- * first step. Asked before the call into the table, a spoofed flood's
- * packets past the budget skip that call, the cache's pending refusals
- * taken and given back, and the gate's second look-up. The early clock
- * last: it is needed only when the filter knows.
+ * Whether op's key certainly has no bucket while this CPU's gate for rule
+ * is shut: meter_new_source_at would refuse it at its first step. Asked
+ * before the call into the table, a spoofed flood's packets past the
+ * budget skip that call, the cache's pending refusals taken and given
+ * back, and the gate's second look-up. The filter's words answer most;
+ * one they leave is looked for in its sets' tag lines alone (table_holds),
+ * not the six lines a set's meter step touches: once a long flood has
+ * filled the table, the filter leaves half of its forged sources. The
+ * early clock last: a known source does not need it.
  */
 __attribute__((noinline)) int gate_refuses_new(const struct table_op *op, __u32 rule)
 {
 	const struct sluice_hot *c = hot_cpu();
+	int may;
 
 	if (!op || !c || !gate_shut_for(c, rule))
 		return 0;
-	return !table_may_hold(op) && c->head.shut_early == clock_early();
+	may = table_may_hold(op);
+	if (may && table_holds(op, may))
+		return 0;
+	return c->head.shut_early == clock_early();
 }
 
 /*

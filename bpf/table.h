@@ -682,6 +682,27 @@ static __always_inline void table_touch(const struct table_op *op, int which)
 	}
 }
 
+/*
+ * Whether a set in mask `may` holds op's key, found as table_meter finds
+ * it: for an inline key its sets' tag lines alone (line 0: tags and ext),
+ * for a paired one its key way's line too.
+ */
+static __always_inline int table_holds(const struct table_op *op, int may)
+{
+	struct sluice_set *s;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 2; i++) {
+		if (!(may & (1 << i)))
+			continue;
+		s = table_set(op, i);
+		if (s && set_find(&s->ways, i, op) < WAY_NONE)
+			return 1;
+	}
+	return 0;
+}
+
 /* table_meter's body for one kind of slot. */
 static __always_inline int table_meter_kind(struct table_op *op, __u8 kind)
 {

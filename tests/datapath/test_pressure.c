@@ -13,6 +13,7 @@
 #include <string.h>
 #include "text/conf.h"
 #include "text/options.h"
+#include "table_hash.h"
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
@@ -382,6 +383,35 @@ static void case_shut_gate(int cpu)
 	fixture_close(&fx);
 }
 
+/*
+ * The same gate over a table whose IPv4 keys are inline (its tag and ext
+ * are the key): while it is shut, a source the filter may know is looked
+ * for in its sets' tag lines alone (table_holds), and one with a bucket
+ * found there is metered by it, never refused as new.
+ */
+static void case_shut_gate_inline(int cpu)
+{
+	const char *opts[][2] = { { "new-sources", "5/s" }, { NULL, NULL } };
+	int64_t shut;
+	int passed, known;
+	struct fixture fx;
+
+	if (open_table(&fx, "1/s", "2", opts, 100000)) {
+		check(false, "shut gate, keys inline", "cannot load");
+		return;
+	}
+	passed = spray(&fx, 0, 20);
+	shut = gate_moment(&fx, cpu, NULL);
+	known = spray(&fx, 0, 5);
+	check(table_inline(table_sets_for(100000)) && passed == 7 && shut > 0 && known == 5 &&
+		      fixture_bucket_count(&fx) == 5 && gate_moment(&fx, cpu, NULL) == shut,
+	      "keys inline: while the gate is shut, the 5 sources with a bucket pass again",
+	      "passed %d of 20 then %d of 5 (want 7, 5); buckets %d; gate %lld then %lld", passed,
+	      known, fixture_bucket_count(&fx), (long long)shut,
+	      (long long)gate_moment(&fx, cpu, NULL));
+	fixture_close(&fx);
+}
+
 void suite_pressure(void)
 {
 	int cpu;
@@ -399,5 +429,6 @@ void suite_pressure(void)
 	}
 	case_admission_hint(cpu);
 	case_shut_gate(cpu);
+	case_shut_gate_inline(cpu);
 	back_to_every_cpu();
 }
