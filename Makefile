@@ -273,8 +273,9 @@ $(OUTPUT)/sluice-bench-multiprog: $(OUTPUT)/tools/bench/bench_multiprog.o $(FRAM
 $(OUTPUT)/test-unit: $(OUTPUT)/tests/test_args.o $(OUTPUT)/tests/test_output.o \
 		$(OUTPUT)/tests/test_options.o $(OUTPUT)/tests/test_fleet.o \
 		$(OUTPUT)/tests/test_placement.o $(OUTPUT)/tests/test_jiffy.o \
-		$(OUTPUT)/tests/test_report.o $(OUTPUT)/tests/harness.o \
-		$(OUTPUT)/user/commands/top.o $(OUTPUT)/user/commands/status.o $(LIB_OBJS)
+		$(OUTPUT)/tests/test_report.o $(OUTPUT)/tests/test_bans.o \
+		$(OUTPUT)/tests/harness.o $(OUTPUT)/user/commands/top.o \
+		$(OUTPUT)/user/commands/status.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

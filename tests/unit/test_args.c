@@ -1153,5 +1153,6 @@ int main(void)
 	suite_placement();
 	suite_jiffy();
 	suite_report();
+	suite_bans();
 	return harness_finish();
 }

@@ -9,6 +9,7 @@ void suite_fleet(void);
 void suite_placement(void);
 void suite_jiffy(void);
 void suite_report(void);
+void suite_bans(void);
 
 #include <stddef.h>
 /* Runs fn with stdout captured into buf (test_output.c). */

@@ -247,10 +247,8 @@ static int deny_del(struct cli_args *a, struct state *st, const struct ban_list 
 	if (ret)
 		return ret;
 	banned = calloc(items->count ?: 1, sizeof(*banned));
-	if (!banned)
+	if (!banned || bans_overlapping(bans, items, banned))
 		ret = fail_runtime(a->name, -ENOMEM, "too many CIDRs");
-	else
-		bans_overlapping(bans, items, banned);
 	for (i = 0; !ret && i < items->count; i++) {
 		/* The list as read is sorted: a long one stays quick too. */
 		if (cidr_list_has(&doc.deny, &items->items[i].cidr)) {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,42 +114,138 @@ void ban_list_free(struct ban_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static bool key_overlaps(const struct sluice_key *key, const struct cidr *c)
-{
-	struct cidr k;
-
-	ban_key_cidr(key, &k);
-	return cidr_contains(&k, c) || cidr_contains(c, &k);
-}
-
-struct lift_ctx {
-	const struct cidr_list *l;
-	int count;
+/*
+ * A list's CIDRs in address order, each with its place in the list, and
+ * the prefix lengths it has: the CIDRs a key overlaps are found with a
+ * few searches, not by trying each (65,536 bans against a deny list of
+ * 100,000 would be billions of tests).
+ */
+struct cidr_at {
+	struct cidr c;
+	size_t i; /* its place in the list */
 };
 
-/* Whether the key overlaps a CIDR of l, each such one counted when there are counts. */
-static bool key_overlaps_any(const struct sluice_key *key, const struct cidr_list *l, int *counts)
+struct overlap_index {
+	struct cidr_at *by_addr;
+	size_t n;
+	bool has_len[2][129]; /* [IPv6?][prefix length] */
+};
+
+static int cidr_at_cmp(const void *x, const void *y)
 {
-	bool any = false;
+	return cidr_cmp(&((const struct cidr_at *)x)->c, &((const struct cidr_at *)y)->c);
+}
+
+static int overlap_index_build(struct overlap_index *x, const struct cidr_list *l)
+{
 	size_t i;
 
+	memset(x, 0, sizeof(*x));
+	x->by_addr = calloc(l->count ?: 1, sizeof(*x->by_addr));
+	if (!x->by_addr)
+		return -ENOMEM;
 	for (i = 0; i < l->count; i++) {
-		if (!key_overlaps(key, &l->items[i].cidr))
+		x->by_addr[i].c = l->items[i].cidr;
+		x->by_addr[i].i = i;
+		if (l->items[i].cidr.len <= 128)
+			x->has_len[l->items[i].cidr.family == SLUICE_FAMILY_IPV6]
+				  [l->items[i].cidr.len] = true;
+	}
+	x->n = l->count;
+	qsort(x->by_addr, x->n, sizeof(*x->by_addr), cidr_at_cmp);
+	return 0;
+}
+
+/* The first CIDR of the index not before c (x->n when none). */
+static size_t overlap_lower_bound(const struct overlap_index *x, const struct cidr *c)
+{
+	size_t lo = 0, hi = x->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cidr_cmp(&x->by_addr[mid].c, c) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* c with its bits past len cleared, and len its prefix. */
+static void cidr_cut(const struct cidr *c, unsigned int len, struct cidr *out)
+{
+	int i, keep;
+
+	*out = *c;
+	out->len = (uint8_t)len;
+	for (i = 0; i < 4; i++) {
+		keep = (int)len - 32 * i;
+		out->addr[i] &= keep <= 0 ? 0 : keep >= 32 ? ~0U : htonl(~0U << (32 - keep));
+	}
+}
+
+/* Whether c's address lies within k's block (c cut to k's length is k). */
+static bool within(const struct cidr *k, const struct cidr *c)
+{
+	struct cidr cut;
+
+	if (c->family != k->family)
+		return false;
+	cidr_cut(c, k->len, &cut);
+	return !memcmp(cut.addr, k->addr, sizeof(cut.addr));
+}
+
+/*
+ * Counts (counts[i]++, when given) each CIDR of the index that overlaps
+ * key (one holds the other): those holding it are key cut to one
+ * of the lengths the list has; those it holds, longer, are the run of
+ * the list that starts within its block, in address order. Whether there
+ * was one.
+ */
+static bool overlaps_of(const struct overlap_index *x, const struct cidr *key, int *counts)
+{
+	bool v6 = key->family == SLUICE_FAMILY_IPV6, any = false;
+	struct cidr at, kc, *k = &kc;
+	unsigned int len;
+	size_t j;
+
+	cidr_cut(key, key->len, &kc);
+	for (len = 0; len <= k->len && len <= 128; len++) {
+		if (!x->has_len[v6][len])
 			continue;
+		cidr_cut(k, len, &at);
+		for (j = overlap_lower_bound(x, &at); j < x->n && !cidr_cmp(&x->by_addr[j].c, &at);
+		     j++) {
+			any = true;
+			if (counts)
+				counts[x->by_addr[j].i]++;
+		}
+	}
+	cidr_cut(k, 0, &at);
+	memcpy(at.addr, k->addr, sizeof(at.addr));
+	for (j = overlap_lower_bound(x, &at); j < x->n && within(k, &x->by_addr[j].c); j++) {
+		if (x->by_addr[j].c.len <= k->len)
+			continue; /* k itself, or one holding it: counted above */
 		any = true;
-		if (!counts)
-			break;
-		counts[i]++;
+		if (counts)
+			counts[x->by_addr[j].i]++;
 	}
 	return any;
 }
 
+struct lift_ctx {
+	const struct overlap_index *x;
+	int count;
+};
+
 static int lift_one(int fd, const struct sluice_key *key, const struct sluice_ban *b, void *ctx)
 {
 	struct lift_ctx *l = ctx;
+	struct cidr k;
 
 	(void)b;
-	if (!key_overlaps_any(key, l->l, NULL))
+	ban_key_cidr(key, &k);
+	if (!overlaps_of(l->x, &k, NULL))
 		return 0;
 	if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
 		return -errno;
@@ -158,20 +255,33 @@ static int lift_one(int fd, const struct sluice_key *key, const struct sluice_ba
 
 int bans_lift(int fd, const struct cidr_list *l)
 {
-	struct lift_ctx c = { .l = l };
-	int err = bans_walk(fd, lift_one, &c);
+	struct overlap_index x;
+	struct lift_ctx c = { .x = &x };
+	int err = overlap_index_build(&x, l);
 
+	if (!err)
+		err = bans_walk(fd, lift_one, &c);
+	free(x.by_addr);
 	return err ?: c.count;
 }
 
-void bans_overlapping(const struct ban_list *bans, const struct cidr_list *l, int *counts)
+int bans_overlapping(const struct ban_list *bans, const struct cidr_list *l, int *counts)
 {
+	struct overlap_index x;
+	struct cidr k;
 	size_t i;
+	int err = overlap_index_build(&x, l);
 
+	if (err)
+		return err;
 	if (l->count)
 		memset(counts, 0, l->count * sizeof(*counts));
-	for (i = 0; i < bans->count; i++)
-		key_overlaps_any(&bans->items[i].key, l, counts);
+	for (i = 0; i < bans->count; i++) {
+		ban_key_cidr(&bans->items[i].key, &k);
+		overlaps_of(&x, &k, counts);
+	}
+	free(x.by_addr);
+	return 0;
 }
 
 struct carry_ctx {

@@ -34,8 +34,11 @@ void ban_list_free(struct ban_list *l);
  * walk of the map, however many CIDRs. Returns how many, or -errno.
  */
 int bans_lift(int fd, const struct cidr_list *l);
-/* For each CIDR of l, how many of the bans (bans_read) overlap it, in counts[i]. */
-void bans_overlapping(const struct ban_list *bans, const struct cidr_list *l, int *counts);
+/*
+ * For each CIDR of l, how many of the bans (bans_read) overlap it, in
+ * counts[i]: 0, or -ENOMEM.
+ */
+int bans_overlapping(const struct ban_list *bans, const struct cidr_list *l, int *counts);
 /*
  * After doc replaced live (policy_store): a rule that got a new id keeps
  * its bans and their memory when it still bans with the same prefixes

@@ -1071,8 +1071,8 @@ bool settings_equal(const struct settings *a, const struct settings *b)
 	       a->overflow.unit == b->overflow.unit && a->initial.value == b->initial.value &&
 	       a->on_full_pass == b->on_full_pass && a->prove == b->prove &&
 	       a->proven_sources.amount == b->proven_sources.amount &&
-	       a->proven_sources.period_ns == b->proven_sources.period_ns && aggregates_equal(a, b) &&
-	       ban_settings_equal(a, b);
+	       a->proven_sources.period_ns == b->proven_sources.period_ns &&
+	       aggregates_equal(a, b) && ban_settings_equal(a, b);
 }
 
 int doc_find_rule(const struct policy_doc *doc, const struct match *m)
@@ -1155,9 +1155,8 @@ bool entry_expired(const struct list_entry *e, uint64_t now_ns)
 	return e->expires_ns && e->expires_ns <= now_ns;
 }
 
-static int cidr_cmp(const void *x, const void *y)
+int cidr_cmp(const struct cidr *a, const struct cidr *b)
 {
-	const struct cidr *a = x, *b = y;
 	int d;
 
 	if (a->family != b->family)

@@ -175,6 +175,8 @@ bool settings_equal(const struct settings *a, const struct settings *b);
 /* The rule with exactly this match, or -1. */
 int doc_find_rule(const struct policy_doc *doc, const struct match *m);
 bool cidr_contains(const struct cidr *outer, const struct cidr *inner);
+/* Address order: family, then address, then prefix (a list's sort). */
+int cidr_cmp(const struct cidr *a, const struct cidr *b);
 /*
  * The rules covering CIDR c, most specific first (longer CIDR, then narrower
  * L4 class, then earlier): indexes into doc->rules. Returns the count, or
