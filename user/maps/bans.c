@@ -114,17 +114,17 @@ void ban_list_free(struct ban_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/*
- * A list's CIDRs in address order, each with its place in the list, and
- * the prefix lengths it has: the CIDRs a key overlaps are found with a
- * few searches, not by trying each (65,536 bans against a deny list of
- * 100,000 would be billions of tests).
- */
+/* A CIDR of a list, and its place there. */
 struct cidr_at {
 	struct cidr c;
-	size_t i; /* its place in the list */
+	size_t i;
 };
 
+/*
+ * A list's CIDRs in address order, and the prefix lengths it has: the
+ * CIDRs a key overlaps are found with a few searches, not by trying each
+ * (65,536 bans against a deny list of 100,000 would be billions of tests).
+ */
 struct overlap_index {
 	struct cidr_at *by_addr;
 	size_t n;
@@ -200,7 +200,7 @@ static bool within(const struct cidr *k, const struct cidr *c)
  * key (one holds the other): those holding it are key cut to one
  * of the lengths the list has; those it holds, longer, are the run of
  * the list that starts within its block, in address order. Whether there
- * was one.
+ * was one; without counts, at the first.
  */
 static bool overlaps_of(const struct overlap_index *x, const struct cidr *key, int *counts)
 {
@@ -216,19 +216,21 @@ static bool overlaps_of(const struct overlap_index *x, const struct cidr *key, i
 		cidr_cut(k, len, &at);
 		for (j = overlap_lower_bound(x, &at); j < x->n && !cidr_cmp(&x->by_addr[j].c, &at);
 		     j++) {
+			if (!counts)
+				return true;
+			counts[x->by_addr[j].i]++;
 			any = true;
-			if (counts)
-				counts[x->by_addr[j].i]++;
 		}
 	}
-	cidr_cut(k, 0, &at);
-	memcpy(at.addr, k->addr, sizeof(at.addr));
+	at = *k;
+	at.len = 0; /* before any CIDR at k's address */
 	for (j = overlap_lower_bound(x, &at); j < x->n && within(k, &x->by_addr[j].c); j++) {
 		if (x->by_addr[j].c.len <= k->len)
 			continue; /* k itself, or one holding it: counted above */
+		if (!counts)
+			return true;
+		counts[x->by_addr[j].i]++;
 		any = true;
-		if (counts)
-			counts[x->by_addr[j].i]++;
 	}
 	return any;
 }
