@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,19 +168,6 @@ static size_t overlap_lower_bound(const struct overlap_index *x, const struct ci
 			hi = mid;
 	}
 	return lo;
-}
-
-/* c with its bits past len cleared, and len its prefix. */
-static void cidr_cut(const struct cidr *c, unsigned int len, struct cidr *out)
-{
-	int i, keep;
-
-	*out = *c;
-	out->len = (uint8_t)len;
-	for (i = 0; i < 4; i++) {
-		keep = (int)len - 32 * i;
-		out->addr[i] &= keep <= 0 ? 0 : keep >= 32 ? ~0U : htonl(~0U << (32 - keep));
-	}
 }
 
 /* Whether c's address lies within k's block (c cut to k's length is k). */

@@ -112,15 +112,6 @@ uint64_t jiffy_ns(void)
 	return (uint64_t)res.tv_sec * NSEC_PER_SEC + (uint64_t)res.tv_nsec;
 }
 
-static uint32_t prefix_mask(int bits)
-{
-	if (bits <= 0)
-		return 0;
-	if (bits >= 32)
-		return 0xffffffffU;
-	return htonl(0xffffffffU << (32 - bits));
-}
-
 static void masks_build(struct sluice_policy *p)
 {
 	int i;

@@ -30,6 +30,25 @@ int parse_prefix(const char *s, unsigned int max, unsigned int *out, const char 
 	return 0;
 }
 
+uint32_t prefix_mask(int bits)
+{
+	if (bits <= 0)
+		return 0;
+	if (bits >= 32)
+		return 0xffffffffU;
+	return htonl(0xffffffffU << (32 - bits));
+}
+
+void cidr_cut(const struct cidr *c, unsigned int len, struct cidr *out)
+{
+	int i;
+
+	*out = *c;
+	out->len = (uint8_t)len;
+	for (i = 0; i < 4; i++)
+		out->addr[i] &= prefix_mask((int)len - 32 * i);
+}
+
 int parse_cidr(const char *s, struct cidr *cidr, bool *host_bits, const char **why)
 {
 	char addr[INET6_ADDRSTRLEN + 1];
@@ -67,7 +86,7 @@ int parse_cidr(const char *s, struct cidr *cidr, bool *host_bits, const char **w
 	for (i = 0; i < 4; i++) {
 		int bits = (int)len - 32 * (int)i;
 
-		mask = bits >= 32 ? 0xffffffffU : bits <= 0 ? 0 : htonl(0xffffffffU << (32 - bits));
+		mask = prefix_mask(bits);
 		if (cidr->addr[i] & ~mask)
 			*host_bits = true;
 		cidr->addr[i] &= mask;

@@ -18,6 +18,10 @@ int parse_prefix(const char *s, unsigned int max, unsigned int *out, const char 
 /* A CIDR or a bare address; *host_bits tells that host bits were cleared. */
 int parse_cidr(const char *s, struct cidr *cidr, bool *host_bits, const char **why);
 void format_cidr(char *buf, unsigned long len, const struct cidr *cidr);
+/* The mask, network byte order, of an address word with `bits` of prefix left (any int). */
+uint32_t prefix_mask(int bits);
+/* c with its bits past len cleared, and len its prefix. */
+void cidr_cut(const struct cidr *c, unsigned int len, struct cidr *out);
 /*
  * A bucket's key as `top` shows it: a source prefix ("192.0.2.0/24",
  * "2001:db8::/64"), a destination's ("to 203.0.113.5/32"), or a pair's
