@@ -73,8 +73,9 @@ lines in DIR/profile-lines.txt (perf from linux-perf; sampling costs a
 little, so keep it out of runs whose figures you publish). Needs root, a built tree
 ('make'), and iptables, nftables, ethtool, gnuplot-nox, bpftool, jq.
 
-Scenarios: a 1 source far over its limit; b 10,000 sources over their
-limits; c 1,000,000 sources at 1/s each; d IPv6, 1,000,000 addresses in
+Scenarios: a 1 source far over its limit (10/s); f the same at 1000/s,
+whose wait is under a tick, so sluice reads the precise clock for every
+packet (issue 35's a′); b 10,000 sources over their limits; c 1,000,000 sources at 1/s each; d IPv6, 1,000,000 addresses in
 1,000 /64s, limited per /64; e byte rate, 1,000 sources; s 10,000,000
 spoofed sources, one packet each, into each contender's default table
 (sluice: only --rate).
@@ -100,6 +101,7 @@ scenario() {
 	FAMILY=4 UNIT=packets SIZE=64 RATE=10 BURST=10 SRC=$SRC4 SPOOFED=
 	case $1 in
 	a) SOURCES=1 KEYS=1 DESC="1 source far over its limit" ;;
+	f) SOURCES=1 KEYS=1 RATE=1000 DESC="1 source far over 1000/s (a′: its moment within a tick)" ;;
 	b) SOURCES=10000 KEYS=10000 DESC="10,000 sources over their limits" ;;
 	c) SOURCES=1000000 KEYS=1000000 RATE=1 BURST=1 DESC="1,000,000 sources at 1/s each" ;;
 	d) FAMILY=6 SIZE=70 SOURCES=1000000 KEYS=1000 DESC="IPv6: 1,000,000 addresses in 1,000 /64s" ;;

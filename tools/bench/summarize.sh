@@ -54,7 +54,7 @@ summarize() {
 		name["floor_table"] = "floor: parse + hash + one table line"
 		name["floor_meter"] = "floor: the same + clock"
 		name["floor_filter"] = "floor: parse, hash, filter word, early clock"
-		label["a"] = "a: 1 source"; label["b"] = "b: 10k sources"
+		label["a"] = "a: 1 source"; label["f"] = "f: 1 source, 1000/s"; label["b"] = "b: 10k sources"
 		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
 		label["e"] = "e: byte rate (sluice skipped)"
 		label["s"] = "s: 10M spoofed, defaults"
@@ -131,19 +131,24 @@ summarize() {
 		print "|---|---|---|---|---|"
 		for (i = 1; i <= NS; i++) {
 			s = order[i]
+			# the targets of issue 12 against the other limiters
 			if (s == "a" || s == "b") {
 				ratio(s, "sluice", "hashlimit", 3); ratio(s, "sluice", "nft", 3)
 			}
-			# the targets of issue 12
 			if (s == "c") {
 				ratio(s, "sluice", "hashlimit", 5); ratio(s, "sluice", "nft", 2.5)
 			}
-			if (s == "a") ratio(s, "sluice", "xdp_drop", 0.92)
-			if (s == "b") ratio(s, "sluice", "xdp_drop", 0.75)
-			if (s == "s") {
-				ratio(s, "sluice", "xdp_drop", 0.60)
+			if (s == "s" || s == "f") {
+				ratio(s, "sluice", "xdp_drop", "")
 				ratio(s, "sluice", "hashlimit", ""); ratio(s, "sluice", "nft", "")
 			}
+			if (s == "a" || s == "b" || s == "c") ratio(s, "sluice", "xdp_drop", "")
+			# the targets of issue 35: sluice against the floor of the work its path must do
+			if (s == "a") ratio(s, "sluice", "floor_table", 0.90)
+			if (s == "f") ratio(s, "sluice", "floor_clock", 0.95)
+			if (s == "b") ratio(s, "sluice", "floor_filter", 0.90)
+			if (s == "c") ratio(s, "sluice", "floor_meter", 0.80)
+			if (s == "s") ratio(s, "sluice", "floor_filter", 0.85)
 			# The floors: what the machine allows, and sluice against it.
 			for (j = NCHART + 1; j <= NC; j++) {
 				if (!((s, C[j]) in ran)) continue
