@@ -189,6 +189,83 @@ int floor_filter(struct xdp_md *ctx)
 }
 
 /*
+ * A source far over 10/s (scenario a) refused exactly with the
+ * jiffies as its cheap clock: its line, and the precise clock only where
+ * the jiffies cannot rule its next moment out. The jiffies counter may
+ * trail the clock by CLOCK_JIFFY_LAG ticks less its tick of margin
+ * (bpf/clock.h), so any exact meter that trusts them reads the clock in
+ * those last ticks before each moment; at the moment the source's packet
+ * conforms and its next moment is set, in its line.
+ */
+#define FLOOR_INTERVAL_NS 100000000ULL /* 10/s */
+#define FLOOR_JIFFY_LAG	  (CLOCK_JIFFY_LAG - 1)
+
+/* The first precise reading and its jiffy, for the tick's length. */
+struct floor_tick {
+	__u64 ref_ns;
+	__u64 ref_jiffy;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct floor_tick);
+} floor_ticks SEC(".maps");
+
+/* A source's next moment and the jiffy before which it certainly has not come. */
+struct floor_moment {
+	__u64 moment_ns;
+	__u64 bound_jiffy;
+};
+
+_Static_assert(sizeof(struct floor_moment) <= sizeof(struct floor_line), "a moment fits its line");
+
+/*
+ * The tick's length, measured from the first reading (rounded up, so a
+ * wait is never counted a tick too long); 0 until 64 ticks have passed.
+ * Only at a moment: once per source per interval.
+ */
+static __always_inline __u64 floor_tick_ns(__u64 now, __u64 jiffy)
+{
+	struct floor_tick *t;
+	__u32 zero = 0;
+
+	t = bpf_map_lookup_elem(&floor_ticks, &zero);
+	if (!t)
+		return 0;
+	if (!t->ref_ns) {
+		t->ref_ns = now;
+		t->ref_jiffy = jiffy;
+		return 0;
+	}
+	if (jiffy - t->ref_jiffy < 64)
+		return 0;
+	return (now - t->ref_ns) / (jiffy - t->ref_jiffy) + 1;
+}
+
+SEC("xdp.frags")
+int floor_jiffies(struct xdp_md *ctx)
+{
+	struct floor_moment *m = (struct floor_moment *)floor_line_of(ctx);
+	__u64 jiffy, now, tick, ticks;
+
+	if (!m)
+		return XDP_PASS;
+	jiffy = bpf_jiffies64();
+	if (jiffy < m->bound_jiffy)
+		return XDP_DROP;
+	now = bpf_ktime_get_ns();
+	if (now < m->moment_ns)
+		return XDP_DROP;
+	m->moment_ns = now + FLOOR_INTERVAL_NS;
+	tick = floor_tick_ns(now, jiffy);
+	ticks = tick ? FLOOR_INTERVAL_NS / tick : 0;
+	m->bound_jiffy = ticks > FLOOR_JIFFY_LAG ? jiffy + ticks - FLOOR_JIFFY_LAG : 0;
+	return XDP_DROP;
+}
+
+/*
  * The floors of the source table's layout (struct sluice_set, six lines a
  * set: tags, counts, TATs), for the paths of `make bench` that read more
  * than one line; sluice-bench times them behind the rotator. Each reads

@@ -87,7 +87,10 @@ key placed as the datapath places it, one line of an array the default
 source table's size), floor_meter (that line and the precise clock),
 floor_filter (the key placed, one word of a filter of tracked sources the
 size of the default table's, and the early clock: refusing a forged source
-past a new-source budget, for s).
+past a new-source budget, for s), floor_jiffies (that line, and the
+precise clock only in the ticks before each moment of a source at 10/s
+that the jiffies cannot rule out: refusing a source far over 10/s exactly,
+for a).
 EOF
 }
 
@@ -231,11 +234,13 @@ setup_floor_clock() { setup_floor clock; }
 setup_floor_table() { setup_floor table; }
 setup_floor_meter() { setup_floor meter; }
 setup_floor_filter() { setup_floor filter; }
+setup_floor_jiffies() { setup_floor jiffies; }
 teardown_floor_parse() { teardown_floor; }
 teardown_floor_clock() { teardown_floor; }
 teardown_floor_table() { teardown_floor; }
 teardown_floor_meter() { teardown_floor; }
 teardown_floor_filter() { teardown_floor; }
+teardown_floor_jiffies() { teardown_floor; }
 
 # The other scenarios admit every new source at once, into a table the size
 # of the others'; a spoofed flood meets the defaults (1,000,000 sources,

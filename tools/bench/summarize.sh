@@ -45,8 +45,8 @@ summarize() {
 	function add(arr, key, v) { arr[key] = arr[key] (arr[key] == "" ? "" : " ") v }
 	BEGIN {
 		# The chart has the first NCHART; the floors only in the tables.
-		split("none hashlimit nft xdp_drop sluice floor_parse floor_clock floor_table floor_meter floor_filter", C, " ")
-		NC = 10; NCHART = 5
+		split("none hashlimit nft xdp_drop sluice floor_parse floor_clock floor_table floor_meter floor_filter floor_jiffies", C, " ")
+		NC = 11; NCHART = 5
 		name["none"] = "stack, raw DROP only"; name["hashlimit"] = "iptables hashlimit"
 		name["nft"] = "nftables set + limit"; name["xdp_drop"] = "bare XDP_DROP"
 		name["sluice"] = "sluice"
@@ -54,6 +54,7 @@ summarize() {
 		name["floor_table"] = "floor: parse + hash + one table line"
 		name["floor_meter"] = "floor: the same + clock"
 		name["floor_filter"] = "floor: parse, hash, filter word, early clock"
+		name["floor_jiffies"] = "floor: the line, the clock near each moment of 10/s"
 		label["a"] = "a: 1 source"; label["f"] = "f: 1 source, 1000/s"; label["b"] = "b: 10k sources"
 		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
 		label["e"] = "e: byte rate (sluice skipped)"
@@ -149,6 +150,9 @@ summarize() {
 			if (s == "b") ratio(s, "sluice", "floor_filter", 0.90)
 			if (s == "c") ratio(s, "sluice", "floor_meter", 0.80)
 			if (s == "s") ratio(s, "sluice", "floor_filter", 0.85)
+			# what refusing exactly with the jiffies leaves of the floor of that target
+			if (s == "a" && (s, "floor_jiffies") in ran)
+				ratio(s, "floor_jiffies", "floor_table", "")
 			# The floors: what the machine allows, and sluice against it.
 			for (j = NCHART + 1; j <= NC; j++) {
 				if (!((s, C[j]) in ran)) continue
