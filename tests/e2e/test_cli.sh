@@ -503,6 +503,20 @@ test_set_switches_algorithm() {
 	check "... back as it was" test "$dflt" = "default rate 100/s burst 20"
 }
 
+# set --rate of the other kind derives the burst again, bytes or packets.
+test_set_switches_unit() {
+	local dflt
+	"$SLUICE" set "$LAB_HOST" --rate 10mbit/s --burst 64kB >/dev/null
+	CHECK_DETAIL=$("$SLUICE" set "$LAB_HOST" --rate 100/s 2>&1)
+	check "set --rate 100/s after --burst 64kB: accepted" test $? = 0
+	dflt=$("$SLUICE" show "$LAB_HOST" | grep '^default ')
+	CHECK_DETAIL=$dflt
+	check "... the burst in bytes is gone" test "$dflt" = "default rate 100/s"
+	check "set --rate 100/s --burst 64kB is still refused" not_ok \
+		"$SLUICE" set "$LAB_HOST" --rate 100/s --burst 64kB
+	"$SLUICE" set "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+}
+
 not_ok() { ! "$@" 2>/dev/null; }
 
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
@@ -524,6 +538,7 @@ printf 'default rate 5/s\ndeny 10.9.0.0/16 until %s\n' "$LATE" >"$LAB_TMP/late.c
 "$SLUICE" deny add "$LAB_HOST" 10.2.0.0/16 --timeout 1d >/dev/null
 "$SLUICE" deny add "$LAB_HOST" 10.3.0.0/16 >/dev/null
 test_set_switches_algorithm
+test_set_switches_unit
 test_bad_invocations
 test_messages
 test_not_root
