@@ -305,5 +305,6 @@ int main(int argc, char **argv)
 		return fail_runtime(NULL, -ENOMEM, "out of memory");
 	ret = dispatch(c, argc - 1, args);
 	free(args);
+	warnings_flush();
 	return ret;
 }

@@ -205,6 +205,11 @@ BAD_INVOCATIONS=(
 	"set HOST --rate 100k/s --warmup 10s"
 	"rule add HOST 10.0.0.0/8 --rate 10/s --algorithm fixed-window --burst 5"
 	"attach nosuchif0 --rate 5/s --algorithm sliding-window --warmup 1s"
+	# A warning (host bits set) before the error: still the error's line alone.
+	"deny add HOST 10.1.2.3/8 300.1.1.1"
+	"deny add HOST -f WARNLIST"
+	"rule add HOST 10.0.0.0/8 --rate 1/s --dst 10.251.0.1/24 --proto sctp"
+	"apply HOST -f WARNCONF"
 )
 
 # The pinned state byte for byte (every map but the live counters and
@@ -238,6 +243,8 @@ test_bad_invocations() {
 		inv=${inv//BADDATECONF/$LAB_TMP/bad-date.conf}
 		inv=${inv//FARCONF/$LAB_TMP/far.conf}
 		inv=${inv//LATECONF/$LAB_TMP/late.conf}
+		inv=${inv//WARNLIST/$LAB_TMP/warn.list}
+		inv=${inv//WARNCONF/$LAB_TMP/warn.conf}
 		read -r -a args <<<"${inv//HOST/$LAB_HOST}"
 		out=$("$SLUICE" "${args[@]}" 2>&1 >/dev/null)
 		rc=$?
@@ -503,6 +510,20 @@ test_set_switches_algorithm() {
 	check "... back as it was" test "$dflt" = "default rate 100/s burst 20"
 }
 
+# set --rate of the other kind derives the burst again, bytes or packets.
+test_set_switches_unit() {
+	local dflt
+	"$SLUICE" set "$LAB_HOST" --rate 10mbit/s --burst 64kB >/dev/null
+	CHECK_DETAIL=$("$SLUICE" set "$LAB_HOST" --rate 100/s 2>&1)
+	check "set --rate 100/s after --burst 64kB: accepted" test $? = 0
+	dflt=$("$SLUICE" show "$LAB_HOST" | grep '^default ')
+	CHECK_DETAIL=$dflt
+	check "... the burst in bytes is gone" test "$dflt" = "default rate 100/s"
+	check "set --rate 100/s --burst 64kB is still refused" not_ok \
+		"$SLUICE" set "$LAB_HOST" --rate 100/s --burst 64kB
+	"$SLUICE" set "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+}
+
 not_ok() { ! "$@" 2>/dev/null; }
 
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
@@ -512,6 +533,8 @@ printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s proto tcp dport 22 syn\nallow
 printf '10.0.0.0/8\n# fine so far\n10.0.0.0/8/8\n' >"$LAB_TMP/bad.list"
 printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s\0\n' >"$LAB_TMP/nul.conf"
 printf '10.0.0.0/8\n10.\0\n' >"$LAB_TMP/nul.list"
+printf '10.1.2.3/8\nbogus\n' >"$LAB_TMP/warn.list"
+printf 'default rate 5/s\nrule 10.1.2.3/8 rate 5/s\nrule 10.0.0.0/8 rate 6/s\n' >"$LAB_TMP/warn.conf"
 awk 'BEGIN { printf "%-4096s\n", "default rate 5/s" }' >"$LAB_TMP/long.conf"
 printf 'default rate 5/s\nrule 10.0.0.0/8 rate 1/s proto icmpv6\n' >"$LAB_TMP/family.conf"
 printf 'default rate 5/s\ndeny 10.9.0.0/16 until tomorrow\n' >"$LAB_TMP/until.conf"
@@ -524,6 +547,7 @@ printf 'default rate 5/s\ndeny 10.9.0.0/16 until %s\n' "$LATE" >"$LAB_TMP/late.c
 "$SLUICE" deny add "$LAB_HOST" 10.2.0.0/16 --timeout 1d >/dev/null
 "$SLUICE" deny add "$LAB_HOST" 10.3.0.0/16 >/dev/null
 test_set_switches_algorithm
+test_set_switches_unit
 test_bad_invocations
 test_messages
 test_not_root

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "base/errors.h"
 #include "base/json.h"
@@ -13,6 +14,8 @@
 #define ERROR_MAX 512
 
 static bool json_errors;
+
+static void warnings_end(bool print);
 
 void output_json_errors(bool on)
 {
@@ -44,6 +47,7 @@ static void error_emit(const char *cmd, const char *msg)
 {
 	struct json j;
 
+	warnings_end(false);
 	if (!json_errors) {
 		fprintf(stderr, "sluice%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", msg);
 		return;
@@ -74,6 +78,14 @@ static void error_vline(const char *cmd, int err, const char *fmt, va_list ap)
 	error_emit(cmd, shown);
 }
 
+/*
+ * Warnings wait for the command's end: bad input found after one (a CIDR
+ * with host bits, then a bad one) gets its one error line alone.
+ */
+static char *warnings;
+static size_t warnings_len;
+static FILE *warnings_kept;
+
 void warning_line(const char *fmt, ...)
 {
 	char msg[ERROR_MAX], shown[ERROR_MAX];
@@ -83,7 +95,27 @@ void warning_line(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	utf8_visible(shown, sizeof(shown), msg);
-	fprintf(stderr, "%s\n", shown);
+	if (!warnings_kept)
+		warnings_kept = open_memstream(&warnings, &warnings_len);
+	fprintf(warnings_kept ? warnings_kept : stderr, "%s\n", shown);
+}
+
+static void warnings_end(bool print)
+{
+	if (!warnings_kept)
+		return;
+	fclose(warnings_kept);
+	if (print)
+		fwrite(warnings, 1, warnings_len, stderr);
+	free(warnings);
+	warnings = NULL;
+	warnings_len = 0;
+	warnings_kept = NULL;
+}
+
+void warnings_flush(void)
+{
+	warnings_end(true);
 }
 
 void error_line(const char *cmd, const char *fmt, ...)

@@ -25,8 +25,13 @@ enum {
 void output_json_errors(bool on);
 void error_line(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A warning line on stderr, whatever the output, its invisible characters shown as errors'. */
+/*
+ * A warning line on stderr, whatever the output, its invisible characters
+ * shown as errors'. Kept until warnings_flush(), the command's end; an
+ * error line drops those kept, so that bad input gets one line alone.
+ */
 void warning_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warnings_flush(void);
 
 /* Prints "sluice CMD: MESSAGE" and returns EXIT_BAD_INPUT. */
 int fail_input(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -46,8 +46,10 @@ static void set_apply(const struct cli_args *a, struct settings *s)
 	if (a->given[OPT_ALGORITHM] || a->given[OPT_WARMUP])
 		set_algorithm(a, s);
 	/* A derived burst follows the new rate; a typed one stays. */
-	if (a->given[OPT_RATE] && s->burst.bytes != (g->rate.unit != SLUICE_UNIT_PACKETS))
+	if (a->given[OPT_RATE] && s->burst.bytes != (g->rate.unit != SLUICE_UNIT_PACKETS)) {
 		s->burst.value = 0;
+		s->burst.bytes = false;
+	}
 	/* A new action starts unmarked; --prove off drops the proven-source budget. */
 	if (a->given[OPT_ACTION])
 		s->mark_dscp = s->mark_ecn = false;
