@@ -521,7 +521,30 @@ test_set_switches_unit() {
 	check "... the burst in bytes is gone" test "$dflt" = "default rate 100/s"
 	check "set --rate 100/s --burst 64kB is still refused" not_ok \
 		"$SLUICE" set "$LAB_HOST" --rate 100/s --burst 64kB
+	# The initial burst and the overflow rate in bytes go back to their defaults too.
+	"$SLUICE" set "$LAB_HOST" --rate 10mbit/s --burst 64kB --initial-burst 32kB \
+		--overflow-rate 1mbit/s >/dev/null
+	CHECK_DETAIL=$("$SLUICE" set "$LAB_HOST" --rate 100/s 2>&1)
+	check "set --rate 100/s after --initial-burst 32kB --overflow-rate 1mbit/s: accepted" \
+		test $? = 0
+	dflt=$("$SLUICE" show "$LAB_HOST" | grep '^default ')
+	CHECK_DETAIL=$dflt
+	check "... both are gone" test "$dflt" = "default rate 100/s"
+	# Typed in the new rate's unit, they stay.
+	"$SLUICE" set "$LAB_HOST" --rate 100/s --burst 50 --initial-burst 20 \
+		--overflow-rate 30/s >/dev/null
+	"$SLUICE" set "$LAB_HOST" --rate 200/s >/dev/null
+	dflt=$("$SLUICE" show "$LAB_HOST" | grep '^default ')
+	CHECK_DETAIL=$dflt
+	check "set --rate 200/s keeps a burst, initial burst and overflow rate in packets" \
+		test "$dflt" = "default rate 200/s burst 50 overflow-rate 30/s initial-burst 20"
+	# Through bytes and back: the default as the other tests expect it.
+	"$SLUICE" set "$LAB_HOST" --rate 10mbit/s >/dev/null
 	"$SLUICE" set "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	dflt=$("$SLUICE" show "$LAB_HOST" | grep '^default ')
+	CHECK_DETAIL=$dflt
+	check "... and through bytes and back, only what the last set gave" \
+		test "$dflt" = "default rate 100/s burst 20"
 }
 
 not_ok() { ! "$@" 2>/dev/null; }

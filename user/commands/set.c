@@ -37,6 +37,23 @@ static void set_algorithm(const struct cli_args *a, struct settings *s)
 	}
 }
 
+/*
+ * A new rate: what was typed in its unit (packets, or bytes) stays, and
+ * what counts the other goes back to its default, derived from the new
+ * rate: the burst, the initial burst and the overflow rate.
+ */
+static void set_rate_unit(const struct rate *rate, struct settings *s)
+{
+	bool bytes = rate->unit != SLUICE_UNIT_PACKETS;
+
+	if (s->burst.bytes != bytes)
+		s->burst = (struct burst){ 0 };
+	if (s->initial.bytes != bytes)
+		s->initial = (struct burst){ 0 };
+	if (s->overflow.amount && (s->overflow.unit != SLUICE_UNIT_PACKETS) != bytes)
+		s->overflow = (struct rate){ 0 };
+}
+
 /* The options given replace what they name; the rest stays as it was. */
 static void set_apply(const struct cli_args *a, struct settings *s)
 {
@@ -45,11 +62,8 @@ static void set_apply(const struct cli_args *a, struct settings *s)
 
 	if (a->given[OPT_ALGORITHM] || a->given[OPT_WARMUP])
 		set_algorithm(a, s);
-	/* A derived burst follows the new rate; a typed one stays. */
-	if (a->given[OPT_RATE] && s->burst.bytes != (g->rate.unit != SLUICE_UNIT_PACKETS)) {
-		s->burst.value = 0;
-		s->burst.bytes = false;
-	}
+	if (a->given[OPT_RATE])
+		set_rate_unit(&g->rate, s);
 	/* A new action starts unmarked; --prove off drops the proven-source budget. */
 	if (a->given[OPT_ACTION])
 		s->mark_dscp = s->mark_ecn = false;
@@ -95,8 +109,10 @@ const struct command cmd_set = {
 	.description =
 		"Change the default policy on IFACE without reattaching. Existing buckets keep\n"
 		"their state; every packet sees either the old or the new settings as a whole.\n"
-		"A new --rate without --burst keeps a burst set before, and otherwise derives it\n"
-		"again (one second of rate). --action drop or dry-run clears --dscp and --ecn.\n"
+		"A new --rate without --burst keeps a burst set before in its unit (packets or\n"
+		"bytes), and otherwise derives it again (one second of rate); so do\n"
+		"--initial-burst (all of the burst) and --overflow-rate (the rate).\n"
+		"--action drop or dry-run clears --dscp and --ecn.\n"
 		"--algorithm clears what does not apply to it: a window algorithm --burst,\n"
 		"--initial-burst and --warmup, gcra --window and --warmup (unless given with\n"
 		"it); --warmup clears --burst and --initial-burst. A change of algorithm, window or warm-up starts every source\n"
