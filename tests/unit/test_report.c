@@ -168,6 +168,51 @@ static void check_counters(void)
 	check(bad < 0, "stats JSON: every pair column has its key", "column %d", bad);
 }
 
+/* top's row with its second cell `extra` characters wider than its column. */
+static void overrun_row(struct report *r, int extra)
+{
+	char wide[64];
+	int i, w = abs(top_cols[1].width) + extra;
+
+	memset(wide, 'r', sizeof(wide));
+	wide[w < (int)sizeof(wide) ? w : (int)sizeof(wide) - 1] = '\0';
+	report_open(r, NULL);
+	for (i = 0; i < top_ncols; i++)
+		report_cell_text(r, &top_cols[i], i == 1 ? wide : "v");
+	report_close(r);
+	report_eol(r);
+}
+
+/*
+ * A cell wider than its column (a long rule name in top) takes the next
+ * cell's padding: the line is as long as one whose cells fit, and from the
+ * third column's end on, the same.
+ */
+static void check_overrun(void)
+{
+	FILE *f = tmpfile();
+	size_t at = 0, len;
+	struct report r;
+	char *out, *fit, *over;
+	int i;
+
+	report_text(&r, f);
+	overrun_row(&r, 0);
+	overrun_row(&r, 5);
+	out = file_text(f);
+	fit = out;
+	over = out ? strchr(out, '\n') : NULL;
+	for (i = 0; i < 3; i++)
+		at += (size_t)abs(top_cols[i].width) + 1;
+	len = over ? (size_t)(over - fit) : 0;
+	check(over && strlen(over + 1) == len + 1 && len > at &&
+		      !strncmp(fit + at, over + 1 + at, len - at),
+	      "top: a rule name 5 characters too wide", "the columns after it do not line up:\n%s",
+	      out ? out : "");
+	free(out);
+	fclose(f);
+}
+
 void suite_report(void)
 {
 	const struct table tables[] = {
@@ -180,4 +225,5 @@ void suite_report(void)
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		check_table(&tables[i]);
 	check_counters();
+	check_overrun();
 }

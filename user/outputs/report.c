@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One description per report, written as text or as JSON (see report.h). */
 #include <stdio.h>
+#include <string.h>
 #include "outputs/report.h"
 
 void report_text(struct report *r, FILE *out)
@@ -8,6 +9,7 @@ void report_text(struct report *r, FILE *out)
 	r->j = NULL;
 	r->out = out;
 	r->mid_line = false;
+	r->overrun = 0;
 }
 
 void report_json(struct report *r, struct json *j)
@@ -15,6 +17,7 @@ void report_json(struct report *r, struct json *j)
 	r->j = j;
 	r->out = j->out;
 	r->mid_line = false;
+	r->overrun = 0;
 }
 
 void report_start(struct report *r, struct json *j, bool json)
@@ -128,6 +131,7 @@ void report_eol(struct report *r)
 	if (!r->j)
 		fputc('\n', r->out);
 	r->mid_line = false;
+	r->overrun = 0;
 }
 
 /* Text cells after the first of a line are set off by a space. */
@@ -146,22 +150,38 @@ void report_header(struct report *r, const struct report_col *cols, int n)
 		report_cell_text(r, &cols[i], cols[i].header);
 }
 
+/*
+ * A cell wider than its column takes the padding of the cells after it,
+ * as far as they have some, so that the columns line up again.
+ */
+static void cell_print(struct report *r, int width, const char *text)
+{
+	int wide = width < 0 ? -width : width, len = (int)strlen(text);
+	int room = wide - r->overrun;
+
+	if (room < len)
+		room = len;
+	r->overrun += room - wide;
+	cell_sep(r);
+	fprintf(r->out, "%*s", width < 0 ? -room : room, text);
+}
+
 void report_cell_text(struct report *r, const struct report_col *c, const char *text)
 {
-	if (r->j)
-		return;
-	cell_sep(r);
-	fprintf(r->out, "%*s", c->width, text);
+	if (!r->j)
+		cell_print(r, c->width, text);
 }
 
 void report_cell_u64(struct report *r, const struct report_col *c, uint64_t value)
 {
+	char text[24];
+
 	if (r->j) {
 		json_u64(r->j, c->key, value);
 		return;
 	}
-	cell_sep(r);
-	fprintf(r->out, "%*llu", c->width, (unsigned long long)value);
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)value);
+	cell_print(r, c->width, text);
 }
 
 void report_cell_string(struct report *r, const struct report_col *c, const char *value)
@@ -199,7 +219,9 @@ void report_cell_rate(struct report *r, const struct report_col *c, double value
 	else if (!known && c->unknown)
 		report_cell_text(r, c, c->unknown);
 	else if (known) {
-		cell_sep(r);
-		fprintf(r->out, "%*.*f", c->width, c->decimals, value);
+		char text[64];
+
+		snprintf(text, sizeof(text), "%.*f", c->decimals, value);
+		cell_print(r, c->width, text);
 	}
 }

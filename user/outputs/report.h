@@ -18,6 +18,7 @@ struct report {
 	struct json *j; /* NULL: text on out */
 	FILE *out;
 	bool mid_line; /* text: a cell after this one is set off by a space */
+	int overrun;   /* text: columns the line's cells have run past their grid */
 };
 
 /* One column of a table. */
