@@ -59,6 +59,15 @@ summarize() {
 		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
 		label["e"] = "e: byte rate (sluice skipped)"
 		label["s"] = "s: 10M spoofed, defaults"
+		# The targets, by scenario: those of issue 12 against the other limiters,
+		# those of issue 35 against the floor of the work of each path.
+		vs_hashlimit["a"] = vs_nft["a"] = 3; vs_hashlimit["b"] = vs_nft["b"] = 3
+		vs_hashlimit["c"] = 5; vs_nft["c"] = 2.5
+		floor_of["a"] = "floor_table"; vs_floor["a"] = 0.90
+		floor_of["f"] = "floor_clock"; vs_floor["f"] = 0.95
+		floor_of["b"] = "floor_filter"; vs_floor["b"] = 0.90
+		floor_of["c"] = "floor_meter"; vs_floor["c"] = 0.80
+		floor_of["s"] = "floor_filter"; vs_floor["s"] = 0.85
 	}
 	NR == 1 { next }
 	{
@@ -132,25 +141,14 @@ summarize() {
 		print "|---|---|---|---|---|"
 		for (i = 1; i <= NS; i++) {
 			s = order[i]
-			# the targets of issue 12 against the other limiters
-			if (s == "a" || s == "b") {
-				ratio(s, "sluice", "hashlimit", 3); ratio(s, "sluice", "nft", 3)
-			}
-			if (s == "c") {
-				ratio(s, "sluice", "hashlimit", 5); ratio(s, "sluice", "nft", 2.5)
-			}
-			if (s == "s" || s == "f") {
-				ratio(s, "sluice", "xdp_drop", "")
-				ratio(s, "sluice", "hashlimit", ""); ratio(s, "sluice", "nft", "")
-			}
-			if (s == "a" || s == "b" || s == "c") ratio(s, "sluice", "xdp_drop", "")
-			# the targets of issue 35: sluice against the floor of the work its path must do
-			if (s == "a") ratio(s, "sluice", "floor_table", 0.90)
-			if (s == "f") ratio(s, "sluice", "floor_clock", 0.95)
-			if (s == "b") ratio(s, "sluice", "floor_filter", 0.90)
-			if (s == "c") ratio(s, "sluice", "floor_meter", 0.80)
-			if (s == "s") ratio(s, "sluice", "floor_filter", 0.85)
-			# what refusing exactly with the jiffies leaves of the floor of that target
+			# against the other limiters, with the targets of issue 12 where it set some
+			ratio(s, "sluice", "hashlimit", vs_hashlimit[s])
+			ratio(s, "sluice", "nft", vs_nft[s])
+			ratio(s, "sluice", "xdp_drop", "")
+			# issue 35: sluice against the floor of the work its path must do
+			if (s in floor_of)
+				ratio(s, "sluice", floor_of[s], vs_floor[s])
+			# what refusing exactly with the jiffies leaves of that floor
 			if (s == "a" && (s, "floor_jiffies") in ran)
 				ratio(s, "floor_jiffies", "floor_table", "")
 			# The floors: what the machine allows, and sluice against it.
@@ -162,7 +160,8 @@ summarize() {
 				if ((s, "nft") in ran) ratio(s, C[j], "nft", "")
 			}
 			for (j = NCHART + 1; j <= NC; j++)
-				if ((s, C[j]) in ran && (s, "sluice") in ran) ratio(s, "sluice", C[j], "")
+				if ((s, C[j]) in ran && (s, "sluice") in ran && C[j] != floor_of[s])
+					ratio(s, "sluice", C[j], "")
 		}
 	}' "$CSV"
 }
