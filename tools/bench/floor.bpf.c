@@ -115,7 +115,7 @@ static __always_inline int floor_place(struct xdp_md *ctx, struct table_place *p
 }
 
 /* Line `line` of set `set` in floor_sets (NULL past its end). */
-static __always_inline const struct floor_line *floor_set_line(__u32 set, __u32 line)
+static __always_inline struct floor_line *floor_set_line(__u32 set, __u32 line)
 {
 	__u32 index = set * FLOOR_LINES_PER_SET + line;
 
@@ -128,7 +128,7 @@ static __always_inline const struct floor_line *floor_set_line(__u32 set, __u32 
  * of a source lives somewhere in it, so any table-based limiter reads at
  * least that line, a miss once the sources' lines outgrow the caches.
  */
-static __always_inline const struct floor_line *floor_line_of(struct xdp_md *ctx)
+static __always_inline struct floor_line *floor_line_of(struct xdp_md *ctx)
 {
 	struct table_place place;
 
@@ -247,7 +247,7 @@ static __always_inline __u64 floor_tick_ns(__u64 now, __u64 jiffy)
 SEC("xdp.frags")
 int floor_jiffies(struct xdp_md *ctx)
 {
-	struct floor_moment *m = (struct floor_moment *)floor_line_of(ctx);
+	struct floor_moment *m = (void *)floor_line_of(ctx);
 	__u64 jiffy, now, tick, ticks;
 
 	if (!m)

@@ -15,8 +15,6 @@
 
 static bool json_errors;
 
-static void warnings_end(bool print);
-
 void output_json_errors(bool on)
 {
 	json_errors = on;
@@ -41,6 +39,27 @@ void output_say(const char *fmt, ...)
 const char *output_said(void)
 {
 	return said;
+}
+
+/*
+ * Warnings wait for the command's end: bad input found after one (a CIDR
+ * with host bits, then a bad one) gets its one error line alone.
+ */
+static char *warnings;
+static size_t warnings_len;
+static FILE *warnings_kept;
+
+static void warnings_end(bool print)
+{
+	if (!warnings_kept)
+		return;
+	fclose(warnings_kept);
+	if (print)
+		fwrite(warnings, 1, warnings_len, stderr);
+	free(warnings);
+	warnings = NULL;
+	warnings_len = 0;
+	warnings_kept = NULL;
 }
 
 static void error_emit(const char *cmd, const char *msg)
@@ -78,14 +97,6 @@ static void error_vline(const char *cmd, int err, const char *fmt, va_list ap)
 	error_emit(cmd, shown);
 }
 
-/*
- * Warnings wait for the command's end: bad input found after one (a CIDR
- * with host bits, then a bad one) gets its one error line alone.
- */
-static char *warnings;
-static size_t warnings_len;
-static FILE *warnings_kept;
-
 void warning_line(const char *fmt, ...)
 {
 	char msg[ERROR_MAX], shown[ERROR_MAX];
@@ -98,19 +109,6 @@ void warning_line(const char *fmt, ...)
 	if (!warnings_kept)
 		warnings_kept = open_memstream(&warnings, &warnings_len);
 	fprintf(warnings_kept ? warnings_kept : stderr, "%s\n", shown);
-}
-
-static void warnings_end(bool print)
-{
-	if (!warnings_kept)
-		return;
-	fclose(warnings_kept);
-	if (print)
-		fwrite(warnings, 1, warnings_len, stderr);
-	free(warnings);
-	warnings = NULL;
-	warnings_len = 0;
-	warnings_kept = NULL;
 }
 
 void warnings_flush(void)
