@@ -18,6 +18,7 @@
 #define SLUICE_BPF_BAN_H
 
 #include "clock.h"
+#include "hot.h"
 #include "maps.h"
 #include "stats.h"
 #include "table.h"
@@ -27,12 +28,13 @@
 #define BAN_CAS_TRIES 4
 
 /*
- * Is the key banned now? A ban lasts seconds, so the jiffies, against this
- * CPU's reference moment (its over-limit cache's head), nearly always say
- * "certainly not over yet" without the hardware clock, the dearest part of
- * a banned flood's packet. Else the precise clock.
+ * The end of the key's ban in meter time, or 0 when none holds now. A ban
+ * lasts seconds, so the jiffies, against this CPU's reference moment (its
+ * over-limit cache's head), nearly always say "certainly not over yet"
+ * without the hardware clock, the dearest part of a banned flood's
+ * packet. Else the precise clock.
  */
-__attribute__((noinline)) int ban_holds(const struct sluice_key *key)
+__attribute__((noinline)) __u64 ban_until(const struct sluice_key *key)
 {
 	const struct sluice_hot *c = hot_cpu();
 	const struct sluice_ban *b;
@@ -50,9 +52,9 @@ __attribute__((noinline)) int ban_holds(const struct sluice_key *key)
 	if (c && c->head.ref_now) {
 		bound = clock_jiffy_bound(&c->head, until << SLUICE_TIME_SHIFT);
 		if (bound && clock_jiffies() < bound)
-			return 1;
+			return until << SLUICE_TIME_SHIFT;
 	}
-	return clock_ns() < until;
+	return clock_ns() < until ? until << SLUICE_TIME_SHIFT : 0;
 }
 
 /*

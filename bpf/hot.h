@@ -131,6 +131,15 @@ static __always_inline int hot_find(const union sluice_hot_line *line, const str
 }
 
 /*
+ * A refusal the entry answered, pending for its bucket. Not a ban's: its
+ * packets never reach the bucket (ban.h), nor count toward the next ban.
+ */
+static __always_inline void hot_count_refusal(struct sluice_hot_way *e)
+{
+	e->count += 1 - ((e->flags / SLUICE_HOT_BANNED) & 1);
+}
+
+/*
  * The way of line refusing this repeat offender, still over its limit, or
  * -1. Jiffies answer most such packets with one load; only near the moment
  * the source may conform again does it take the precise clock, which it
@@ -159,7 +168,7 @@ static __always_inline int hot_answer(union sluice_hot_line *line, const struct 
 		if (*now >= e->admissible_at)
 			return -1;
 	}
-	e->count++;
+	hot_count_refusal(e);
 	return w;
 }
 
@@ -188,7 +197,7 @@ static __always_inline int hot_last(struct sluice_hot *c, const struct packet *p
 		if (*now >= e->admissible_at)
 			return 0;
 	}
-	e->count++;
+	hot_count_refusal(e);
 	return 1;
 }
 
@@ -459,18 +468,18 @@ __attribute__((noinline)) __u32 hot_store(union sluice_hot_line *line, int w,
 	return n;
 }
 
-/* The entry for op's source, over its limit until admissible_at, with op's pending refusals. */
+/* The entry for key's source, over its limit until admissible_at, with `pending` refusals. */
 static __always_inline void hot_entry_of(struct sluice_hot_way *e, const struct packet *pkt,
 					 const struct sluice_policy *p, __u32 index,
-					 const struct sluice_config *cfg, const struct table_op *op,
-					 __u64 admissible_at)
+					 __u64 generation, const struct sluice_key *key,
+					 __u64 pending, __u64 admissible_at)
 {
 	e->admissible_at = admissible_at;
-	e->generation = cfg->generation;
+	e->generation = generation;
 	e->addr = pkt->addr[0];
 	e->dport = pkt->dport;
-	e->policy = op->key.policy;
-	e->count = (__u32)op->pending | (__u32)op->key.prefix_len << 24;
+	e->policy = key->policy;
+	e->count = (__u32)pending | (__u32)key->prefix_len << 24;
 	e->proto = pkt->proto;
 	/* Shifts, not branches: each branch here would be explored at every call site. */
 	e->flags = hot_flags_of(pkt) | ((index / SLUICE_MAX_POLICIES) & 1) * SLUICE_HOT_RULE_SET1 |
@@ -478,6 +487,19 @@ static __always_inline void hot_entry_of(struct sluice_hot_way *e, const struct 
 		   ((p->flags / SLUICE_POL_MARK_ECN) & 1) * SLUICE_HOT_MARK_ECN;
 	e->verdict = (__u8)(p->action << 6 | (p->dscp & 0x3f));
 	e->rule_slot = (__u8)index;
+}
+
+/* Makes way w of line, the packet's source's, the entry stored last (hot_last). */
+static __always_inline void hot_note_last(struct sluice_hot *c, const union sluice_hot_line *line,
+					  const struct packet *pkt, int w, __u64 admissible_at)
+{
+	__u32 i, j;
+
+	hot_indexes(c, pkt, &i, &j);
+	if (line != &c->line[i])
+		i = j;
+	c->head.last = i * sizeof(*line) + (w & 1) * sizeof(line->way[0]);
+	c->head.last_jiffy = clock_jiffy_bound(&c->head, admissible_at);
 }
 
 /*
@@ -497,7 +519,7 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 	struct sluice_hot_way e;
 	struct sluice_hot *c;
 	struct packet copy;
-	__u32 pending, i, j;
+	__u32 pending;
 	int w;
 
 	if (!line)
@@ -518,18 +540,73 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 		c->head.ref_now = op->now;
 		c->head.ref_jiffy = clock_jiffies();
 	}
-	hot_entry_of(&e, pkt, p, index, cfg, op, admissible_at);
+	hot_entry_of(&e, pkt, p, index, cfg->generation, &op->key, op->pending, admissible_at);
 	pending = hot_store(line, w, &e, &copy, &held);
-	hot_indexes(c, pkt, &i, &j);
-	if (line != &c->line[i])
-		i = j;
-	c->head.last = i * sizeof(*line) + (w & 1) * sizeof(line->way[0]);
-	c->head.last_jiffy = clock_jiffy_bound(&c->head, admissible_at);
+	hot_note_last(c, line, pkt, w, admissible_at);
 	if (pending) {
 		table_op_init(op, cfg, &held);
 		op->pending = pending;
 		table_add_dropped(op);
 	}
+}
+
+/*
+ * Where a ban may go without carrying refusals anywhere: the source's own
+ * way under the ban's configuration (what it holds pending is its key's,
+ * and stays in it), else a way with nothing live and none pending. -1:
+ * none. `now` may trail the clock: a way live then is only spared.
+ */
+static __always_inline int hot_ban_way(const union sluice_hot_line *line, const struct packet *pkt,
+				       __u64 generation, __u64 now)
+{
+	int n = hot_ways(pkt->family), w;
+
+	for (w = 0; w < n; w++)
+		if (hot_is_source(line, w, pkt) && line->way[w].generation == generation)
+			return w;
+	for (w = 0; w < n; w++)
+		if (!hot_live(&line->way[w], now) && !SLUICE_HOT_PENDING(line->way[w].count))
+			return w;
+	return -1;
+}
+
+/*
+ * Remembers a banned source, entry e (flagged SLUICE_HOT_BANNED, until its
+ * ban ends), so that its flood is answered as a repeat offender's is: from
+ * its line, by the jiffies, without the configuration, the key or the
+ * bans' hash. A ban lifted early (deny del, deny flush) publishes a new
+ * generation, which ends the entry with it.
+ */
+__attribute__((noinline)) int hot_remember_ban(union sluice_hot_line *line,
+					       const struct packet *pkt,
+					       const struct sluice_hot_way *e)
+{
+	struct sluice_key held = {};
+	struct sluice_hot *c = hot_cpu();
+	int w;
+
+	if (!line || !pkt || !e || !c)
+		return 0;
+	w = hot_ban_way(line, pkt, e->generation, c->head.ref_now);
+	if (w < 0)
+		return 0;
+	hot_store(line, w, e, pkt, &held);
+	hot_note_last(c, line, pkt, w, e->admissible_at);
+	return 1;
+}
+
+/* A banned source's entry, remembered in its line h (NULL: the cache has no say). */
+static __always_inline void hot_ban(union sluice_hot_line *h, const struct packet *pkt,
+				    const struct sluice_key *key, const struct sluice_policy *p,
+				    __u32 index, __u64 generation, __u64 until)
+{
+	struct sluice_hot_way e;
+
+	if (!h)
+		return;
+	hot_entry_of(&e, pkt, p, index, generation, key, 0, until);
+	e.flags |= SLUICE_HOT_BANNED;
+	hot_remember_ban(h, pkt, &e);
 }
 
 #endif /* SLUICE_BPF_HOT_H */

@@ -45,8 +45,8 @@ int sluice_xdp(struct xdp_md *ctx)
 	union sluice_hot_line *h;
 	struct sluice_hot_way *e;
 	struct packet pkt;
+	__u64 now, until;
 	__u32 index;
-	__u64 now;
 	int ret;
 
 	ret = parse_packet(ctx, &pkt);
@@ -61,6 +61,8 @@ int sluice_xdp(struct xdp_md *ctx)
 
 	e = hot_still_over(&pkt, &h, &hd, &now);
 	if (e) {
+		if (e->flags & SLUICE_HOT_BANNED)
+			stats_count(ctx, SLUICE_CNT_BANNED);
 		hot_verdict_of(&verdict, e);
 		return act_over_limit(ctx, &pkt, &verdict, hot_rule_slot(e));
 	}
@@ -87,9 +89,10 @@ int sluice_xdp(struct xdp_md *ctx)
 	/* A destination or pair key: never remembered either (classify.h). */
 	if (cfg->key_kinds && (p->flags & SLUICE_POL_KEYS))
 		pkt.class_decided = key_of_frame(ctx, &key, p, pkt.l3_off);
-	/* A banned key gets its rule's action before its bucket (ban.h). */
-	if ((p->flags & SLUICE_POL_BAN) && ban_holds(&key)) {
+	/* A banned key gets its rule's action before its bucket (ban.h), then from the cache. */
+	if ((p->flags & SLUICE_POL_BAN) && (until = ban_until(&key))) {
 		stats_count(ctx, SLUICE_CNT_BANNED);
+		hot_ban(pkt.class_decided ? NULL : h, &pkt, &key, p, index, cfg->generation, until);
 		verdict_of(&verdict, p);
 		return act_over_limit(ctx, &pkt, &verdict, index);
 	}

@@ -614,6 +614,7 @@ struct sluice_verdict {
 #define SLUICE_HOT_RULE_SET1 (1U << 3) /* rule_slot is in the second set */
 #define SLUICE_HOT_MARK_DSCP (1U << 4)
 #define SLUICE_HOT_MARK_ECN  (1U << 5)
+#define SLUICE_HOT_BANNED    (1U << 6) /* a ban: counted banned, no refusals pending */
 
 /* sluice_hot_way.count: refusals not yet in the bucket (low 24 bits), the key's prefix length. */
 #define SLUICE_HOT_PENDING_MAX	  ((1U << 24) - 1)

@@ -11,12 +11,15 @@
  */
 #include <linux/bpf.h>
 #include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "fixture.h"
 #include "frames.h"
 #include "harness.h"
 #include "maps/bans.h"
+#include "maps/config.h"
 #include "suites.h"
 
 #define T0 (1000 * NSEC_PER_SEC)
@@ -216,6 +219,122 @@ static void case_allow_never_banned(void)
 	fixture_close(&fx);
 }
 
+/*
+ * This CPU's cache's entries of IPv4 source src: how many, and with
+ * SLUICE_HOT_BANNED how many, and their pending refusals; -1 when unreadable.
+ */
+static int cached_bans(struct fixture *fx, int cpu, const char *src, int *banned, uint64_t *pending)
+{
+	struct sluice_hot *c = fixture_hot(fx, cpu);
+	__u32 addr = 0;
+	int i, w, n = 0;
+
+	*banned = 0;
+	*pending = 0;
+	if (!c)
+		return -1;
+	inet_pton(AF_INET, src, &addr);
+	for (i = 0; i < SLUICE_HOT_SETS; i++)
+		for (w = 0; w < 2; w++) {
+			const struct sluice_hot_way *e = &c->line[i].way[w];
+
+			if (!(e->flags & SLUICE_HOT_IPV4) || e->addr != addr)
+				continue;
+			n++;
+			*banned += !!(e->flags & SLUICE_HOT_BANNED);
+			*pending += SLUICE_HOT_PENDING(e->count);
+		}
+	free(c);
+	return n;
+}
+
+/* Lifts the bans of src (one address) as deny del does: the entry, then a new generation. */
+static int lift_ban(struct fixture *fx, const char *src)
+{
+	struct cidr_list l = { 0 };
+	struct cidr c;
+	bool host_bits;
+	const char *why;
+	int n;
+
+	if (parse_cidr(src, &c, &host_bits, &why) || cidr_list_add(&l, &c))
+		return -EINVAL;
+	n = bans_lift(fx->st.maps.bans, &l);
+	free(l.items);
+	return n < 0 ? n : config_republish(&fx->st.maps) ?: n;
+}
+
+/* Refusals past ban-after 3 (offend's three, and one more): the source is banned. */
+static void earn_ban(struct fixture *fx, const char *src, uint64_t *t)
+{
+	offend(fx, src, t);
+	send_from(fx, src, 1);
+	fixture_set_clock(fx, *t += NSEC_PER_SEC);
+	send_from(fx, src, 1);
+}
+
+/*
+ * A banned source's flood is answered by the over-limit cache, as a
+ * source over its limit is: one packet finds the ban, the rest the
+ * cache's entry, counted banned, none pending for the bucket; the entry
+ * ends with the ban, and at once when deny del lifts it.
+ */
+static void case_ban_cached(int cpu)
+{
+	const char *src = "10.4.5.6", *name = "ban cached";
+	uint64_t t = T0, pending, banned_before;
+	struct sluice_ban b;
+	struct fixture fx;
+	int n, banned, p;
+
+	if (fixture_open_conf(&fx,
+			      "default rate 1000/s\n"
+			      "rule 10.0.0.0/8 rate 1/s burst 1 ban-after 3/10s ban-for 5s\n",
+			      1024, T0)) {
+		check(false, name, "cannot load");
+		return;
+	}
+	earn_ban(&fx, src, &t);
+	check(banned_at(&fx, src, t), name, "the source is banned");
+	/* A second on, its bucket would pass a packet: the ban refuses all 20. */
+	fixture_set_clock(&fx, t += NSEC_PER_SEC);
+	banned_before = fixture_counter(&fx, SLUICE_CNT_BANNED);
+	p = send_from(&fx, src, 20);
+	n = cached_bans(&fx, cpu, src, &banned, &pending);
+	check(p == 0 && n == 1 && banned == 1 &&
+		      fixture_counter(&fx, SLUICE_CNT_BANNED) - banned_before == 20,
+	      name,
+	      "a banned source's packets after the first are answered by one cache entry, "
+	      "counted banned (passed %d, entries %d, banned ones %d, banned count %llu)",
+	      p, n, banned,
+	      (unsigned long long)(fixture_counter(&fx, SLUICE_CNT_BANNED) - banned_before));
+	check(pending == 0, name,
+	      "the cache keeps no refusals of a ban for its bucket (%llu pending)",
+	      (unsigned long long)pending);
+	/* The ban ends: the entry ends with it. */
+	ban_of(&fx, src, &b);
+	fixture_set_clock(&fx, b.banned_until_ns - 1);
+	p = send_from(&fx, src, 1);
+	fixture_set_clock(&fx, b.banned_until_ns);
+	p += 2 * send_from(&fx, src, 1);
+	check(p == 2, name, "refused until the ban's end, passed at its end (%d)", p);
+	/* Banned again (a repeat), then lifted by deny del: the next packet passes. */
+	fixture_set_clock(&fx, t = b.banned_until_ns + NSEC_PER_SEC);
+	earn_ban(&fx, src, &t);
+	/* Past the moment of the refusal that banned it (that one's entry is not a ban's). */
+	fixture_set_clock(&fx, t += NSEC_PER_SEC);
+	p = send_from(&fx, src, 5);
+	n = cached_bans(&fx, cpu, src, &banned, &pending);
+	check(banned_at(&fx, src, t) && p == 0 && banned == 1, name,
+	      "banned again, and cached (passed %d, banned entries %d)", p, banned);
+	fixture_set_clock(&fx, t += NSEC_PER_SEC);
+	n = lift_ban(&fx, src);
+	p = send_from(&fx, src, 1);
+	check(n == 1 && p == 1, name,
+	      "deny del lifts the ban: the next packet passes (%d, lifted %d)", p, n);
+	fixture_close(&fx);
+}
+
 /* A rule without a ban never writes the map. */
 static void case_no_ban_no_entries(void)
 {
@@ -237,6 +356,13 @@ static void case_no_ban_no_entries(void)
 
 void suite_ban(void)
 {
+	int cpu = stay_on_this_cpu();
+
+	if (cpu < 0)
+		check(false, "ban cached", "cannot stay on one CPU");
+	else
+		case_ban_cached(cpu);
+	back_to_every_cpu();
 	case_ban_escalate("10.1.2.3", "ban IPv4");
 	case_ban_escalate("2001:db8:1:2::5", "ban IPv6");
 	case_spoof_never_bans();

@@ -5,7 +5,7 @@
 # shown in deny list with why and until when, counted in stats, JSON and
 # Prometheus; the ban holds while its bucket would pass it, expires,
 # escalates on a repeat up to --ban-max, survives upgrade and an apply that
-# changes the rule, and deny del lifts it. A source staying under its limit
+# changes the rule, and deny del and deny flush lift it. A source staying under its limit
 # is never banned while forged sources flood the rule's overflow bucket.
 set -u
 cd "$(dirname "$0")/../.."
@@ -120,6 +120,23 @@ test_deny_del_lifts() {
 	check "the lifted source passes" test $(($(rule_passed) - p0)) -ge 15
 }
 
+# deny flush with nothing listed lifts the bans alone; the over-limit cache
+# answers a banned flood (bpf/hot.h), and must let the lifted source pass at once.
+test_deny_flush_lifts() {
+	local p0 rc
+	burst "$OFF" 2000 1
+	check "banned again (a third time)" test -n "$(ban_field "$OFF" level)"
+	burst "$OFF" 2000 0.5 # answered by the cache now
+	"$SLUICE" deny flush "$LAB_HOST" >/dev/null
+	rc=$?
+	CHECK_DETAIL=$("$SLUICE" deny list "$LAB_HOST")
+	check "deny flush lifts the ban" test "$rc" = 0 -a -z "$(ban_field "$OFF" level)"
+	p0=$(rule_passed)
+	burst "$OFF" 20 1
+	CHECK_DETAIL="passed $(($(rule_passed) - p0))"
+	check "the source lifted by deny flush passes at once" test $(($(rule_passed) - p0)) -ge 15
+}
+
 test_spoof_never_bans() {
 	local bans0 ovf0 pid
 	bans0=$(counter bans)
@@ -146,6 +163,7 @@ test_ban_holds_and_expires
 test_ban_escalates
 test_ban_survives
 test_deny_del_lifts
+test_deny_flush_lifts
 test_spoof_never_bans
 "$SLUICE" detach "$LAB_HOST" >/dev/null
 lab_finish

@@ -191,15 +191,35 @@ static int list_bans(struct cli_args *a, struct state *st, const struct policy_d
 	return err ? fail_state(a->name, err, a->ifname, "read the bans") : 0;
 }
 
-/* Lifts every ban (flush), entries and escalation memory. */
-static int bans_flush(struct cli_args *a, struct state *st)
+/* Lifts every ban (flush), entries and escalation memory; how many go to *lifted. */
+static int bans_flush(struct cli_args *a, struct state *st, int *lifted)
 {
 	struct list_entry any[2] = { { .cidr.family = SLUICE_FAMILY_IPV4 },
 				     { .cidr.family = SLUICE_FAMILY_IPV6 } };
 	struct cidr_list all = { .items = any, .count = 2 };
 	int n = bans_lift(st->maps.bans, &all);
 
-	return n < 0 ? fail_state(a->name, n, a->ifname, "lift the bans") : EXIT_OK;
+	if (n < 0)
+		return fail_state(a->name, n, a->ifname, "lift the bans");
+	*lifted = n;
+	return EXIT_OK;
+}
+
+/*
+ * Bans lifted, then a new generation: the list's change, or the same
+ * configuration published again. Either ends the over-limit cache's
+ * entries of the lifted bans (bpf/hot.h, hot_remember_ban), which a
+ * generation published before the lift would let stand until the bans'
+ * ends; and the audit trail gets the command.
+ */
+static int list_publish_after_lift(struct cli_args *a, struct state *st, struct cidr_list *changed,
+				   int lifted)
+{
+	if (changed->count)
+		return list_change(a, st, false, changed);
+	if (lifted && config_republish(&st->maps))
+		return fail_state(a->name, -EIO, a->ifname, "publish the lift");
+	return EXIT_OK;
 }
 
 /* list prints the list; flush removes every entry of it, in one step, and (deny) every ban. */
@@ -208,7 +228,7 @@ static int list_whole(struct cli_args *a, struct state *st, bool flush)
 	struct policy_doc doc;
 	struct ban_list bans;
 	struct cidr_list *l;
-	int ret;
+	int ret, lifted = 0;
 
 	ret = policy_load_cmd(a->name, st, &doc, true);
 	if (ret)
@@ -219,11 +239,12 @@ static int list_whole(struct cli_args *a, struct state *st, bool flush)
 		if (!ret)
 			ret = list_print(a, &doc, l, &bans);
 		ban_list_free(&bans);
-	} else if (l->count) {
-		ret = list_change(a, st, false, l);
+	} else {
+		if (is_deny(a))
+			ret = bans_flush(a, st, &lifted);
+		if (!ret)
+			ret = list_publish_after_lift(a, st, l, lifted);
 	}
-	if (!ret && flush && is_deny(a))
-		ret = bans_flush(a, st);
 	doc_free(&doc);
 	return ret;
 }
@@ -264,11 +285,8 @@ static int deny_del(struct cli_args *a, struct state *st, const struct ban_list 
 		if (lifted < 0)
 			ret = fail_state(a->name, lifted, a->ifname, "lift the bans");
 	}
-	if (!ret && listed.count)
-		ret = list_change(a, st, false, &listed);
-	/* Only bans lifted: a new generation all the same, so the audit trail has the command. */
-	else if (!ret && lifted && config_republish(&st->maps))
-		ret = fail_state(a->name, -EIO, a->ifname, "publish the lift");
+	if (!ret)
+		ret = list_publish_after_lift(a, st, &listed, lifted);
 	free(listed.items);
 	free(banned);
 	doc_free(&doc);
