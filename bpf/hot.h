@@ -131,15 +131,6 @@ static __always_inline int hot_find(const union sluice_hot_line *line, const str
 }
 
 /*
- * A refusal the entry answered, pending for its bucket. Not a ban's: its
- * packets never reach the bucket (ban.h), nor count toward the next ban.
- */
-static __always_inline void hot_count_refusal(struct sluice_hot_way *e)
-{
-	e->count += 1 - ((e->flags / SLUICE_HOT_BANNED) & 1);
-}
-
-/*
  * The way of line refusing this repeat offender, still over its limit, or
  * -1. Jiffies answer most such packets with one load; only near the moment
  * the source may conform again does it take the precise clock, which it
@@ -168,7 +159,7 @@ static __always_inline int hot_answer(union sluice_hot_line *line, const struct 
 		if (*now >= e->admissible_at)
 			return -1;
 	}
-	hot_count_refusal(e);
+	e->count++;
 	return w;
 }
 
@@ -197,7 +188,7 @@ static __always_inline int hot_last(struct sluice_hot *c, const struct packet *p
 		if (*now >= e->admissible_at)
 			return 0;
 	}
-	hot_count_refusal(e);
+	e->count++;
 	return 1;
 }
 
@@ -274,6 +265,18 @@ static __always_inline struct sluice_hot_way *hot_still_over(const struct packet
 	hot_note_answer(&c->head, w >= 0);
 	*now = t;
 	return w < 0 ? NULL : &(*h)->way[w & 1];
+}
+
+/*
+ * A ban's packet the entry answered: counted banned, and not pending for
+ * the bucket (hot_answer counted it there), which its packets never reach
+ * (ban.h), nor toward the key's next ban. Here, not in hot_answer: a
+ * source over its limit pays nothing for it.
+ */
+static __always_inline void hot_banned(struct xdp_md *ctx, struct sluice_hot_way *e)
+{
+	e->count--;
+	stats_count(ctx, SLUICE_CNT_BANNED);
 }
 
 /* What to do with a packet an entry refused, and the rule it counts under. */

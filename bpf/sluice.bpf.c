@@ -62,7 +62,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	e = hot_still_over(&pkt, &h, &hd, &now);
 	if (e) {
 		if (e->flags & SLUICE_HOT_BANNED)
-			stats_count(ctx, SLUICE_CNT_BANNED);
+			hot_banned(ctx, e);
 		hot_verdict_of(&verdict, e);
 		return act_over_limit(ctx, &pkt, &verdict, hot_rule_slot(e));
 	}
