@@ -257,6 +257,15 @@ test_bad_invocations() {
 }
 
 # What the one line says, for messages that used to be empty or wrong.
+warns() { # warns LINE INVOCATION...: exit 0, and stderr is LINE alone
+	local line=$1 out rc
+	shift
+	out=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	CHECK_DETAIL="exit $rc: $out"
+	[ "$rc" = 0 ] && [ "$out" = "$line" ]
+}
+
 says() { # says WHAT INVOCATION...: exit 2, one line, containing WHAT
 	local what=$1 out rc
 	shift
@@ -398,6 +407,19 @@ test_max_sources() {
 			-n "$("$SLUICE" stats "$LAB_HOST" | awk '/^sources/ && $2 <= $4')"
 		"$SLUICE" detach "$LAB_HOST" >/dev/null
 	done
+}
+
+# A value sluice changes (host bits) is used with one warning line, which
+# names the command, or the file's line and column.
+test_host_bits_warnings() {
+	check "--dst with host bits: one warning naming the command, and its network used" \
+		warns "sluice rule: warning: --dst '10.251.0.1/24' has host bits set; using 10.251.0.0/24" \
+		"$SLUICE" rule add "$LAB_HOST" 10.0.0.0/8 --rate 1/s --dst 10.251.0.1/24 --proto udp
+	"$SLUICE" rule del "$LAB_HOST" 10.0.0.0/8 --dst 10.251.0.0/24 --proto udp >/dev/null 2>&1
+	printf 'default rate 10/s\nrule 10.0.0.0/8 rate 1/s dst 10.251.0.1/24\n' >"$LAB_TMP/dst.conf"
+	check "dst with host bits in a file: one warning naming the file's line and column" \
+		warns "$LAB_TMP/dst.conf:2:30: warning: dst '10.251.0.1/24' has host bits set; using 10.251.0.0/24" \
+		"$SLUICE" apply --check -f "$LAB_TMP/dst.conf"
 }
 
 test_not_root() {
@@ -573,6 +595,7 @@ test_set_switches_algorithm
 test_set_switches_unit
 test_bad_invocations
 test_messages
+test_host_bits_warnings
 test_not_root
 test_help
 test_json_everywhere

@@ -38,8 +38,12 @@ static int fail_unknown(const char *name, enum command_id cmd, const char *word)
 static int apply_one(const char *name, struct cli_args *a, int id, const char *value)
 {
 	const char *why;
+	int err = option_apply(a, id, value, &why);
 
-	if (!option_apply(a, id, value, &why))
+	if (err == OPTION_WARNED)
+		warning_line("sluice %s: warning: --%s '%s' %s", name, option_table[id].name, value,
+			     why);
+	if (err >= 0)
 		return -1;
 	return fail_input(name, "bad value '%s' for --%s: %s", value ? value : "",
 			  option_table[id].name, why);

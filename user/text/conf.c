@@ -97,7 +97,7 @@ static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first
 {
 	const char *why, *value;
 	char names[256];
-	int i, id;
+	int i, id, err;
 
 	for (i = first; i < t->n; i++) {
 		const char *name = t->word[i];
@@ -115,8 +115,12 @@ static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first
 				return fail_at(pc, t->col[i], "expected a value after '%s'", name);
 			value = t->word[++i];
 		}
-		if (option_apply(a, id, value, &why))
+		err = option_apply(a, id, value, &why);
+		if (err < 0)
 			return fail_at(pc, t->col[i], "bad %s '%s': %s", name, value, why);
+		if (err == OPTION_WARNED)
+			warning_line("%s:%d:%d: warning: %s '%s' %s", pc->path, pc->line, t->col[i],
+				     name, value, why);
 	}
 	if (stmt != STMT_ATTACH && !a->given[OPT_RATE])
 		return fail_at(pc, t->n ? t->col[0] : 1, "expected 'rate RATE' in this statement");

@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "base/errors.h"
 #include "text/options.h"
 #include "values/endpoint.h"
 #include "values/listen.h"
@@ -160,21 +159,25 @@ static int parse_timeout(const char *v, uint64_t *field, const char **why)
 	return err ?: ban_length_check(*field, why);
 }
 
-/* A CIDR, its host bits cleared with a warning as a rule's own CIDR's are. */
-static int parse_cidr_option(const struct option_def *o, const char *v, struct cidr *c,
-			     const char **why)
+/*
+ * A CIDR, its host bits cleared as a rule's own CIDR's are: OPTION_WARNED
+ * with what was used in *why, for the caller's warning, which names the
+ * command or the file's line.
+ */
+static int parse_cidr_option(const char *v, struct cidr *c, const char **why)
 {
+	static char used[96];
 	char norm[64];
 	bool host_bits;
 	int err;
 
 	err = parse_cidr(v, c, &host_bits, why);
-	if (!err && host_bits) {
-		format_cidr(norm, sizeof(norm), c);
-		warning_line("sluice: warning: --%s '%s' has host bits set; using %s", o->name, v,
-			     norm);
-	}
-	return err;
+	if (err || !host_bits)
+		return err;
+	format_cidr(norm, sizeof(norm), c);
+	snprintf(used, sizeof(used), "has host bits set; using %s", norm);
+	*why = used;
+	return OPTION_WARNED;
 }
 
 /* Parses v, as o's type says, into o's member; v is NULL for a flag. */
@@ -224,7 +227,7 @@ static int parse_typed(const struct option_def *o, void *field, const char *v, c
 	case TYPE_LENGTH:
 		return parse_length_range(v, field, (uint16_t *)field + 1, why);
 	case TYPE_CIDR:
-		return parse_cidr_option(o, v, field, why);
+		return parse_cidr_option(v, field, why);
 	case TYPE_MODE:
 		return parse_mode(v, field, why);
 	case TYPE_GROUP:
@@ -702,12 +705,12 @@ int option_apply(struct cli_args *a, enum option_id id, const char *value, const
 		value = o->bare;
 	if (field)
 		err = parse_typed(o, field, value, why);
-	if (err)
+	if (err < 0)
 		return err;
 	if (o->marks)
 		*(bool *)(field - o->offset + o->marked_offset) = true;
 	a->given[id] = true;
-	return 0;
+	return err;
 }
 
 /* o's member and what it marks, from one home struct to another: set's replace. */

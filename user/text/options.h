@@ -283,9 +283,13 @@ int option_find(const char *name);
 int option_find_short(char c);
 /* Does command cmd (or config statement stmt, when cmd < 0) take option id? */
 bool option_takes(int cmd, unsigned int stmt, enum option_id id);
+/* option_apply: applied, but the value was changed; *why says how (host bits). */
+#define OPTION_WARNED 1
+
 /*
  * Applies option id, value NULL for flags, records it as given; a
- * repeated option (but --aggregate) replaces the earlier value.
+ * repeated option (but --aggregate) replaces the earlier value. 0,
+ * OPTION_WARNED, or -errno with *why.
  */
 int option_apply(struct cli_args *a, enum option_id id, const char *value, const char **why);
 
