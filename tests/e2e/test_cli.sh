@@ -280,6 +280,16 @@ test_messages() {
 		test "$(jq -r .error <<<"$out" 2>/dev/null)" = "unknown command 'frob' (see 'sluice --help')"
 	check "--json status works as status --json" \
 		test "$("$SLUICE" --json status "$LAB_HOST" | jq -r '.[0].interface')" = "$LAB_HOST"
+	# An interface name is quoted as every input is: what shows nothing is escaped.
+	check "a newline in an interface name is shown as \\x0a" \
+		says "bad interface name 'a\\x0ab': no interface name has whitespace" \
+		"$SLUICE" attach $'a\nb' --rate 5/s
+	check "a no-break space in an interface name is shown as \\u00a0" \
+		says "bad interface name 'eth\\u00a00': no interface name has whitespace" \
+		"$SLUICE" status $'eth\u00a00'
+	check "a long name in UTF-8 is cut between characters, not shown as ?" \
+		says "bad interface name '$(printf 'é%.0s' $(seq 11))...': longer than 15 bytes" \
+		"$SLUICE" detach "$(printf 'é%.0s' $(seq 18))"
 	check "apply -f DIR says it cannot read a directory" \
 		says "$LAB_TMP: cannot read: Is a directory" "$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP"
 	check "apply -f /proc/self/mem says why" \
