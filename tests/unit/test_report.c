@@ -168,6 +168,36 @@ static void check_counters(void)
 	check(bad < 0, "stats JSON: every pair column has its key", "column %d", bad);
 }
 
+/*
+ * stats' rule table with a rule named wider than its column (as the
+ * README's SSH rule is): every line of it, the header's too, as long as
+ * the others, so the columns line up.
+ */
+static void check_counters_wide_rule(void)
+{
+	struct rule_counts rules[2] = { { .name = "default" },
+					{ .name = "0.0.0.0/0 proto tcp dport 22 syn" } };
+	struct sample now = { .time_ns = 2000000000, .rules = rules, .nrules = 2 };
+	struct counters_call call = { false, &now, NULL };
+	char buf[65536], *line, *end;
+	size_t len = 0;
+	bool same = true;
+	int lines = 0;
+
+	capture_stdout(call_counters, &call, buf, sizeof(buf));
+	line = strstr(buf, "\nRULE");
+	for (line = line ? line + 1 : NULL; line && *line != '\n'; line = end + 1) {
+		end = strchr(line, '\n');
+		if (!end)
+			break;
+		if (lines++ && (size_t)(end - line) != len)
+			same = false;
+		len = (size_t)(end - line);
+	}
+	check(same && lines == 9, "stats text: a rule name wider than its column",
+	      "the rule table's %d lines do not line up:\n%s", lines, buf);
+}
+
 /* top's row with its second cell `extra` characters wider than its column. */
 static void overrun_row(struct report *r, int extra)
 {
@@ -225,5 +255,6 @@ void suite_report(void)
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		check_table(&tables[i]);
 	check_counters();
+	check_counters_wide_rule();
 	check_overrun();
 }
