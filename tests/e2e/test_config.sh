@@ -338,7 +338,29 @@ test_invisible() {
 	"$SLUICE" detach "$LAB_HOST" >/dev/null
 }
 
+# The attach statement's options, as the parser lists them, are each in apply's
+# help and in the statement's synopsis of sluice.conf(5).
+test_attach_statement_docs() {
+	local opts opt help synopsis
+	opts=$(printf 'attach\n' | "$SLUICE" apply --check -f - 2>&1 |
+		sed -n "s/.*expected an option after 'attach' (\(.*\))$/\1/p" | tr -d ,)
+	help=$("$SLUICE" apply --help | grep '^ *attach ')
+	synopsis=$(grep -m1 '^\*attach\* ' docs/sluice.conf.5.scd.in)
+	CHECK_DETAIL="options '$opts'"
+	check "the attach statement's options are known" test -n "$opts"
+	for opt in $opts; do
+		CHECK_DETAIL="$help"
+		check "apply --help shows '$opt' in the attach statement" grep -qw -- "$opt" <<<"$help"
+		CHECK_DETAIL="$synopsis"
+		check "sluice.conf(5)'s synopsis shows '$opt' in the attach statement" \
+			grep -qF -- "*$opt*" <<<"$synopsis"
+	done
+	CHECK_DETAIL=$("$SLUICE" apply --help | grep '^ *deny ')
+	check "apply --help shows deny's 'until TIME'" grep -qF 'deny CIDR [until TIME]' <<<"$CHECK_DETAIL"
+}
+
 lab_up || { echo "0 passed, 1 failed"; exit 1; }
+test_attach_statement_docs
 test_round_trip
 test_algorithms
 test_bad_files
