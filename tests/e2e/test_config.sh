@@ -202,6 +202,12 @@ test_apply_idempotent() {
 	CHECK_DETAIL=$OUT
 	check "apply of a file with another max-sources: exit 2, one line, names attach --replace" \
 		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F 'max-sources 7000 (running 6000)' <<<"$OUT" | grep -F 'attach')"
+	write_conf "$LAB_TMP/other.conf" 3/s "attach group nogroup"
+	try apply "$LAB_HOST" -f "$LAB_TMP/other.conf"
+	CHECK_DETAIL=$OUT
+	check "apply of a file with another group: exit 2, says --replace keeps the buckets" \
+		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F 'group nogroup (running none)' <<<"$OUT" |
+			grep -F 'which keeps the buckets')"
 	write_conf "$LAB_TMP/other.conf" 3/s "attach mode generic"
 	try apply "$LAB_HOST" -f "$LAB_TMP/other.conf"
 	CHECK_DETAIL=$OUT
