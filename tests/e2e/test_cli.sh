@@ -434,6 +434,30 @@ test_help() {
 		check "sluice $cmd --help exits 0 and shows usage" \
 			bash -c "'$SLUICE' $cmd --help | grep -q '^Usage: sluice $cmd'"
 	done
+	# Every option a command's help lists is in its synopsis in sluice(8), but
+	# for the limiter options (_LIMITER-OPTION_) and those of every command.
+	local common opt form found synopsis
+	common=$( (help_options set; printf '%s\n' --ipv4-prefix --ipv6-prefix --key '-j|--json' \
+		'-p|--pretty' --wait '-h|--help') | sort -u)
+	for cmd in attach set detach status stats rule allow deny apply show upgrade top exporter agent; do
+		synopsis=$(awk -v c="$cmd" '$0 ~ "^\\*sluice " c "[* ]" { p = 1 } p && /^$/ { p = 0 } p' \
+			docs/sluice.8.scd.in)
+		for opt in $(help_options "$cmd"); do
+			grep -qx -- "$opt" <<<"$common" && continue
+			found=
+			for form in ${opt//|/ }; do
+				grep -qE -- "[* ]$form[* ]" <<<"$synopsis" && found=1
+			done
+			CHECK_DETAIL=$synopsis
+			check "sluice(8)'s synopsis of $cmd names $opt, as its --help does" test -n "$found"
+		done
+	done
+}
+
+# help_options CMD: the options CMD --help lists, one a line, "-f|--file" for both forms.
+help_options() {
+	"$SLUICE" "$1" --help | sed -n '/^Options:/,$p' | grep -oE '^  (-[a-z], )?--[a-z0-9-]+' |
+		sed 's/^  //; s/, /|/'
 }
 
 # jsonly CMD...: runs sluice -j CMD; its stdout must be exactly one JSON
