@@ -86,6 +86,29 @@ static void traffic_report(struct report *r, const struct sample *s, const struc
 	report_close(r);
 }
 
+/*
+ * Rule n's counters in the earlier sample, to take its rates against: the
+ * rule of the same name in the same set of slots. A policy change writes
+ * the other set afresh, every rule's counters from zero, and may add,
+ * delete or move rules; a rule then counts from zero, never against the
+ * counters of another rule that held its place.
+ */
+static const struct rule_counts *rule_before(const struct sample *s, const struct sample *prev,
+					     int n)
+{
+	static const struct rule_counts zero;
+	int k;
+
+	if (!prev)
+		return NULL;
+	if (prev->policy_set != s->policy_set)
+		return &zero;
+	for (k = 0; k < prev->nrules; k++)
+		if (!strcmp(prev->rules[k].name, s->rules[n].name))
+			return &prev->rules[k];
+	return &zero;
+}
+
 static void rules_report(struct report *r, const struct sample *s, const struct sample *prev,
 			 uint64_t dt)
 {
@@ -100,8 +123,7 @@ static void rules_report(struct report *r, const struct sample *s, const struct 
 	pair_header(r, "RULE", width, "OUTCOME", prev);
 	report_list_open(r, "rules");
 	for (n = 0; n < s->nrules; n++) {
-		/* Rules are matched by position: the set does not change between samples. */
-		const bool have_prev = prev && n < prev->nrules;
+		const struct rule_counts *before = rule_before(s, prev, n);
 
 		report_open(r, NULL);
 		report_string(r, "rule", NULL, s->rules[n].name);
@@ -113,7 +135,7 @@ static void rules_report(struct report *r, const struct sample *s, const struct 
 				      padded(cell, sizeof(cell), width, s->rules[n].name));
 			report_string(r, NULL, " %-14s", counter_info[i].name);
 			pair_report(r, counter_info[i].name, &s->rules[n].c[i],
-				    have_prev ? &prev->rules[n].c[i] : NULL, dt);
+				    before ? &before->c[i] : NULL, dt);
 		}
 		report_close(r);
 		report_close(r);
