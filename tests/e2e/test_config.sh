@@ -108,6 +108,11 @@ test_bad_files() {
 	check "attach --replace -f with a bad mode: nothing attached" nothing_attached
 	try attach "$LAB_HOST" -f "$LAB_TMP/nonexistent.conf"
 	check "attach -f of a missing file: exit 2, nothing attached" test "$RC" = 2 -a "$LINES" = 1
+	try attach "$LAB_HOST" -f ''
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "attach -f '': exit 2, one line saying the file name is empty" \
+		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F "an empty file name" <<<"$OUT")"
+	check "attach -f '': nothing attached" nothing_attached
 	write_conf "$CONF" 1/m
 	try attach "$LAB_HOST" -f "$CONF" --max-sources 10
 	CHECK_DETAIL=$OUT
@@ -121,6 +126,10 @@ test_bad_files() {
 	check "apply on an interface not attached: exit 2, points to attach -f" \
 		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F "sluice attach $LAB_HOST -f $CONF" <<<"$OUT")"
 	check "apply on an interface not attached: nothing attached" nothing_attached
+	try apply --check -f ''
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "apply --check -f '': exit 2, one line saying the file name is empty" \
+		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F "an empty file name" <<<"$OUT")"
 }
 
 # A source over its limit stays refused across attach --replace with the same file.

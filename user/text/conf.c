@@ -396,8 +396,15 @@ static int statement_fn(struct parse_ctx *pc, const struct tokens *t, void *arg)
 
 static FILE *open_input(const char *path, char *err, size_t errlen)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	FILE *f;
 
+	/* fopen("") says ENOENT, which quoted as ": No such file..." names nothing. */
+	if (!*path) {
+		snprintf(err, errlen,
+			 "-f '': an empty file name (expected FILE, or - for standard input)");
+		return NULL;
+	}
+	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	if (!f)
 		snprintf(err, errlen, "%s: %s", input_name(path), strerror(errno));
 	return f;
