@@ -289,6 +289,16 @@ test_messages() {
 		test "$(jq -r .error <<<"$out" 2>/dev/null)" = "unknown command 'frob' (see 'sluice --help')"
 	check "--json status works as status --json" \
 		test "$("$SLUICE" --json status "$LAB_HOST" | jq -r '.[0].interface')" = "$LAB_HOST"
+	# An interface name is quoted as every input is: what shows nothing is escaped.
+	check "a newline in an interface name is shown as \\x0a" \
+		says "bad interface name 'a\\x0ab': no interface name has whitespace" \
+		"$SLUICE" attach $'a\nb' --rate 5/s
+	check "a no-break space in an interface name is shown as \\u00a0" \
+		says "bad interface name 'eth\\u00a00': no interface name has whitespace" \
+		"$SLUICE" status $'eth\u00a00'
+	check "a long name in UTF-8 is cut between characters, not shown as ?" \
+		says "bad interface name '$(printf 'é%.0s' $(seq 11))...': longer than 15 bytes" \
+		"$SLUICE" detach "$(printf 'é%.0s' $(seq 18))"
 	check "apply -f DIR says it cannot read a directory" \
 		says "$LAB_TMP: cannot read: Is a directory" "$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP"
 	check "apply -f /proc/self/mem says why" \
@@ -446,6 +456,30 @@ test_help() {
 		check "sluice $cmd --help exits 0 and shows usage" \
 			bash -c "'$SLUICE' $cmd --help | grep -q '^Usage: sluice $cmd'"
 	done
+	# Every option a command's help lists is in its synopsis in sluice(8), but
+	# for the limiter options (_LIMITER-OPTION_) and those of every command.
+	local common opt form found synopsis
+	common=$( (help_options set; printf '%s\n' --ipv4-prefix --ipv6-prefix --key '-j|--json' \
+		'-p|--pretty' --wait '-h|--help') | sort -u)
+	for cmd in attach set detach status stats rule allow deny apply show upgrade top exporter agent; do
+		synopsis=$(awk -v c="$cmd" '$0 ~ "^\\*sluice " c "[* ]" { p = 1 } p && /^$/ { p = 0 } p' \
+			docs/sluice.8.scd.in)
+		for opt in $(help_options "$cmd"); do
+			grep -qx -- "$opt" <<<"$common" && continue
+			found=
+			for form in ${opt//|/ }; do
+				grep -qE -- "[* ]$form[* ]" <<<"$synopsis" && found=1
+			done
+			CHECK_DETAIL=$synopsis
+			check "sluice(8)'s synopsis of $cmd names $opt, as its --help does" test -n "$found"
+		done
+	done
+}
+
+# help_options CMD: the options CMD --help lists, one a line, "-f|--file" for both forms.
+help_options() {
+	"$SLUICE" "$1" --help | sed -n '/^Options:/,$p' | grep -oE '^  (-[a-z], )?--[a-z0-9-]+' |
+		sed 's/^  //; s/, /|/'
 }
 
 # jsonly CMD...: runs sluice -j CMD; its stdout must be exactly one JSON

@@ -108,6 +108,11 @@ test_bad_files() {
 	check "attach --replace -f with a bad mode: nothing attached" nothing_attached
 	try attach "$LAB_HOST" -f "$LAB_TMP/nonexistent.conf"
 	check "attach -f of a missing file: exit 2, nothing attached" test "$RC" = 2 -a "$LINES" = 1
+	try attach "$LAB_HOST" -f ''
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "attach -f '': exit 2, one line saying the file name is empty" \
+		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F "an empty file name" <<<"$OUT")"
+	check "attach -f '': nothing attached" nothing_attached
 	write_conf "$CONF" 1/m
 	try attach "$LAB_HOST" -f "$CONF" --max-sources 10
 	CHECK_DETAIL=$OUT
@@ -121,6 +126,10 @@ test_bad_files() {
 	check "apply on an interface not attached: exit 2, points to attach -f" \
 		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F "sluice attach $LAB_HOST -f $CONF" <<<"$OUT")"
 	check "apply on an interface not attached: nothing attached" nothing_attached
+	try apply --check -f ''
+	CHECK_DETAIL="exit $RC: $OUT"
+	check "apply --check -f '': exit 2, one line saying the file name is empty" \
+		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F "an empty file name" <<<"$OUT")"
 }
 
 # A source over its limit stays refused across attach --replace with the same file.
@@ -202,6 +211,12 @@ test_apply_idempotent() {
 	CHECK_DETAIL=$OUT
 	check "apply of a file with another max-sources: exit 2, one line, names attach --replace" \
 		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F 'max-sources 7000 (running 6000)' <<<"$OUT" | grep -F 'attach')"
+	write_conf "$LAB_TMP/other.conf" 3/s "attach group nogroup"
+	try apply "$LAB_HOST" -f "$LAB_TMP/other.conf"
+	CHECK_DETAIL=$OUT
+	check "apply of a file with another group: exit 2, says --replace keeps the buckets" \
+		test "$RC" = 2 -a "$LINES" = 1 -a -n "$(grep -F 'group nogroup (running none)' <<<"$OUT" |
+			grep -F 'which keeps the buckets')"
 	write_conf "$LAB_TMP/other.conf" 3/s "attach mode generic"
 	try apply "$LAB_HOST" -f "$LAB_TMP/other.conf"
 	CHECK_DETAIL=$OUT
@@ -338,7 +353,29 @@ test_invisible() {
 	"$SLUICE" detach "$LAB_HOST" >/dev/null
 }
 
+# The attach statement's options, as the parser lists them, are each in apply's
+# help and in the statement's synopsis of sluice.conf(5).
+test_attach_statement_docs() {
+	local opts opt help synopsis
+	opts=$(printf 'attach\n' | "$SLUICE" apply --check -f - 2>&1 |
+		sed -n "s/.*expected an option after 'attach' (\(.*\))$/\1/p" | tr -d ,)
+	help=$("$SLUICE" apply --help | grep '^ *attach ')
+	synopsis=$(grep -m1 '^\*attach\* ' docs/sluice.conf.5.scd.in)
+	CHECK_DETAIL="options '$opts'"
+	check "the attach statement's options are known" test -n "$opts"
+	for opt in $opts; do
+		CHECK_DETAIL="$help"
+		check "apply --help shows '$opt' in the attach statement" grep -qw -- "$opt" <<<"$help"
+		CHECK_DETAIL="$synopsis"
+		check "sluice.conf(5)'s synopsis shows '$opt' in the attach statement" \
+			grep -qF -- "*$opt*" <<<"$synopsis"
+	done
+	CHECK_DETAIL=$("$SLUICE" apply --help | grep '^ *deny ')
+	check "apply --help shows deny's 'until TIME'" grep -qF 'deny CIDR [until TIME]' <<<"$CHECK_DETAIL"
+}
+
 lab_up || { echo "0 passed, 1 failed"; exit 1; }
+test_attach_statement_docs
 test_round_trip
 test_algorithms
 test_bad_files

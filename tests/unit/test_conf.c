@@ -147,6 +147,12 @@ static const struct error_case error_cases[] = {
 	{ "a limiter option in attach", "attach rate 5/s\ndefault rate 1/s\n",
 	  ":1:8:", "unknown option 'rate' (expected mode, max-sources, group)" },
 	{ "mode in default", "default rate 1/s mode native\n", ":1:18:", "unknown option 'mode'" },
+	{ "an unknown option of a rule names every option of a rule, the last too",
+	  "default rate 1/s\nrule 10.0.0.0/8 rate 1/s dest 10.1.0.0/16\n", ":2:26:",
+	  "unknown option 'dest' (expected rate, algorithm, window, burst, warmup, action, dscp, "
+	  "ecn, ipv4-prefix, ipv6-prefix, key, new-sources, overflow-rate, initial-burst, on-full, "
+	  "prove, proven-sources, aggregate, ban-after, ban-for, ban-escalate, ban-memory, ban-max, "
+	  "proto, dport, syn, sport, tcp-flags, icmp-type, length, dst)" },
 	{ "max-sources in a rule", "default rate 1/s\nrule 10.0.0.0/8 rate 1/s max-sources 5\n",
 	  ":2:26:", "unknown option 'max-sources'" },
 	{ "attach and no default", "attach mode native\n", NULL, "missing a 'default" },

@@ -26,6 +26,7 @@
 #include "base/version.h"
 #include "outputs/audit.h"
 #include "outputs/prom.h"
+#include "fleet/report.h"
 #include "pins/state.h"
 #include "unit.h"
 
@@ -725,6 +726,34 @@ static void test_prometheus(void)
 	free(text);
 }
 
+/*
+ * The fleet's families, which the exporter writes after prom_write's, name
+ * each interface as every label does: a name may hold a quote or a
+ * backslash, and bytes that are no UTF-8. None of these has an agent.
+ */
+static void test_prometheus_fleet(void)
+{
+	const char names[3][16] = { "eth0", "we\"ird\\", "et\xffh" };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	out = open_memstream(&text, &len);
+	if (!out) {
+		check(false, "Prometheus: the fleet's families", "open_memstream failed");
+		return;
+	}
+	fleet_report_prom(out, names, 3);
+	fclose(out);
+	check(strstr(text, "sluice_fleet_up{interface=\"eth0\"} 0\n"
+			   "sluice_fleet_up{interface=\"we\\\"ird\\\\\"} 0\n"
+			   "sluice_fleet_up{interface=\"et" FFFD "h\"} 0\n") != NULL,
+	      "Prometheus: the fleet's families escape interface names as every label does", "%s",
+	      text);
+	check_promtool(text);
+	free(text);
+}
+
 /* A policy whose default has rate (packets per second). */
 static void audit_doc(struct policy_doc *doc, uint64_t rate)
 {
@@ -870,5 +899,6 @@ void suite_output(void)
 	test_json_name();
 	test_json_depth();
 	test_prometheus();
+	test_prometheus_fleet();
 	test_audit();
 }

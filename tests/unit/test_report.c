@@ -168,6 +168,77 @@ static void check_counters(void)
 	check(bad < 0, "stats JSON: every pair column has its key", "column %d", bad);
 }
 
+/*
+ * stats' rule table with a rule named wider than its column (as the
+ * README's SSH rule is): every line of it, the header's too, as long as
+ * the others, so the columns line up.
+ */
+static void check_counters_wide_rule(void)
+{
+	struct rule_counts rules[2] = { { .name = "default" },
+					{ .name = "0.0.0.0/0 proto tcp dport 22 syn" } };
+	struct sample now = { .time_ns = 2000000000, .rules = rules, .nrules = 2 };
+	struct counters_call call = { false, &now, NULL };
+	char buf[65536], *line, *end;
+	size_t len = 0;
+	bool same = true;
+	int lines = 0;
+
+	capture_stdout(call_counters, &call, buf, sizeof(buf));
+	line = strstr(buf, "\nRULE");
+	for (line = line ? line + 1 : NULL; line && *line != '\n'; line = end + 1) {
+		end = strchr(line, '\n');
+		if (!end)
+			break;
+		if (lines++ && (size_t)(end - line) != len)
+			same = false;
+		len = (size_t)(end - line);
+	}
+	check(same && lines == 9, "stats text: a rule name wider than its column",
+	      "the rule table's %d lines do not line up:\n%s", lines, buf);
+}
+
+/*
+ * --watch across a policy change: the new set of slots counts every rule
+ * from zero, and a rule added before another moves it. Each rule's rate is
+ * its own, never taken against the rule that held its place before.
+ */
+static void check_counters_policy_change(void)
+{
+	struct rule_counts before[2] = { { .name = "default" }, { .name = "10.7.0.0/16" } };
+	struct rule_counts after[3] = { { .name = "default" },
+					{ .name = "10.6.0.0/16" },
+					{ .name = "10.7.0.0/16" } };
+	struct sample prev = { .time_ns = 1000000000, .rules = before, .nrules = 2 };
+	struct sample now = { .time_ns = 2000000000, .rules = after, .nrules = 3, .policy_set = 1 };
+	struct counters_call call = { true, &now, &prev };
+	char buf[65536], *rule6, *rule7, *passed6;
+
+	before[1].c[SLUICE_CNT_PASSED].packets = 300;
+	after[2].c[SLUICE_CNT_PASSED].packets = 100;
+	capture_stdout(call_counters, &call, buf, sizeof(buf));
+	rule6 = strstr(buf, "\"rule\":\"10.6.0.0/16\"");
+	rule7 = strstr(buf, "\"rule\":\"10.7.0.0/16\"");
+	passed6 = rule6 ? strstr(rule6, "\"passed\":{\"packets\":0,\"bytes\":0,\"pps\":0.000,")
+			: NULL;
+	check(rule6 && rule7 && passed6 && passed6 < rule7 &&
+		      strstr(rule7, "\"passed\":{\"packets\":100,\"bytes\":0,\"pps\":100.000,"),
+	      "stats --watch: after a policy change each rule's rate is its own, from zero", "%s",
+	      buf);
+	/* The same set of slots: a list change leaves the rules' counters running. */
+	now.policy_set = 0;
+	now.rules = before;
+	now.nrules = 2;
+	prev.rules = after;
+	prev.nrules = 3;
+	before[1].c[SLUICE_CNT_PASSED].packets = 150;
+	capture_stdout(call_counters, &call, buf, sizeof(buf));
+	rule7 = strstr(buf, "\"rule\":\"10.7.0.0/16\"");
+	check(rule7 && strstr(rule7, "\"passed\":{\"packets\":150,\"bytes\":0,\"pps\":50.000,"),
+	      "stats --watch: in the same set, a rule's rate is taken against its own counters",
+	      "%s", buf);
+}
+
 /* top's row with its second cell `extra` characters wider than its column. */
 static void overrun_row(struct report *r, int extra)
 {
@@ -225,5 +296,7 @@ void suite_report(void)
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		check_table(&tables[i]);
 	check_counters();
+	check_counters_wide_rule();
+	check_counters_policy_change();
 	check_overrun();
 }

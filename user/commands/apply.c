@@ -104,13 +104,13 @@ const struct command cmd_apply = {
 		"attached is refused: 'sluice attach IFACE -f FILE' attaches it. 'sluice show\n"
 		"IFACE' prints the running policy in the same format (sluice.conf(5)):\n"
 		"\n"
-		"  attach [mode MODE] [max-sources N]\n"
+		"  attach [mode MODE] [max-sources N] [group GROUP]\n"
 		"  default rate RATE [OPTION VALUE]...\n"
 		"  rule CIDR rate RATE [OPTION VALUE]... [proto P] [dport N[-M]] [syn]\n"
 		"       [sport N[-M]] [tcp-flags MASK/FLAGS] [icmp-type T[/C]] [length N[-M]]\n"
 		"       [dst CIDR]\n"
 		"  allow CIDR\n"
-		"  deny CIDR",
+		"  deny CIDR [until TIME]",
 	.iface = IFACE_OPTIONAL, /* none with --check */
 	.caps = CAPS_CHANGE,
 	.state = USE_LOCK, /* it opens IFACE itself, to point to attach -f when not attached */

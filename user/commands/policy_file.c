@@ -75,20 +75,23 @@ int attach_settings_check(const char *cmd, const struct state *st, const char *f
 			  const struct attach_settings *want)
 {
 	struct attach_settings live;
+	bool group = false;
 	char what[128];
 	int err;
 
 	err = attach_settings_live(st, &live);
 	if (err)
 		return fail_state(cmd, err, st->ifname, "read the attach settings");
-	if (!attach_settings_differ(want, &live, false, what, sizeof(what)) &&
-	    !(want->group_given && group_differs(want, &live, what, sizeof(what))))
-		return EXIT_OK;
+	if (!attach_settings_differ(want, &live, false, what, sizeof(what))) {
+		if (!want->group_given || !group_differs(want, &live, what, sizeof(what)))
+			return EXIT_OK;
+		group = true; /* --replace changes a group alone in place */
+	}
 	return fail_input(cmd,
 			  "%s states %s: attach settings change only with 'sluice attach %s -f "
-			  "FILE --replace' (buckets start afresh), or detach and attach; "
-			  "nothing changed",
-			  strcmp(file, "-") ? file : "standard input", what, st->ifname);
+			  "FILE --replace' (%s), or detach and attach; nothing changed",
+			  strcmp(file, "-") ? file : "standard input", what, st->ifname,
+			  group ? "which keeps the buckets" : "buckets start afresh");
 }
 
 /* doc as show prints it, without its attach statement: the policy alone, as text. */

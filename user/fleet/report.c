@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "fleet/report.h"
+#include "outputs/prom.h"
 #include "outputs/report.h"
 
 static uint64_t realtime_ns(void)
@@ -209,6 +210,13 @@ uint64_t fleet_family_value(const struct fleet_report *rep, const struct fleet_f
 	return *(const uint64_t *)((const char *)rep + f->offset);
 }
 
+/* family{interface="IFACE" of a series, the name escaped as every label is; the caller ends it. */
+static void fleet_series(FILE *out, const char *family, const char *ifname)
+{
+	fprintf(out, "%s{", family);
+	prom_label(out, "interface", ifname);
+}
+
 /* One family: its header, then each interface's value that has an agent. */
 static void fleet_family_prom(FILE *out, const struct fleet_family *f, const char (*ifnames)[16],
 			      const struct fleet_report *reps, const bool *has, int n)
@@ -221,11 +229,11 @@ static void fleet_family_prom(FILE *out, const struct fleet_family *f, const cha
 		if (!has[i])
 			continue;
 		v = fleet_family_value(&reps[i], f);
+		fleet_series(out, f->family, ifnames[i]);
 		if (f->seconds)
-			fprintf(out, "%s{interface=\"%s\"} %.3f\n", f->family, ifnames[i], v / 1e9);
+			fprintf(out, "} %.3f\n", v / 1e9);
 		else
-			fprintf(out, "%s{interface=\"%s\"} %llu\n", f->family, ifnames[i],
-				(unsigned long long)v);
+			fprintf(out, "} %llu\n", (unsigned long long)v);
 	}
 }
 
@@ -241,18 +249,19 @@ void fleet_report_prom(FILE *out, const char (*ifnames)[16], int n)
 		has[i] = !fleet_report_read(ifnames[i], &reps[i]);
 	PROM_FAMILY(out, "sluice_fleet_up", "gauge",
 		    "1 while the interface's fleet agent reaches Redis for every call");
-	for (i = 0; i < n; i++)
-		fprintf(out, "sluice_fleet_up{interface=\"%s\"} %d\n", ifnames[i],
-			has[i] && reps[i].up);
+	for (i = 0; i < n; i++) {
+		fleet_series(out, "sluice_fleet_up", ifnames[i]);
+		fprintf(out, "} %d\n", has[i] && reps[i].up);
+	}
 	for (k = 0; k < fleet_nfamilies; k++)
 		fleet_family_prom(out, &fleet_families[k], ifnames, reps, has, n);
 	PROM_FAMILY(out, "sluice_fleet_errors_total", "counter", "Redis errors by kind");
 	for (i = 0; i < n; i++)
-		for (k = 0; has[i] && k < FLEET_ERR_MAX; k++)
-			fprintf(out,
-				"sluice_fleet_errors_total{interface=\"%s\",kind=\"%s\"} %llu\n",
-				ifnames[i], fleet_error_names[k],
+		for (k = 0; has[i] && k < FLEET_ERR_MAX; k++) {
+			fleet_series(out, "sluice_fleet_errors_total", ifnames[i]);
+			fprintf(out, ",kind=\"%s\"} %llu\n", fleet_error_names[k],
 				(unsigned long long)reps[i].errors[k]);
+		}
 out:
 	free(reps);
 	free(has);

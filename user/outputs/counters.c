@@ -30,9 +30,22 @@ const struct report_col counter_pair_cols[COUNTER_PAIR_COLS] = {
 	[COUNTER_BPS] = { .key = "bps", .header = "BITS/S", .width = 16 },
 };
 
-static void pair_header(struct report *r, const char *first, const char *second, bool rates)
+/* The first column: at least 14 wide, and as wide as the widest rule name. */
+#define FIRST_COL_MIN 14
+
+/* text padded to width, into cell: cut if longer than it, never overflowed. */
+static const char *padded(char *cell, size_t len, int width, const char *text)
 {
-	report_string(r, NULL, "%-14s", first);
+	snprintf(cell, len, "%-*s", width, text);
+	return cell;
+}
+
+static void pair_header(struct report *r, const char *first, int width, const char *second,
+			bool rates)
+{
+	char cell[RULE_NAME_MAX + FIRST_COL_MIN];
+
+	report_string(r, NULL, "%s", padded(cell, sizeof(cell), width, first));
 	report_string(r, NULL, " %-14s", second);
 	report_header(r, counter_pair_cols, rates ? COUNTER_PAIR_COLS : COUNTER_PPS);
 	report_eol(r);
@@ -61,7 +74,7 @@ static void traffic_report(struct report *r, const struct sample *s, const struc
 {
 	int i;
 
-	pair_header(r, "TRAFFIC", "", prev);
+	pair_header(r, "TRAFFIC", FIRST_COL_MIN, "", prev);
 	report_open(r, "counters");
 	for (i = 0; i < SLUICE_CNT_MAX; i++) {
 		if (!r->j && counter_info[i].kind != COUNTER_TRAFFIC)
@@ -73,17 +86,44 @@ static void traffic_report(struct report *r, const struct sample *s, const struc
 	report_close(r);
 }
 
+/*
+ * Rule n's counters in the earlier sample, to take its rates against: the
+ * rule of the same name in the same set of slots. A policy change writes
+ * the other set afresh, every rule's counters from zero, and may add,
+ * delete or move rules; a rule then counts from zero, never against the
+ * counters of another rule that held its place.
+ */
+static const struct rule_counts *rule_before(const struct sample *s, const struct sample *prev,
+					     int n)
+{
+	static const struct rule_counts zero;
+	int k;
+
+	if (!prev)
+		return NULL;
+	if (prev->policy_set != s->policy_set)
+		return &zero;
+	for (k = 0; k < prev->nrules; k++)
+		if (!strcmp(prev->rules[k].name, s->rules[n].name))
+			return &prev->rules[k];
+	return &zero;
+}
+
 static void rules_report(struct report *r, const struct sample *s, const struct sample *prev,
 			 uint64_t dt)
 {
-	int n, i;
+	char cell[RULE_NAME_MAX + FIRST_COL_MIN];
+	int n, i, width = FIRST_COL_MIN;
 
+	/* A rule named longer than the column widens it, so every row lines up. */
+	for (n = 0; n < s->nrules; n++)
+		if ((int)strlen(s->rules[n].name) > width)
+			width = (int)strlen(s->rules[n].name);
 	report_eol(r);
-	pair_header(r, "RULE", "OUTCOME", prev);
+	pair_header(r, "RULE", width, "OUTCOME", prev);
 	report_list_open(r, "rules");
 	for (n = 0; n < s->nrules; n++) {
-		/* Rules are matched by position: the set does not change between samples. */
-		const bool have_prev = prev && n < prev->nrules;
+		const struct rule_counts *before = rule_before(s, prev, n);
 
 		report_open(r, NULL);
 		report_string(r, "rule", NULL, s->rules[n].name);
@@ -91,10 +131,11 @@ static void rules_report(struct report *r, const struct sample *s, const struct 
 		for (i = 0; i < SLUICE_CNT_MAX; i++) {
 			if (!counter_info[i].per_rule)
 				continue;
-			report_string(r, NULL, "%-14s", s->rules[n].name);
+			report_string(r, NULL, "%s",
+				      padded(cell, sizeof(cell), width, s->rules[n].name));
 			report_string(r, NULL, " %-14s", counter_info[i].name);
 			pair_report(r, counter_info[i].name, &s->rules[n].c[i],
-				    have_prev ? &prev->rules[n].c[i] : NULL, dt);
+				    before ? &before->c[i] : NULL, dt);
 		}
 		report_close(r);
 		report_close(r);

@@ -13,11 +13,7 @@ struct labels {
 	const char *reason; /* NULL: no reason label */
 };
 
-/*
- * Label values escape backslash, double quote and newline; the format is
- * UTF-8, so bytes of a name that are not come out as U+FFFD.
- */
-static void label_value(FILE *out, const char *name, const char *v)
+void prom_label(FILE *out, const char *name, const char *v)
 {
 	size_t len;
 
@@ -38,14 +34,14 @@ static void label_value(FILE *out, const char *name, const char *v)
 static void series(FILE *out, const char *name, const struct labels *l, unsigned long long value)
 {
 	fprintf(out, "%s{", name);
-	label_value(out, "interface", l->ifname);
+	prom_label(out, "interface", l->ifname);
 	if (l->rule) {
 		fputc(',', out);
-		label_value(out, "rule", l->rule);
+		prom_label(out, "rule", l->rule);
 	}
 	if (l->reason) {
 		fputc(',', out);
-		label_value(out, "reason", l->reason);
+		prom_label(out, "reason", l->reason);
 	}
 	fprintf(out, "} %llu\n", value);
 }
@@ -281,7 +277,7 @@ static void build_info(FILE *out)
 	family_head(out, "sluice_build_info",
 		    "The sluice version, and the layout of its pinned state; always 1.", "gauge");
 	fputs("sluice_build_info{", out);
-	label_value(out, "version", SLUICE_VERSION);
+	prom_label(out, "version", SLUICE_VERSION);
 	fprintf(out, ",layout=\"%d\"} 1\n", SLUICE_LAYOUT_VERSION);
 }
 

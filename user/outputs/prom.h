@@ -21,6 +21,13 @@ struct prom_iface {
 };
 
 /*
+ * name="v", one label of a series: the value escapes backslash, double
+ * quote and newline, and as the format is UTF-8, bytes of it that are not
+ * come out as U+FFFD. An interface name may hold any of them.
+ */
+void prom_label(FILE *out, const char *name, const char *v);
+
+/*
  * sluice_build_info, the counters and gauges of each interface, and
  * sluice_up: 1 for an interface read whose program runs, else 0.
  */

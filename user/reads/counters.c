@@ -198,6 +198,7 @@ static int rules_read(const struct state *st, struct sample *s)
 	s->nrules = doc.n_rules + 1;
 	s->generation = cfg.generation;
 	s->changed_at_ns = cfg.changed_at_ns;
+	s->policy_set = cfg.policy_set;
 	for (i = 0; !err && i < s->nrules; i++) {
 		struct sluice_stats sum;
 

@@ -51,6 +51,8 @@ struct sample {
 	/* The configuration the rules were read from: its generation, and when it was made. */
 	uint64_t generation;
 	uint64_t changed_at_ns; /* CLOCK_REALTIME */
+	/* The set of rule slots they were read from: a policy change writes the other afresh. */
+	uint32_t policy_set;
 };
 
 int sample_read(const struct state *st, struct sample *s);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The command line, parsed from the option table, with sluice's error style. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base/errors.h"
+#include "base/utf8.h"
 #include "text/cli.h"
 #include "values/iface.h"
 
@@ -214,13 +214,21 @@ int cli_ifname(const char *cmd, const char *name)
 {
 	char shown[24];
 	const char *why;
-	size_t i;
+	size_t i, n;
 
 	if (!ifname_check(name, &why))
 		return EXIT_OK;
-	/* The name as given, but on one line and short. */
-	for (i = 0; i + 1 < sizeof(shown) && name[i]; i++)
-		shown[i] = isprint((unsigned char)name[i]) ? name[i] : '?';
+	/*
+	 * The name as given, short, cut between characters: the message
+	 * writes a control or invisible character so it shows (\x0a,
+	 * \u00a0), as it does every quoted input.
+	 */
+	for (i = 0; name[i]; i += n) {
+		utf8_next(name + i, &n);
+		if (i + n >= sizeof(shown))
+			break;
+	}
+	memcpy(shown, name, i);
 	shown[i] = '\0';
 	return fail_input(cmd, "bad interface name '%s%s': %s", shown, name[i] ? "..." : "", why);
 }

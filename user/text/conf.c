@@ -74,20 +74,27 @@ static int fail_at(struct parse_ctx *pc, int col, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* "rate, burst, ...": the options a statement takes, for messages. */
+/*
+ * "rate, burst, ...": the options a statement takes, for messages. len
+ * holds them all (a rule's are about 300 characters); were it short, the
+ * list would end at the last whole name, never in the middle of one.
+ */
 static void statement_options(unsigned int stmt, char *buf, size_t len)
 {
 	size_t used = 0;
 	int i, n;
 
 	buf[0] = '\0';
-	for (i = 0; i < OPT_MAX && used < len; i++) {
+	for (i = 0; i < OPT_MAX; i++) {
 		if (!option_takes(-1, stmt, i))
 			continue;
 		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
 			     option_table[i].name);
-		if (n > 0)
-			used += (size_t)n;
+		if (n < 0 || (size_t)n >= len - used) {
+			buf[used] = '\0';
+			return;
+		}
+		used += (size_t)n;
 	}
 }
 
@@ -96,7 +103,7 @@ static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first
 			 struct cli_args *a)
 {
 	const char *why, *value;
-	char names[256];
+	char names[512];
 	int i, id, err;
 
 	for (i = first; i < t->n; i++) {
@@ -393,8 +400,15 @@ static int statement_fn(struct parse_ctx *pc, const struct tokens *t, void *arg)
 
 static FILE *open_input(const char *path, char *err, size_t errlen)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	FILE *f;
 
+	/* fopen("") says ENOENT, which quoted as ": No such file..." names nothing. */
+	if (!*path) {
+		snprintf(err, errlen,
+			 "-f '': an empty file name (expected FILE, or - for standard input)");
+		return NULL;
+	}
+	f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	if (!f)
 		snprintf(err, errlen, "%s: %s", input_name(path), strerror(errno));
 	return f;
