@@ -32,7 +32,7 @@ JIT_LINES=$ROOT/build/sluice-jit-lines
 RUNS=3
 SECONDS_PER_RUN=5
 STATS_SECONDS=2
-SCENARIOS="a f b c d e s"
+SCENARIOS="a f n b c d e s"
 CONTENDERS="none hashlimit nft xdp_drop sluice"
 OUT=$HERE
 PERF= # --perf: a cpu-clock profile of each measured flood
@@ -75,7 +75,9 @@ little, so keep it out of runs whose figures you publish). Needs root, a built t
 
 Scenarios: a 1 source far over its limit (10/s); f the same at 1000/s,
 whose wait is under a tick, so sluice reads the precise clock for every
-packet (issue 35's a′); b 10,000 sources over their limits; c 1,000,000 sources at 1/s each; d IPv6, 1,000,000 addresses in
+packet (issue 35's a′); n the source of a, banned by sluice's penalty box
+(--ban-after 100/10s, earned before the warm-up; hashlimit and nft have no
+penalty box and skip it); b 10,000 sources over their limits; c 1,000,000 sources at 1/s each; d IPv6, 1,000,000 addresses in
 1,000 /64s, limited per /64; e byte rate, 1,000 sources; s 10,000,000
 spoofed sources, one packet each, into each contender's default table
 (sluice: only --rate).
@@ -101,10 +103,11 @@ EOF
 # source is new to the contender (no warm-up pass) and sends one packet, and
 # sluice keeps its default table and new-source budget.
 scenario() {
-	FAMILY=4 UNIT=packets SIZE=64 RATE=10 BURST=10 SRC=$SRC4 SPOOFED=
+	FAMILY=4 UNIT=packets SIZE=64 RATE=10 BURST=10 SRC=$SRC4 SPOOFED= BAN=
 	case $1 in
 	a) SOURCES=1 KEYS=1 DESC="1 source far over its limit" ;;
 	f) SOURCES=1 KEYS=1 RATE=1000 DESC="1 source far over 1000/s (a′: its moment within a tick)" ;;
+	n) SOURCES=1 KEYS=1 BAN=1 DESC="1 source banned (--ban-after), far over its limit" ;;
 	b) SOURCES=10000 KEYS=10000 DESC="10,000 sources over their limits" ;;
 	c) SOURCES=1000000 KEYS=1000000 RATE=1 BURST=1 DESC="1,000,000 sources at 1/s each" ;;
 	d) FAMILY=6 SIZE=70 SOURCES=1000000 KEYS=1000 DESC="IPv6: 1,000,000 addresses in 1,000 /64s" ;;
@@ -178,8 +181,16 @@ teardown_none() { :; }
 
 ipt_for_family() { [ "$FAMILY" = 6 ] && echo ip6tables || echo iptables; }
 
+# A penalty box is sluice's alone: the others would only run scenario a again.
+no_ban() {
+	[ -z "$BAN" ] && return 0
+	SKIP="no penalty box"
+	return 1
+}
+
 setup_hashlimit() {
 	local rate="$RATE/sec" burst=$BURST mask=()
+	no_ban || return 1
 	if [ "$UNIT" = bytes ]; then
 		rate="$((RATE / 1024))kb/s" burst="$((BURST / 1024))kb"
 	fi
@@ -198,6 +209,7 @@ nft_family() { [ "$FAMILY" = 6 ] && echo ip6 || echo ip; }
 # A dynamic set with a limit per element, in a chain ahead of raw (-300).
 setup_nft() {
 	local key="ip saddr" type=ipv4_addr limit="$RATE/second burst $BURST packets"
+	no_ban || return 1
 	if [ "$FAMILY" = 6 ]; then
 		key="ip6 saddr & ffff:ffff:ffff:ffff::" type=ipv6_addr
 	fi
@@ -257,7 +269,18 @@ setup_sluice() {
 		burst="${BURST}B"
 	fi
 	rx_net "$SLUICE" attach "$RX_IF" --rate "$rate" --burst "$burst" \
-		--max-sources "$TABLE" --new-sources 16M/s --mode native >/dev/null
+		--max-sources "$TABLE" --new-sources 16M/s --mode native >/dev/null || return 1
+	[ -n "$BAN" ] && sluice_ban
+	return 0
+}
+
+# Scenario n: a second of the flood earns the source its ban, for an hour;
+# the setup fails unless deny list shows it.
+sluice_ban() {
+	rx_net "$SLUICE" set "$RX_IF" --ban-after 100/10s --ban-for 1h >/dev/null &&
+		flood --duration 1 >/dev/null &&
+		[ "$(rx_net "$SLUICE" deny list "$RX_IF" --json | jq '[.[] | objects | select(.ban)] | length')" -ge 1 ] ||
+		{ echo "the source was not banned" >&2; return 1; }
 }
 
 teardown_sluice() { rx_net "$SLUICE" detach "$RX_IF" >/dev/null; }

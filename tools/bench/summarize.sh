@@ -55,7 +55,8 @@ summarize() {
 		name["floor_meter"] = "floor: the same + clock"
 		name["floor_filter"] = "floor: parse, hash, filter word, early clock"
 		name["floor_jiffies"] = "floor: the line, the clock near each moment of 10/s"
-		label["a"] = "a: 1 source"; label["f"] = "f: 1 source, 1000/s"; label["b"] = "b: 10k sources"
+		label["a"] = "a: 1 source"; label["f"] = "f: 1 source, 1000/s"
+		label["n"] = "n: 1 source banned"; label["b"] = "b: 10k sources"
 		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
 		label["e"] = "e: byte rate (sluice skipped)"
 		label["s"] = "s: 10M spoofed, defaults"
@@ -68,6 +69,8 @@ summarize() {
 		floor_of["b"] = "floor_filter"; vs_floor["b"] = 0.90
 		floor_of["c"] = "floor_meter"; vs_floor["c"] = 0.80
 		floor_of["s"] = "floor_filter"; vs_floor["s"] = 0.85
+		# A banned source: the work of a (its state in one line), no target.
+		floor_of["n"] = "floor_table"
 	}
 	NR == 1 { next }
 	{
@@ -88,6 +91,7 @@ summarize() {
 		# XDP_DROP and the floors pass nothing: no expected count.
 		if (c == "xdp_drop" || c ~ /^floor_/) next
 		want = c == "none" ? handled : expected($5, $6, $7, $8, $9, handled, elapsed)
+		if (s == "n" && c != "none") want = 0 # banned: nothing is to pass
 		if (want > 0) add(PE, s SUBSEP c, passed / want)
 	}
 	# The ratio a/b of one rate, run by run: "median (min–max), verdict",
