@@ -432,6 +432,19 @@ test_host_bits_warnings() {
 		"$SLUICE" apply --check -f "$LAB_TMP/dst.conf"
 }
 
+# An interface whose driver has no native XDP: one line that names the
+# way that works, exit 1 (the machine's, not the input's), nothing left.
+test_native_unsupported() {
+	local out rc
+	out=$("$SLUICE" attach lo --rate 10/s --mode native 2>&1)
+	rc=$?
+	CHECK_DETAIL="exit $rc: $out"
+	check "native mode on lo: exit 1, one line naming --mode generic, no state" \
+		test "$rc" = 1 -a "$(printf '%s' "$out" | grep -c '')" = 1 -a \
+		-n "$(grep -F 'in native mode, which its driver lacks (--mode generic' <<<"$out")" -a \
+		! -e /sys/fs/bpf/sluice/lo
+}
+
 test_not_root() {
 	local before out rc
 	before=$(snapshot)
@@ -630,6 +643,7 @@ test_set_switches_unit
 test_bad_invocations
 test_messages
 test_host_bits_warnings
+test_native_unsupported
 test_not_root
 test_help
 test_json_everywhere

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <net/if.h>
+#include <linux/if_link.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -284,7 +285,12 @@ static int attach_direct(struct sluice **skel, struct attach_opts *o, const char
 		return err;
 	}
 	err = attach_staged(*skel, o, staging);
-	if (err)
+	if (err == -EOPNOTSUPP && (o->doc.attach.xdp_flags & XDP_FLAGS_DRV_MODE))
+		fail_runtime("attach", err,
+			     "cannot attach to %s in native mode, which its driver lacks "
+			     "(--mode generic attaches to any interface, at a lower rate)",
+			     o->ifname);
+	else if (err)
 		fail_runtime("attach", err, "cannot attach to %s", o->ifname);
 	return err;
 }
