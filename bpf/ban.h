@@ -123,10 +123,10 @@ static __always_inline __u64 ban_count(struct sluice_ban *b, __u64 now_ms, __u64
  * The key's own bucket refused op->pending packets (the cache's, now in
  * the bucket's count) and this one if `over`: counted toward its ban, and
  * the key banned by the CPU whose refusals crossed ban_after within the
- * period. Returns 1 when it banned.
+ * period. Returns the end of the ban it imposed in meter time, or 0.
  */
-__attribute__((noinline)) int ban_note(struct xdp_md *ctx, struct table_op *op,
-				       const struct sluice_policy *p, int over)
+__attribute__((noinline)) __u64 ban_note(struct xdp_md *ctx, struct table_op *op,
+					 const struct sluice_policy *p, int over)
 {
 	struct sluice_ban fresh = {};
 	struct sluice_ban *b;
@@ -153,7 +153,7 @@ __attribute__((noinline)) int ban_note(struct xdp_md *ctx, struct table_op *op,
 		return 0;
 	ban_impose(b, p, now, sum);
 	stats_count(ctx, SLUICE_CNT_BANS);
-	return 1;
+	return b->banned_until_ns << SLUICE_TIME_SHIFT;
 }
 
 #endif /* SLUICE_BPF_BAN_H */

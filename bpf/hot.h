@@ -511,12 +511,13 @@ static __always_inline void hot_note_last(struct sluice_hot *c, const union slui
  * what the full decision would pass. op->pending holds refusals of op's
  * key that found no bucket: the entry keeps them for the bucket to come.
  * The refusals of another key the way held go to their bucket, carried
- * by op, which is spent.
+ * by op, which is spent. `banned` (SLUICE_HOT_BANNED or 0): the moment is
+ * the end of the ban this refusal imposed (ban.h).
  */
 static __always_inline void hot_remember(union sluice_hot_line *line, const struct packet *pkt,
 					 const struct sluice_policy *p, __u32 index,
 					 const struct sluice_config *cfg, __u64 admissible_at,
-					 struct table_op *op)
+					 struct table_op *op, __u8 banned)
 {
 	struct sluice_key held = {};
 	struct sluice_hot_way e;
@@ -544,6 +545,7 @@ static __always_inline void hot_remember(union sluice_hot_line *line, const stru
 		c->head.ref_jiffy = clock_jiffies();
 	}
 	hot_entry_of(&e, pkt, p, index, cfg->generation, &op->key, op->pending, admissible_at);
+	e.flags |= banned;
 	pending = hot_store(line, w, &e, &copy, &held);
 	hot_note_last(c, line, pkt, w, admissible_at);
 	if (pending) {

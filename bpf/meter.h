@@ -351,7 +351,7 @@ static __always_inline int meter_source(struct xdp_md *ctx, struct packet *pkt,
 					struct table_op *op)
 {
 	int bytes = p->flags & SLUICE_POL_BYTES;
-	__u64 slot;
+	__u64 slot, banned_until = 0;
 	int ret;
 
 	op->cost = unit_cost(ctx, p->interval, bytes);
@@ -362,18 +362,18 @@ static __always_inline int meter_source(struct xdp_md *ctx, struct packet *pkt,
 		return meter_new_source(ctx, pkt, op, p, h);
 	/* The key's own bucket's refusals, the cache's included: toward its ban. */
 	if (p->flags & SLUICE_POL_BAN)
-		ban_note(ctx, op, p, ret == METER_OVER);
+		banned_until = ban_note(ctx, op, p, ret == METER_OVER);
 	op->pending = 0; /* in the bucket's count now */
 	if (ret == METER_OVER || meter_refreshes(h, pkt, p, ret)) {
 		slot = ret == METER_OVER ? op->over_tat : op->stepped_to;
 		/* A bandwidth may take the smallest frame sooner than this one. */
-		hot_remember(h, pkt, p, index, cfg,
-			     op->kind == SLUICE_METER_GCRA
-				     ? gcra_admissible_at(slot, op->now,
-							  unit_cost_min(p->interval, bytes),
-							  p->limit)
-				     : slot_admissible(op, slot, unit_cost_min(p->interval, bytes)),
-			     op);
+		slot = op->kind == SLUICE_METER_GCRA
+			       ? gcra_admissible_at(slot, op->now,
+						    unit_cost_min(p->interval, bytes), p->limit)
+			       : slot_admissible(op, slot, unit_cost_min(p->interval, bytes));
+		/* A ban imposed here ends the entry, not the bucket's moment. */
+		hot_remember(h, pkt, p, index, cfg, banned_until ?: slot, op,
+			     banned_until ? SLUICE_HOT_BANNED : 0);
 	}
 	return meter_settled(ctx, ret);
 }
@@ -412,7 +412,7 @@ static __always_inline void meter_aggregate_refused(const struct packet *pkt,
 	op->pending = 1 + hot_take_pending(h, &op->key);
 	if (table_add_dropped(op))
 		op->pending = 0;
-	hot_remember(h, pkt, p, index, cfg, admissible_at, op);
+	hot_remember(h, pkt, p, index, cfg, admissible_at, op, 0);
 }
 
 /*
@@ -451,7 +451,7 @@ static __always_inline int meter_packet(struct xdp_md *ctx, struct packet *pkt,
 	    aggregates_create(ctx, pkt, p, cfg, agg) != METER_CONFORMS) {
 		meter_source_refund(ctx, p, op);
 		if (agg->admissible_at)
-			hot_remember(h, pkt, p, index, cfg, agg->admissible_at, op);
+			hot_remember(h, pkt, p, index, cfg, agg->admissible_at, op, 0);
 		ret = METER_OVER;
 	}
 	if (ret != METER_CONFORMS)

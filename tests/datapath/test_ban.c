@@ -275,9 +275,10 @@ static void earn_ban(struct fixture *fx, const char *src, uint64_t *t)
 
 /*
  * A banned source's flood is answered by the over-limit cache, as a
- * source over its limit is: one packet finds the ban, the rest the
- * cache's entry, counted banned, none pending for the bucket; the entry
- * ends with the ban, and at once when deny del lifts it.
+ * source over its limit is: the refusal that bans it, or else one packet
+ * that finds the ban, stores it, and the rest find the cache's entry,
+ * counted banned, none pending for the bucket; the entry ends with the
+ * ban, and at once when deny del lifts it.
  */
 static void case_ban_cached(int cpu)
 {
@@ -296,6 +297,18 @@ static void case_ban_cached(int cpu)
 	}
 	earn_ban(&fx, src, &t);
 	check(banned_at(&fx, src, t), name, "the source is banned");
+	/* At once: the refusal that banned it stored the ban, not its bucket's moment. */
+	banned_before = fixture_counter(&fx, SLUICE_CNT_BANNED);
+	p = send_from(&fx, src, 5);
+	n = cached_bans(&fx, cpu, src, &banned, &pending);
+	check(p == 0 && n == 1 && banned == 1 && pending == 0 &&
+		      fixture_counter(&fx, SLUICE_CNT_BANNED) - banned_before == 5,
+	      name,
+	      "the refusal that bans caches the ban: the packets right after it are counted "
+	      "banned, none pending (passed %d, entries %d, banned ones %d, pending %llu, "
+	      "banned count %llu)",
+	      p, n, banned, (unsigned long long)pending,
+	      (unsigned long long)(fixture_counter(&fx, SLUICE_CNT_BANNED) - banned_before));
 	/* A second on, its bucket would pass a packet: the ban refuses all 20. */
 	fixture_set_clock(&fx, t += NSEC_PER_SEC);
 	banned_before = fixture_counter(&fx, SLUICE_CNT_BANNED);
@@ -321,7 +334,6 @@ static void case_ban_cached(int cpu)
 	/* Banned again (a repeat), then lifted by deny del: the next packet passes. */
 	fixture_set_clock(&fx, t = b.banned_until_ns + NSEC_PER_SEC);
 	earn_ban(&fx, src, &t);
-	/* Past the moment of the refusal that banned it (that one's entry is not a ban's). */
 	fixture_set_clock(&fx, t += NSEC_PER_SEC);
 	p = send_from(&fx, src, 5);
 	n = cached_bans(&fx, cpu, src, &banned, &pending);
