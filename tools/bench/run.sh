@@ -354,14 +354,24 @@ perf_stop() {
 }
 
 # The attached XDP program's busiest source lines (sluice-jit-lines), as
-# shares of every sample, idle included, into DIR/profile-lines.txt.
+# shares of every sample, idle included, into DIR/profile-lines.txt; then
+# each of its functions with 50 samples or more (the main one and the
+# global functions it calls) on its own, as shares of that function's
+# samples, so a line inlined in several is told apart by its caller.
 perf_lines() {
-	local id
+	local id fn lines
 	id=$(xdp_prog_id)
 	[ -n "$id" ] || return 0
 	echo "== scenario $SCN ($DESC), $1, run $REP" >>"$OUT/profile-lines.txt"
-	perf script -i "$TMP/perf.data" -F ip 2>/dev/null | "$JIT_LINES" "$id" 30 \
-		>>"$OUT/profile-lines.txt" 2>&1
+	perf script -i "$TMP/perf.data" -F ip,sym 2>/dev/null >"$TMP/samples.txt"
+	awk '{ print $1 }' "$TMP/samples.txt" | "$JIT_LINES" "$id" 30 >>"$OUT/profile-lines.txt" 2>&1
+	for fn in $(awk '$2 ~ /^bpf_prog_/ { n[$2]++ } END { for (f in n) if (n[f] >= 50) print n[f], f }' \
+		"$TMP/samples.txt" | sort -rn | awk '{ print $2 }'); do
+		# The generator's program and other programs' functions place nothing.
+		lines=$(awk -v f="$fn" '$2 == f { print $1 }' "$TMP/samples.txt" | "$JIT_LINES" "$id" 15 2>&1)
+		case $lines in *"  0.0% of "*) continue ;; esac
+		printf -- '-- %s alone\n%s\n' "$fn" "$lines" >>"$OUT/profile-lines.txt"
+	done
 }
 
 csv_row() {
