@@ -475,9 +475,17 @@ static void test_line_length(void)
 	ret = parse_both(buf, len, true, err, sizeof(err));
 	check(!ret, "a last line of 4095 characters without a newline is accepted", "%d: %s", ret,
 	      err);
-	len = padded_line(buf, 4094, "\r\n");
+	len = padded_line(buf, 4095, "\r\n");
 	ret = parse_both(buf, len, true, err, sizeof(err));
-	check(!ret, "4094 characters and CRLF are accepted", "%d: %s", ret, err);
+	check(!ret, "4095 characters and CRLF are accepted (the CR is the newline's)", "%d: %s",
+	      ret, err);
+	len = padded_line(buf, 4095, "\r");
+	ret = parse_both(buf, len, true, err, sizeof(err));
+	check(!ret, "a last line of 4095 characters and a CR is accepted", "%d: %s", ret, err);
+	len = padded_line(buf, 4095, "\r\r\n");
+	ret = parse_both(buf, len, true, err, sizeof(err));
+	check(ret && strstr(err, ":1:4096: line longer than 4095 characters"),
+	      "4095 characters and two CRs before the newline are refused", "%d: %s", ret, err);
 	len = padded_line(buf, 4096, "\n");
 	ret = parse_both(buf, len, true, err, sizeof(err));
 	check(ret && strstr(err, ":1:4096: line longer than 4095 characters"),

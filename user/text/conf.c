@@ -315,10 +315,22 @@ static const char *input_name(const char *path)
 	return strcmp(path, "-") ? path : "standard input";
 }
 
+/* Whether the next character ends the line (a newline, or the end of the input). */
+static bool at_line_end(FILE *f)
+{
+	int c = getc(f);
+
+	if (c == EOF)
+		return true;
+	ungetc(c, f);
+	return c == '\n';
+}
+
 /*
  * One line, without its newline, into buf (LINE_MAX_CHARS + 1 bytes): 1 for
  * a line, 0 at the end, -E2BIG for a line too long, or -errno of the read.
- * NUL bytes are kept; *len says where the line ends.
+ * NUL bytes are kept; *len says where the line ends. A CRLF line's CR is
+ * part of its newline: one past the longest line is dropped, not refused.
  */
 static int read_line(FILE *f, char *buf, size_t *len)
 {
@@ -326,9 +338,10 @@ static int read_line(FILE *f, char *buf, size_t *len)
 	int c;
 
 	while ((c = getc(f)) != EOF && c != '\n') {
-		if (n == LINE_MAX_CHARS)
+		if (n < LINE_MAX_CHARS)
+			buf[n++] = (char)c;
+		else if (c != '\r' || !at_line_end(f))
 			return -E2BIG;
-		buf[n++] = (char)c;
 	}
 	if (c == EOF && ferror(f))
 		return errno ? -errno : -EIO;
