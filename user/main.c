@@ -280,6 +280,7 @@ int main(int argc, char **argv)
 	typed_argc = argc;
 	typed_argv = argv;
 	output_json_errors(cli_wants_json(argc, argv));
+	json_pretty(cli_wants_pretty(argc, argv));
 	libbpf_set_print(libbpf_print);
 	at = command_index(argc, argv);
 	if (at < 0)

@@ -541,6 +541,17 @@ test_json_everywhere() {
 	CHECK_DETAIL="exit $RC: $DOC"
 	check "sluice set --rate 0/s -j: exit 2, one JSON error, nothing changed" \
 		test "$RC" = 2 -a "$(jq -r .command <<<"$DOC")" = set -a "$(snapshot)" = "$before"
+	# -p spreads an error over lines as it does every document (sluice(8)),
+	# also one found while the line is parsed, before the command runs.
+	for inv in "set HOST --rate 0/s -p" "-p set HOST --bogus" "-p frob" "--pretty"; do
+		read -r -a args <<<"${inv//HOST/$LAB_HOST}"
+		DOC=$("$SLUICE" "${args[@]}" 2>/dev/null)
+		RC=$?
+		CHECK_DETAIL="exit $RC: $DOC"
+		check "sluice $inv: exit 2, the JSON error indented" \
+			test "$RC" = 2 -a "$(jq -r .error <<<"$DOC" 2>/dev/null | grep -c '')" = 1 -a \
+			"$DOC" = "$(jq . <<<"$DOC" 2>/dev/null)"
+	done
 	check "sluice -j detach: one document, status null" jsonly detach "$LAB_HOST"
 	check "... changed, and the line it would print" \
 		jq -e '.changed == true and .status == null and (.messages[0] | test("detached from"))' <<<"$DOC"
