@@ -510,7 +510,7 @@ jsonly() {
 # document (changed, the interface's status entry, the lines it would have
 # printed), never a line of text on stdout; an error is one JSON line.
 test_json_everywhere() {
-	local inv before
+	local inv before out
 	printf 'default rate 7/s\nrule 10.4.0.0/16 rate 3/s\n' >"$LAB_TMP/j.conf"
 	for inv in "set HOST --rate 9/s" "rule add HOST 10.5.0.0/16 --rate 2/s" \
 		"rule del HOST 10.5.0.0/16" "allow add HOST 10.6.0.0/16" "allow del HOST 10.6.0.0/16" \
@@ -557,6 +557,16 @@ test_json_everywhere() {
 		jq -e '.changed == true and .status == null and (.messages[0] | test("detached from"))' <<<"$DOC"
 	check "sluice -j detach again: changed false" jsonly detach "$LAB_HOST"
 	check "... nothing to detach" jq -e '.changed == false and (.messages[0] | test("nothing to detach"))' <<<"$DOC"
+	# The line README and sluice(8) show for their first attach, word for word.
+	out=$("$SLUICE" attach "$LAB_HOST" --rate 500/s --burst 1000 2>&1)
+	CHECK_DETAIL="README: $(grep -m1 '^sluice: attached to eth1' README.md); sluice: $out"
+	check "attach --rate 500/s --burst 1000 says what README shows" \
+		grep -qxF -- "${out//$LAB_HOST/eth1}" README.md
+	CHECK_DETAIL="sluice: $out"
+	check "... and what sluice(8)'s first example shows" bash -c \
+		'grep -A1 "^sluice: attached to eth1" docs/sluice.8.scd.in | tr "\n" " " |
+			grep -qF -- "$0 "' "${out//$LAB_HOST/eth1}"
+	"$SLUICE" detach "$LAB_HOST" >/dev/null
 	check "sluice -p attach: one document, indented" \
 		bash -c "'$SLUICE' -p attach '$LAB_HOST' --rate 100/s | jq -e '.status.rate == \"100/s\"' && \
 			'$SLUICE' status '$LAB_HOST' | grep -q '^$LAB_HOST '"
