@@ -85,6 +85,22 @@ completes() {
 		complete -p sluice' "$1" | grep -q sluice
 }
 
+# operations.md's install table names, in each directory's row, every file
+# installed there (as a path under it: man8/sluice.8).
+table_documented() {
+	local dest=$1 prefix=$2 var dir row f
+	for var in SBINDIR MANDIR BASHCOMPDIR ZSHCOMPDIR FISHCOMPDIR SYSTEMDUNITDIR \
+		FAIL2BANDIR GRAFANADIR PROMETHEUSDIR; do
+		dir=$(make -s print-$var PREFIX="$prefix")
+		row=$(grep "^| \`$var\` |" docs/operations.md | cut -d'|' -f4)
+		for f in $(find "$dest$dir" -type f -printf '%P\n'); do
+			CHECK_DETAIL="$var: $f not in '$row'"
+			grep -qF -- "\`$f\`" <<<"$row" || return 1
+		done
+	done
+	CHECK_DETAIL=
+}
+
 # install_checks LABEL [PREFIX]
 install_checks() {
 	local label=$1 prefix=${2:-} dest p
@@ -102,6 +118,7 @@ install_checks() {
 	check "$label: the installed alert rules pass promtool check rules" \
 		promtool check rules "$dest$p/share/sluice/prometheus/sluice-alerts.yml"
 	check "$label: systemd-analyze verify passes for both units" units_verify "$dest" "$p"
+	check "$label: operations.md's table names every installed file" table_documented "$dest" "$p"
 	check "$label: installed sluice --version" \
 		bash -c 'cd / && "$0" --version | grep -qE "^sluice [0-9]+\.[0-9]+\.[0-9]+ "' "$dest$p/sbin/sluice"
 	check "$label: installed sluice --help" bash -c 'cd / && "$0" --help | grep -q attach' \
