@@ -85,6 +85,20 @@ completes() {
 		complete -p sluice' "$1" | grep -q sluice
 }
 
+# The run-time libraries operations.md names: the package of every
+# library the installed binary links (but libc's).
+libraries_documented() {
+	local bin=$1 said lib pkg
+	said=$(tr '\n' ' ' <docs/operations.md | grep -oP 'It needs .*? at run time')
+	for lib in $(objdump -p "$bin" | awk '$1 == "NEEDED" { print $2 }'); do
+		pkg=$(dpkg -S "*/$lib" 2>/dev/null | head -1 | cut -d: -f1)
+		[ "$pkg" = libc6 ] && continue
+		CHECK_DETAIL="$lib (${pkg:-no package}) not in: $said"
+		grep -qw -- "\`$pkg\`" <<<"$said" || return 1
+	done
+	CHECK_DETAIL=
+}
+
 # operations.md's install table names, in each directory's row, every file
 # installed there (as a path under it: man8/sluice.8).
 table_documented() {
@@ -119,6 +133,8 @@ install_checks() {
 		promtool check rules "$dest$p/share/sluice/prometheus/sluice-alerts.yml"
 	check "$label: systemd-analyze verify passes for both units" units_verify "$dest" "$p"
 	check "$label: operations.md's table names every installed file" table_documented "$dest" "$p"
+	check "$label: operations.md names the library of every NEEDED entry" \
+		libraries_documented "$dest$p/sbin/sluice"
 	check "$label: installed sluice --version" \
 		bash -c 'cd / && "$0" --version | grep -qE "^sluice [0-9]+\.[0-9]+\.[0-9]+ "' "$dest$p/sbin/sluice"
 	check "$label: installed sluice --help" bash -c 'cd / && "$0" --help | grep -q attach' \
