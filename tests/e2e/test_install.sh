@@ -60,7 +60,8 @@ units_verify() {
 	CHECK_DETAIL=$(MANPATH=$dest$prefix/share/man systemd-analyze verify \
 		"$dir/sluice@eth0.service" "$dir/sluice-exporter.service" \
 		"$dir/sluice-agent@eth0.service" 2>&1 | head -3 | tr '\n' ' ')
-	[ -z "$CHECK_DETAIL" ]
+	[ -z "$CHECK_DETAIL" ] || return 1
+	UNITS_DIR=$dir
 }
 
 units_use() {
@@ -83,6 +84,21 @@ man_renders() {
 completes() {
 	bash -c '. /usr/share/bash-completion/bash_completion && . "$0" &&
 		complete -p sluice' "$1" | grep -q sluice
+}
+
+# operations.md's exposure scores: each unit it scores, as installed,
+# gets that score from systemd-analyze security --offline.
+scores_documented() {
+	local dir=$1 unit want got n=0
+	while read -r unit want; do
+		got=$(cd "$dir" && systemd-analyze security --offline=yes "$unit" 2>&1 |
+			sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p')
+		CHECK_DETAIL="$CHECK_DETAIL$unit: documented $want, measured ${got:-nothing}; "
+		[ "$got" = "$want" ] || return 1
+		n=$((n + 1))
+	done < <(sed -n 's/^→ Overall exposure level for \([^:]*\): \([0-9.]*\) OK$/\1 \2/p' docs/operations.md)
+	CHECK_DETAIL=
+	[ "$n" = 3 ]
 }
 
 # The run-time libraries operations.md names: the package of every
@@ -132,6 +148,7 @@ install_checks() {
 	check "$label: the installed alert rules pass promtool check rules" \
 		promtool check rules "$dest$p/share/sluice/prometheus/sluice-alerts.yml"
 	check "$label: systemd-analyze verify passes for both units" units_verify "$dest" "$p"
+	check "$label: the units score what operations.md says" scores_documented "$UNITS_DIR"
 	check "$label: operations.md's table names every installed file" table_documented "$dest" "$p"
 	check "$label: operations.md names the library of every NEEDED entry" \
 		libraries_documented "$dest$p/sbin/sluice"
