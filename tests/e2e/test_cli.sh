@@ -289,6 +289,9 @@ test_messages() {
 		test "$(jq -r .error <<<"$out" 2>/dev/null)" = "unknown command 'frob' (see 'sluice --help')"
 	check "--json status works as status --json" \
 		test "$("$SLUICE" --json status "$LAB_HOST" | jq -r '.[0].interface')" = "$LAB_HOST"
+	# Global flags clustered before the command, as after it (-jp).
+	check "-jp status works as status -jp" \
+		test "$("$SLUICE" -jp status "$LAB_HOST" 2>&1)" = "$("$SLUICE" status -jp "$LAB_HOST")"
 	# An interface name is quoted as every input is: what shows nothing is escaped.
 	check "a newline in an interface name is shown as \\x0a" \
 		says "bad interface name 'a\\x0ab': no interface name has whitespace" \
