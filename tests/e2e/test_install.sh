@@ -27,7 +27,7 @@ expected_tree() {
 		"755 $p/sbin/sluice" \
 		"644 $p/share/bash-completion/completions/sluice" \
 		"644 $p/share/fish/vendor_completions.d/sluice.fish" \
-		"644 $p/share/zsh/vendor-completions/_sluice" \
+		"644 $p/share/zsh/$([ "$1" = /usr ] && echo vendor-completions || echo site-functions)/_sluice" \
 		"644 $p/share/man/man5/sluice.conf.5" \
 		"644 $p/share/man/man8/sluice.8" \
 		"644 $p/share/sluice/fail2ban/sluice.conf" \
@@ -131,6 +131,13 @@ table_documented() {
 	CHECK_DETAIL=
 }
 
+# in_fpath DIR: zsh, started as a user's shell is (no rc file of theirs),
+# looks for completion functions in DIR.
+in_fpath() {
+	CHECK_DETAIL="$1 not in zsh's fpath: $(zsh -fc 'print -r -- $fpath' | cut -c1-120)..."
+	zsh -fc 'print -rl -- $fpath' | grep -qxF -- "$1"
+}
+
 # install_checks LABEL [PREFIX]
 install_checks() {
 	local label=$1 prefix=${2:-} dest p
@@ -161,6 +168,8 @@ install_checks() {
 		"$dest$p/share/man/man5/sluice.conf.5" "default"
 	check "$label: the completion sources in bash" completes \
 		"$dest$p/share/bash-completion/completions/sluice"
+	check "$label: _sluice is where zsh looks for it" \
+		in_fpath "$(dirname "$(cd "$dest" && find . -name _sluice -printf '/%P')")"
 
 	echo "# edited" >>"$dest/etc/sluice/example.conf"
 	make --no-print-directory install DESTDIR="$dest" ${prefix:+PREFIX=$prefix} >/dev/null
