@@ -391,7 +391,9 @@ SBINDIR        ?= $(PREFIX)/sbin
 DATADIR        ?= $(PREFIX)/share
 MANDIR         ?= $(DATADIR)/man
 BASHCOMPDIR    ?= $(DATADIR)/bash-completion/completions
-ZSHCOMPDIR     ?= $(DATADIR)/zsh/vendor-completions
+# zsh looks in vendor-completions under /usr (packages) but in site-functions
+# under /usr/local (the fpath of Debian's zsh; site-functions is upstream's).
+ZSHCOMPDIR     ?= $(DATADIR)/zsh/$(if $(filter /usr,$(PREFIX)),vendor-completions,site-functions)
 FISHCOMPDIR    ?= $(DATADIR)/fish/vendor_completions.d
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # A contrib path: fail2ban users copy or link it into /etc/fail2ban/action.d/.

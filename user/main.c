@@ -39,19 +39,34 @@ static int global_span(int argc, char **argv, int i)
 	return 1;
 }
 
-static bool is_global(const char *arg)
+static bool is_global_id(int id)
+{
+	return id >= 0 && option_table[id].scope == SCOPE_GLOBAL && id != OPT_HELP;
+}
+
+/* "-j", or a cluster of global flags such as "-jp", as after the command. */
+static bool is_global_short(const char *arg)
 {
 	int id;
 
-	if (!strncmp(arg, "--", 2)) {
-		char name[32];
-
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
-		id = option_find(name);
-	} else {
-		id = arg[0] == '-' && arg[1] && !arg[2] ? option_find_short(arg[1]) : -1;
+	if (arg[0] != '-' || !arg[1])
+		return false;
+	for (arg++; *arg; arg++) {
+		id = option_find_short(*arg);
+		if (!is_global_id(id) || option_table[id].metavar)
+			return false;
 	}
-	return id >= 0 && option_table[id].scope == SCOPE_GLOBAL && id != OPT_HELP;
+	return true;
+}
+
+static bool is_global(const char *arg)
+{
+	char name[32];
+
+	if (strncmp(arg, "--", 2))
+		return is_global_short(arg);
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+	return is_global_id(option_find(name));
 }
 
 /* The index of the command word, after any global options; -1 when none. */
@@ -280,6 +295,7 @@ int main(int argc, char **argv)
 	typed_argc = argc;
 	typed_argv = argv;
 	output_json_errors(cli_wants_json(argc, argv));
+	json_pretty(cli_wants_pretty(argc, argv));
 	libbpf_set_print(libbpf_print);
 	at = command_index(argc, argv);
 	if (at < 0)

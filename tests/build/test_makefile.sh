@@ -48,6 +48,24 @@ expect "make deps lists zsh and fish" bash -c 'make -s print-DEB_PACKAGES | grep
 expect "make deps lists fail2ban (test_fail2ban.sh)" bash -c 'make -s print-DEB_PACKAGES | grep -qw fail2ban'
 expect "make deps lists chromium (test_page.sh)" bash -c 'make -s print-DEB_PACKAGES | grep -qw chromium'
 expect "make bench-deps lists the side-by-side benchmark's tools" bash -c 'for p in iptables nftables ethtool gnuplot-nox bpftool jq; do make -s print-BENCH_PACKAGES | grep -qw "$p" || exit 1; done'
+# README's Requirements name every package make deps installs, and
+# operations.md every build dependency of debian/control, word for word.
+named_in() { # named_in FILE FIRST-LINE LAST-LINE: the words in `...` between them
+	sed -n "/$2/,/$3/p" "$1" | tr '\n' ' ' | grep -o '`[^`]*`' | tr -d '`' | tr ' ' '\n'
+}
+missing_from() { # missing_from WORDS PACKAGES...: those not among WORDS
+	local p
+	for p in "${@:2}"; do grep -qxF -- "$p" <<<"$1" || echo "$p"; done
+}
+readme_missing=$(missing_from "$(named_in README.md '^## Requirements' '^## Using')" \
+	$(make -s print-DEB_PACKAGES))
+expect "README's Requirements name every package of make deps${readme_missing:+ (not: ${readme_missing//$'\n'/ })}" \
+	test -z "$readme_missing"
+debian_missing=$(missing_from "$(named_in docs/operations.md '^`debian\/` uses' 'zlib1g-dev`)')" \
+	$(awk '/^[A-Za-z-]+:/ { on = $1 == "Build-Depends:" } on' debian/control |
+		sed 's/^Build-Depends://; s/([^)]*)//g' | tr ', ' '\n\n' | grep -v -e '^$' -e '^debhelper-compat$'))
+expect "operations.md names every Build-Depends of debian/control${debian_missing:+ (not: ${debian_missing//$'\n'/ })}" \
+	test -z "$debian_missing"
 # The benchmarks install their packages one apt-get at a time, then build, then run.
 for target in bench-compare bench-spoof; do
 	steps=$(dry "$target" | sed -nE 's/^make.* (deps|bench-deps|all)$/\1/p; s|.*tools/bench/(run\|spoof)\.sh.*|bench|p' | tr '\n' ' ')

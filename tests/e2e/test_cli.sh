@@ -289,6 +289,9 @@ test_messages() {
 		test "$(jq -r .error <<<"$out" 2>/dev/null)" = "unknown command 'frob' (see 'sluice --help')"
 	check "--json status works as status --json" \
 		test "$("$SLUICE" --json status "$LAB_HOST" | jq -r '.[0].interface')" = "$LAB_HOST"
+	# Global flags clustered before the command, as after it (-jp).
+	check "-jp status works as status -jp" \
+		test "$("$SLUICE" -jp status "$LAB_HOST" 2>&1)" = "$("$SLUICE" status -jp "$LAB_HOST")"
 	# An interface name is quoted as every input is: what shows nothing is escaped.
 	check "a newline in an interface name is shown as \\x0a" \
 		says "bad interface name 'a\\x0ab': no interface name has whitespace" \
@@ -510,7 +513,7 @@ jsonly() {
 # document (changed, the interface's status entry, the lines it would have
 # printed), never a line of text on stdout; an error is one JSON line.
 test_json_everywhere() {
-	local inv before
+	local inv before out
 	printf 'default rate 7/s\nrule 10.4.0.0/16 rate 3/s\n' >"$LAB_TMP/j.conf"
 	for inv in "set HOST --rate 9/s" "rule add HOST 10.5.0.0/16 --rate 2/s" \
 		"rule del HOST 10.5.0.0/16" "allow add HOST 10.6.0.0/16" "allow del HOST 10.6.0.0/16" \
@@ -541,11 +544,32 @@ test_json_everywhere() {
 	CHECK_DETAIL="exit $RC: $DOC"
 	check "sluice set --rate 0/s -j: exit 2, one JSON error, nothing changed" \
 		test "$RC" = 2 -a "$(jq -r .command <<<"$DOC")" = set -a "$(snapshot)" = "$before"
+	# -p spreads an error over lines as it does every document (sluice(8)),
+	# also one found while the line is parsed, before the command runs.
+	for inv in "set HOST --rate 0/s -p" "-p set HOST --bogus" "-p frob" "--pretty"; do
+		read -r -a args <<<"${inv//HOST/$LAB_HOST}"
+		DOC=$("$SLUICE" "${args[@]}" 2>/dev/null)
+		RC=$?
+		CHECK_DETAIL="exit $RC: $DOC"
+		check "sluice $inv: exit 2, the JSON error indented" \
+			test "$RC" = 2 -a "$(jq -r .error <<<"$DOC" 2>/dev/null | grep -c '')" = 1 -a \
+			"$DOC" = "$(jq . <<<"$DOC" 2>/dev/null)"
+	done
 	check "sluice -j detach: one document, status null" jsonly detach "$LAB_HOST"
 	check "... changed, and the line it would print" \
 		jq -e '.changed == true and .status == null and (.messages[0] | test("detached from"))' <<<"$DOC"
 	check "sluice -j detach again: changed false" jsonly detach "$LAB_HOST"
 	check "... nothing to detach" jq -e '.changed == false and (.messages[0] | test("nothing to detach"))' <<<"$DOC"
+	# The line README and sluice(8) show for their first attach, word for word.
+	out=$("$SLUICE" attach "$LAB_HOST" --rate 500/s --burst 1000 2>&1)
+	CHECK_DETAIL="README: $(grep -m1 '^sluice: attached to eth1' README.md); sluice: $out"
+	check "attach --rate 500/s --burst 1000 says what README shows" \
+		grep -qxF -- "${out//$LAB_HOST/eth1}" README.md
+	CHECK_DETAIL="sluice: $out"
+	check "... and what sluice(8)'s first example shows" bash -c \
+		'grep -A1 "^sluice: attached to eth1" docs/sluice.8.scd.in | tr "\n" " " |
+			grep -qF -- "$0 "' "${out//$LAB_HOST/eth1}"
+	"$SLUICE" detach "$LAB_HOST" >/dev/null
 	check "sluice -p attach: one document, indented" \
 		bash -c "'$SLUICE' -p attach '$LAB_HOST' --rate 100/s | jq -e '.status.rate == \"100/s\"' && \
 			'$SLUICE' status '$LAB_HOST' | grep -q '^$LAB_HOST '"

@@ -27,7 +27,7 @@ expected_tree() {
 		"755 $p/sbin/sluice" \
 		"644 $p/share/bash-completion/completions/sluice" \
 		"644 $p/share/fish/vendor_completions.d/sluice.fish" \
-		"644 $p/share/zsh/vendor-completions/_sluice" \
+		"644 $p/share/zsh/$([ "$1" = /usr ] && echo vendor-completions || echo site-functions)/_sluice" \
 		"644 $p/share/man/man5/sluice.conf.5" \
 		"644 $p/share/man/man8/sluice.8" \
 		"644 $p/share/sluice/fail2ban/sluice.conf" \
@@ -60,7 +60,8 @@ units_verify() {
 	CHECK_DETAIL=$(MANPATH=$dest$prefix/share/man systemd-analyze verify \
 		"$dir/sluice@eth0.service" "$dir/sluice-exporter.service" \
 		"$dir/sluice-agent@eth0.service" 2>&1 | head -3 | tr '\n' ' ')
-	[ -z "$CHECK_DETAIL" ]
+	[ -z "$CHECK_DETAIL" ] || return 1
+	UNITS_DIR=$dir
 }
 
 units_use() {
@@ -85,6 +86,58 @@ completes() {
 		complete -p sluice' "$1" | grep -q sluice
 }
 
+# operations.md's exposure scores: each unit it scores, as installed,
+# gets that score from systemd-analyze security --offline.
+scores_documented() {
+	local dir=$1 unit want got n=0
+	while read -r unit want; do
+		got=$(cd "$dir" && systemd-analyze security --offline=yes "$unit" 2>&1 |
+			sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p')
+		CHECK_DETAIL="$CHECK_DETAIL$unit: documented $want, measured ${got:-nothing}; "
+		[ "$got" = "$want" ] || return 1
+		n=$((n + 1))
+	done < <(sed -n 's/^→ Overall exposure level for \([^:]*\): \([0-9.]*\) OK$/\1 \2/p' docs/operations.md)
+	CHECK_DETAIL=
+	[ "$n" = 3 ]
+}
+
+# The run-time libraries operations.md names: the package of every
+# library the installed binary links (but libc's).
+libraries_documented() {
+	local bin=$1 said lib pkg
+	said=$(tr '\n' ' ' <docs/operations.md | grep -oP 'It needs .*? at run time')
+	for lib in $(objdump -p "$bin" | awk '$1 == "NEEDED" { print $2 }'); do
+		pkg=$(dpkg -S "*/$lib" 2>/dev/null | head -1 | cut -d: -f1)
+		[ "$pkg" = libc6 ] && continue
+		CHECK_DETAIL="$lib (${pkg:-no package}) not in: $said"
+		grep -qw -- "\`$pkg\`" <<<"$said" || return 1
+	done
+	CHECK_DETAIL=
+}
+
+# operations.md's install table names, in each directory's row, every file
+# installed there (as a path under it: man8/sluice.8).
+table_documented() {
+	local dest=$1 prefix=$2 var dir row f
+	for var in SBINDIR MANDIR BASHCOMPDIR ZSHCOMPDIR FISHCOMPDIR SYSTEMDUNITDIR \
+		FAIL2BANDIR GRAFANADIR PROMETHEUSDIR; do
+		dir=$(make -s print-$var PREFIX="$prefix")
+		row=$(grep "^| \`$var\` |" docs/operations.md | cut -d'|' -f4)
+		for f in $(find "$dest$dir" -type f -printf '%P\n'); do
+			CHECK_DETAIL="$var: $f not in '$row'"
+			grep -qF -- "\`$f\`" <<<"$row" || return 1
+		done
+	done
+	CHECK_DETAIL=
+}
+
+# in_fpath DIR: zsh, started as a user's shell is (no rc file of theirs),
+# looks for completion functions in DIR.
+in_fpath() {
+	CHECK_DETAIL="$1 not in zsh's fpath: $(zsh -fc 'print -r -- $fpath' | cut -c1-120)..."
+	zsh -fc 'print -rl -- $fpath' | grep -qxF -- "$1"
+}
+
 # install_checks LABEL [PREFIX]
 install_checks() {
 	local label=$1 prefix=${2:-} dest p
@@ -102,6 +155,10 @@ install_checks() {
 	check "$label: the installed alert rules pass promtool check rules" \
 		promtool check rules "$dest$p/share/sluice/prometheus/sluice-alerts.yml"
 	check "$label: systemd-analyze verify passes for both units" units_verify "$dest" "$p"
+	check "$label: the units score what operations.md says" scores_documented "$UNITS_DIR"
+	check "$label: operations.md's table names every installed file" table_documented "$dest" "$p"
+	check "$label: operations.md names the library of every NEEDED entry" \
+		libraries_documented "$dest$p/sbin/sluice"
 	check "$label: installed sluice --version" \
 		bash -c 'cd / && "$0" --version | grep -qE "^sluice [0-9]+\.[0-9]+\.[0-9]+ "' "$dest$p/sbin/sluice"
 	check "$label: installed sluice --help" bash -c 'cd / && "$0" --help | grep -q attach' \
@@ -111,6 +168,8 @@ install_checks() {
 		"$dest$p/share/man/man5/sluice.conf.5" "default"
 	check "$label: the completion sources in bash" completes \
 		"$dest$p/share/bash-completion/completions/sluice"
+	check "$label: _sluice is where zsh looks for it" \
+		in_fpath "$(dirname "$(cd "$dest" && find . -name _sluice -printf '/%P')")"
 
 	echo "# edited" >>"$dest/etc/sluice/example.conf"
 	make --no-print-directory install DESTDIR="$dest" ${prefix:+PREFIX=$prefix} >/dev/null

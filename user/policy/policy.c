@@ -127,6 +127,19 @@ static uint64_t amount_per_second(const struct rate *r)
 	return r->amount / (r->period_ns / NSEC_PER_SEC);
 }
 
+/*
+ * Above max_per_sec (packets, or bytes for a bandwidth), exactly, whatever
+ * the period: the documented bounds hold, not what rounding lets past them.
+ */
+static bool rate_above(const struct rate *r, uint64_t max_per_sec)
+{
+	unsigned __int128 max = (unsigned __int128)max_per_sec * r->period_ns;
+
+	if (r->unit == SLUICE_UNIT_BITS)
+		max *= 8;
+	return (unsigned __int128)r->amount * NSEC_PER_SEC > max;
+}
+
 /* The burst is more than the bucket's limit can hold at this rate. */
 static int burst_too_large(const struct limiter_name *n, const struct settings *s, uint64_t max,
 			   const char **why)
@@ -153,7 +166,8 @@ static int meter_packets(struct sluice_policy *p, const struct settings *s,
 	if (!burst)
 		burst = amount_per_second(&s->rate) ?: 1;
 	/* T >= 999 units: rounding T up loses at most 0.1% of the rate. */
-	if (period < (1000 / ROUNDING_PER_MILLE - 1) * s->rate.amount)
+	if (rate_above(&s->rate, RATE_METERED_MAX_PER_SEC) ||
+	    period < (1000 / ROUNDING_PER_MILLE - 1) * s->rate.amount)
 		return refuse(-ERANGE, why,
 			      "%s%s %s is too high to meter within 0.1%% (at most %lluM/s)",
 			      n->prefix, n->rate, rate_text(&s->rate).text,
@@ -217,7 +231,8 @@ static int meter_bytes(struct sluice_policy *p, const struct settings *s,
 		return refuse(-ERANGE, why, "%s%s %s is too low to meter (at least %llubit/s)",
 			      n->prefix, n->rate, rate_text(&s->rate).text,
 			      (unsigned long long)bits_per_second_min());
-	if (!bytes_accurate(period, s->rate.amount, interval))
+	if (rate_above(&s->rate, BYTE_RATE_METERED_MAX_PER_SEC) ||
+	    !bytes_accurate(period, s->rate.amount, interval))
 		return refuse(-ERANGE, why,
 			      "%s%s %s is too high to meter within 0.1%% (at most %llumbit/s, "
 			      "%lluMB/s)",
@@ -681,7 +696,8 @@ static int budget_build(const char *opt, struct rate r, uint64_t per_sec, __u64 
 			      "--%s %s is a bandwidth: it takes a rate of sources (such as 10k/s)",
 			      opt, rate_text(&r).text);
 	/* The admission bucket keeps the limits' promise: within 0.1%, never over. */
-	if ((r.period_ns << SLUICE_TIME_SHIFT) < (1000 / ROUNDING_PER_MILLE - 1) * r.amount)
+	if (rate_above(&r, RATE_METERED_MAX_PER_SEC) ||
+	    (r.period_ns << SLUICE_TIME_SHIFT) < (1000 / ROUNDING_PER_MILLE - 1) * r.amount)
 		return refuse(-ERANGE, why,
 			      "--%s %s is too high to meter within 0.1%% (at most %lluM/s)", opt,
 			      rate_text(&r).text,

@@ -210,6 +210,14 @@ bool cli_wants_json(int argc, char **argv)
 	return has_option(argc, argv, longs, "jp");
 }
 
+/* -p or --pretty anywhere: errors found before the options are parsed are indented too. */
+bool cli_wants_pretty(int argc, char **argv)
+{
+	static const char *const longs[] = { "pretty", NULL };
+
+	return has_option(argc, argv, longs, "p");
+}
+
 int cli_ifname(const char *cmd, const char *name)
 {
 	char shown[24];

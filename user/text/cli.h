@@ -22,6 +22,8 @@ void cli_args_free(struct cli_args *a);
 bool cli_wants_help(int argc, char **argv);
 /* Is -j, --json, -p or --pretty among them (then errors come as JSON)? */
 bool cli_wants_json(int argc, char **argv);
+/* Is -p or --pretty among them (then JSON errors are indented)? */
+bool cli_wants_pretty(int argc, char **argv);
 /* ifname_check() for a command: EXIT_OK, or one line and EXIT_BAD_INPUT. */
 int cli_ifname(const char *cmd, const char *name);
 
