@@ -66,6 +66,14 @@ debian_missing=$(missing_from "$(named_in docs/operations.md '^`debian\/` uses' 
 		sed 's/^Build-Depends://; s/([^)]*)//g' | tr ', ' '\n\n' | grep -v -e '^$' -e '^debhelper-compat$'))
 expect "operations.md names every Build-Depends of debian/control${debian_missing:+ (not: ${debian_missing//$'\n'/ })}" \
 	test -z "$debian_missing"
+# The package's description names every unit and completion it ships.
+description=$(sed -n '/^Description:/,$p' debian/control | tr '\n' ' ' | tr -s ' ')
+undescribed=$(for u in tools/systemd/*.service; do
+	u=$(basename "$u" .service)
+	grep -qF -- "${u/@/@IFACE}" <<<"$description" || echo "$u"
+done; for sh in bash zsh fish; do grep -qw "$sh" <<<"$description" || echo "$sh completion"; done)
+expect "debian/control describes every unit and completion${undescribed:+ (not: ${undescribed//$'\n'/, })}" \
+	test -z "$undescribed"
 # The benchmarks install their packages one apt-get at a time, then build, then run.
 for target in bench-compare bench-spoof; do
 	steps=$(dry "$target" | sed -nE 's/^make.* (deps|bench-deps|all)$/\1/p; s|.*tools/bench/(run\|spoof)\.sh.*|bench|p' | tr '\n' ' ')
