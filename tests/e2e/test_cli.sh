@@ -433,6 +433,10 @@ test_host_bits_warnings() {
 	check "dst with host bits in a file: one warning naming the file's line and column" \
 		warns "$LAB_TMP/dst.conf:2:30: warning: dst '10.251.0.1/24' has host bits set; using 10.251.0.0/24" \
 		"$SLUICE" apply --check -f "$LAB_TMP/dst.conf"
+	printf 'default rate 10/s\nrule 10.0.0.1/8 rate 1/s\n' >"$LAB_TMP/src.conf"
+	check "a rule's CIDR with host bits in a file: the network used is named, as on the command line" \
+		warns "$LAB_TMP/src.conf:2:6: warning: '10.0.0.1/8' has host bits set; using 10.0.0.0/8" \
+		"$SLUICE" apply --check -f "$LAB_TMP/src.conf"
 }
 
 # An interface whose driver has no native XDP: one line that names the

@@ -137,15 +137,18 @@ static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first
 static int parse_cidr_word(struct parse_ctx *pc, const struct tokens *t, int i, struct cidr *c)
 {
 	const char *why;
+	char norm[64];
 	bool host_bits;
 
 	if (i >= t->n)
 		return fail_at(pc, t->col[i - 1], "expected a CIDR after '%s'", t->word[i - 1]);
 	if (parse_cidr(t->word[i], c, &host_bits, &why))
 		return fail_at(pc, t->col[i], "bad CIDR '%s': %s", t->word[i], why);
-	if (host_bits)
-		warning_line("%s:%d:%d: warning: '%s' has host bits set; using its network",
-			     pc->path, pc->line, t->col[i], t->word[i]);
+	if (host_bits) {
+		format_cidr(norm, sizeof(norm), c);
+		warning_line("%s:%d:%d: warning: '%s' has host bits set; using %s", pc->path,
+			     pc->line, t->col[i], t->word[i], norm);
+	}
 	return 0;
 }
 
