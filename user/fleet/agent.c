@@ -9,9 +9,11 @@
  * is pushed then.
  */
 #include <errno.h>
+#include <limits.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "fleet/agent.h"
 #include "fleet/script.h"
@@ -168,6 +170,38 @@ static void heartbeat_due(struct agent *ag, uint64_t now)
 		ag->hb_failing = true;
 }
 
+/* The id of the map fd, 0 when unknown. */
+static __u32 map_id_of(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
+}
+
+/*
+ * -ENODEV once the interface's pinned fleet hint is no longer the one the
+ * agent opened (detached, or attached anew with new maps): the agent would
+ * go on syncing maps no datapath reads, its report saying the fleet is up.
+ */
+static int agent_state_current(const struct agent *ag)
+{
+	char path[PATH_MAX];
+	__u32 pinned = 0;
+	int fd, err = state_path(ag->ifname, SLUICE_MAP_FLEET, path, sizeof(path));
+
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	if (fd < 0 && errno != ENOENT)
+		return 0; /* cannot tell: the next second will */
+	if (fd >= 0) {
+		pinned = map_id_of(fd);
+		close(fd);
+	}
+	return pinned && pinned == map_id_of(ag->st.maps.fleet) ? 0 : -ENODEV;
+}
+
 /* One period. */
 static int round_run(struct agent *ag)
 {
@@ -175,7 +209,7 @@ static int round_run(struct agent *ag)
 	int err, unsynced;
 
 	if (now - ag->cfg_read_ns >= NSEC_PER_SEC) {
-		err = agent_policies_read(ag);
+		err = agent_state_current(ag) ?: agent_policies_read(ag);
 		if (err)
 			return err;
 		ag->cfg_read_ns = now;
