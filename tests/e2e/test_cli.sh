@@ -616,6 +616,26 @@ test_set_switches_unit() {
 		test "$dflt" = "default rate 100/s burst 20"
 }
 
+# A --redis host name that does not resolve is not bad input (DNS may come
+# back): the agent runs in fallback, and says why, not "No route to host".
+test_agent_unresolvable() {
+	local pid
+	"$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	"$SLUICE" agent "$LAB_HOST" --redis nosuchhost.invalid:6379 2>"$LAB_TMP/agent.err" &
+	pid=$!
+	for _ in $(seq 50); do
+		grep -q 'Redis unreachable' "$LAB_TMP/agent.err" && break
+		sleep 0.1
+	done
+	kill "$pid"
+	wait "$pid"
+	CHECK_DETAIL=$(grep 'Redis unreachable' "$LAB_TMP/agent.err")
+	check "agent, --redis naming a host that does not resolve: says so" \
+		grep -qF "Redis unreachable (nosuchhost.invalid:6379: connect: the host name does not resolve): fallback-local" \
+		"$LAB_TMP/agent.err"
+	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
+}
+
 # agent_gone PID: up to 3 s for the agent PID to end; AGENT_RC its exit status.
 agent_gone() {
 	for _ in $(seq 30); do
@@ -634,7 +654,7 @@ agent_gone() {
 # attachment. Redis at a port nobody listens on: the agent runs in fallback.
 test_agent_detached() {
 	local pid how
-	"$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
 	for how in "attach --replace afresh" detach; do
 		"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
 		pid=$!
@@ -688,5 +708,6 @@ test_not_root
 test_help
 test_json_everywhere
 test_max_sources
+test_agent_unresolvable
 test_agent_detached
 lab_finish
