@@ -304,6 +304,30 @@ check "SCRIPT FLUSH: the agent stayed up (synced now, no fallback logged)" "" \
 check "SCRIPT FLUSH: SIGTERM ends it in ${STOP_MS} ms (exit $STOP_ST), the hint cleared" "" \
 	stopped_clean "$STOP_MS" "$STOP_ST"
 
+# 7. A period past the hosts' window (3 s): the agent still beats once a
+# second, between its rounds, so the other agents count it throughout: at
+# each sample its beat in Redis is less than 3 s old.
+hb_age_ms() {
+	rf eval "local t = redis.call('TIME')
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s then return -1 end
+return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(s)" \
+		1 'sluice:{hb}:agents' "$(hostname | cut -c1-63):fltv1:$1"
+}
+agent_start "$NET.10.2:6379" --period 5s --redis-user fleet --redis-password-file "$TMP/secret"
+wait_up 1 3
+ages=
+for i in $(seq 30); do
+	ages+=" $(hb_age_ms "$AGENT")"
+	sleep 0.2
+done
+stop_agent
+old=$(tr ' ' '\n' <<<"$ages" | awk 'NF && ($1 < 0 || $1 >= 3000)' | wc -l)
+check "--period 5s: its beat under 3 s old at each of 30 samples 0.2 s apart (ms:$ages)" "" \
+	test "$old" = 0
+check "--period 5s: SIGTERM ends it in ${STOP_MS} ms (exit $STOP_ST), the hint cleared" "" \
+	stopped_clean "$STOP_MS" "$STOP_ST"
+
 # 6. A stop mid-round is a clean stop: with replies 20 ms late (test_fleet's
 # relay) and T = 20 ms the agent is mostly waiting on Redis when SIGTERM
 # comes, and it must still leave the heartbeat's count at once, its hint
