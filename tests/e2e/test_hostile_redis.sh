@@ -243,6 +243,11 @@ hostile bulk protocol
 hostile deep protocol
 hostile slots protocol
 hostile drip timeout
+# A refused count outside 0..the usage pushed (here -1, which a counter
+# of its own would wrap to 2^64 - 1) is a reply error, never counted.
+hostile refused reply --shadow
+check "refused: would_refuse stays 0 ($(jq -r .would_refuse <<<"$LAST_JSON"))" "" \
+	test "$(jq -r .would_refuse <<<"$LAST_JSON")" = 0
 
 # 5. The heartbeat: N is what the agent counts of the names Redis lists,
 # itself among them, at most 1000; never a number Redis claims. A reply
