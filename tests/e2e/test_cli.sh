@@ -616,6 +616,22 @@ test_set_switches_unit() {
 		test "$dflt" = "default rate 100/s burst 20"
 }
 
+# A rule the agent cannot sync is named as rule list names it (its CIDR),
+# not by a slot number nothing shows ("rule 1", "the default 0").
+test_agent_unsyncable() {
+	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	"$SLUICE" rule add "$LAB_HOST" 10.5.0.0/16 --rate 10/s --algorithm sliding-window >/dev/null
+	check "agent, a rule under a window algorithm: exit 2, one line naming it by its CIDR" \
+		says "sluice agent: $LAB_HOST: rule 10.5.0.0/16 uses a window algorithm; the agent syncs" \
+		"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1
+	"$SLUICE" rule del "$LAB_HOST" 10.5.0.0/16 >/dev/null
+	"$SLUICE" set "$LAB_HOST" --algorithm fixed-window >/dev/null
+	check "agent, the default under a window algorithm: exit 2, one line naming 'the default'" \
+		says "sluice agent: $LAB_HOST: the default uses a window algorithm; the agent syncs" \
+		"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1
+	"$SLUICE" set "$LAB_HOST" --algorithm gcra --burst 20 >/dev/null
+}
+
 # A --redis host name that does not resolve is not bad input (DNS may come
 # back): the agent runs in fallback, and says why, not "No route to host".
 test_agent_unresolvable() {
@@ -708,6 +724,7 @@ test_not_root
 test_help
 test_json_everywhere
 test_max_sources
+test_agent_unsyncable
 test_agent_unresolvable
 test_agent_detached
 lab_finish
