@@ -13,6 +13,7 @@
 #   deep        the calls answered arrays nested 100,000 deep
 #   slots       CLUSTER SLOTS answered with 20,000 ranges on 20,000 nodes
 #   drip        every reply sent one byte every 200 ms
+#   refused     the calls answered with a refused count of -1 for each key
 #   hosts-int   the heartbeat answered :4294967297 (the calls well)
 #   hosts-many  the heartbeat answered 5,000 names, this agent's among them
 #   hosts-other the heartbeat answered two names, neither this agent's
@@ -116,6 +117,8 @@ def call_reply(args):
         return endless(b"$1000000000\r\n", b"x" * 65536)
     if MODE == "deep":
         return endless(b"", b"*1\r\n" * 100000, 1)
+    if MODE == "refused":
+        return array([b":0\r\n", b":-1\r\n"] * int(args[2]))
     return gcra_reply(args)
 
 

@@ -644,6 +644,82 @@ test_set_switches_unit() {
 		test "$dflt" = "default rate 100/s burst 20"
 }
 
+# A rule the agent cannot sync is named as rule list names it (its CIDR),
+# not by a slot number nothing shows ("rule 1", "the default 0").
+test_agent_unsyncable() {
+	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	"$SLUICE" rule add "$LAB_HOST" 10.5.0.0/16 --rate 10/s --algorithm sliding-window >/dev/null
+	check "agent, a rule under a window algorithm: exit 2, one line naming it by its CIDR" \
+		says "sluice agent: $LAB_HOST: rule 10.5.0.0/16 uses a window algorithm; the agent syncs" \
+		"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1
+	"$SLUICE" rule del "$LAB_HOST" 10.5.0.0/16 >/dev/null
+	"$SLUICE" set "$LAB_HOST" --algorithm fixed-window >/dev/null
+	check "agent, the default under a window algorithm: exit 2, one line naming 'the default'" \
+		says "sluice agent: $LAB_HOST: the default uses a window algorithm; the agent syncs" \
+		"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1
+	"$SLUICE" set "$LAB_HOST" --algorithm gcra --burst 20 >/dev/null
+}
+
+# A --redis host name that does not resolve is not bad input (DNS may come
+# back): the agent runs in fallback, and says why, not "No route to host".
+test_agent_unresolvable() {
+	local pid
+	"$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	"$SLUICE" agent "$LAB_HOST" --redis nosuchhost.invalid:6379 2>"$LAB_TMP/agent.err" &
+	pid=$!
+	for _ in $(seq 50); do
+		grep -q 'Redis unreachable' "$LAB_TMP/agent.err" && break
+		sleep 0.1
+	done
+	kill "$pid"
+	wait "$pid"
+	CHECK_DETAIL=$(grep 'Redis unreachable' "$LAB_TMP/agent.err")
+	check "agent, --redis naming a host that does not resolve: says so" \
+		grep -qF "Redis unreachable (nosuchhost.invalid:6379: connect: the host name does not resolve): fallback-local" \
+		"$LAB_TMP/agent.err"
+	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
+}
+
+# agent_gone PID: up to 3 s for the agent PID to end; AGENT_RC its exit status.
+agent_gone() {
+	for _ in $(seq 30); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$1" 2>/dev/null && CHECK_DETAIL="still running, stopped by the test"
+	wait "$1"
+	AGENT_RC=$?
+	[ -z "${CHECK_DETAIL:-}" ]
+}
+
+# An agent whose interface is attached anew (new maps) or detached stops
+# within a second or so, exit 1, saying why, its report gone: it would go on
+# syncing maps no datapath reads, status showing the fleet up on the new
+# attachment. Redis at a port nobody listens on: the agent runs in fallback.
+test_agent_detached() {
+	local pid how
+	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	for how in "attach --replace afresh" detach; do
+		"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
+		pid=$!
+		for _ in $(seq 50); do
+			[ "$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet.agent_pid')" = "$pid" ] && break
+			sleep 0.1
+		done
+		if [ "$how" = detach ]; then
+			"$SLUICE" detach "$LAB_HOST" >/dev/null
+		else
+			"$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 --max-sources 4096 --replace >/dev/null 2>&1
+		fi
+		check "agent, its interface's $how: the agent ends" agent_gone "$pid"
+		CHECK_DETAIL="exit $AGENT_RC: $(tail -n 2 "$LAB_TMP/agent.err" | tr '\n' ' ')"
+		check "... exit 1, saying so on one line" eval '[ "$AGENT_RC" = 1 ] &&
+			[ "$(tail -n 1 "$LAB_TMP/agent.err")" = "sluice agent: $LAB_HOST: detached, or attached anew: the agent stops" ]'
+		check "... its report gone" test ! -e "/run/sluice/fleet/$LAB_HOST"
+	done
+	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
+}
+
 not_ok() { ! "$@" 2>/dev/null; }
 
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
@@ -676,4 +752,7 @@ test_not_root
 test_help
 test_json_everywhere
 test_max_sources
+test_agent_unsyncable
+test_agent_unresolvable
+test_agent_detached
 lab_finish

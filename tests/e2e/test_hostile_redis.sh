@@ -243,6 +243,11 @@ hostile bulk protocol
 hostile deep protocol
 hostile slots protocol
 hostile drip timeout
+# A refused count outside 0..the usage pushed (here -1, which a counter
+# of its own would wrap to 2^64 - 1) is a reply error, never counted.
+hostile refused reply --shadow
+check "refused: would_refuse stays 0 ($(jq -r .would_refuse <<<"$LAST_JSON"))" "" \
+	test "$(jq -r .would_refuse <<<"$LAST_JSON")" = 0
 
 # 5. The heartbeat: N is what the agent counts of the names Redis lists,
 # itself among them, at most 1000; never a number Redis claims. A reply
@@ -302,6 +307,30 @@ check "SCRIPT FLUSH x10, 3 sources in 2 tags ($(jq -r .sources <<<"$j0") synced,
 check "SCRIPT FLUSH: the agent stayed up (synced now, no fallback logged)" "" \
 	eval "jq -e .up <<<'$j1' && ! tail -n +$((log0 + 1)) '$TMP/agent.log' | grep -q unreachable"
 check "SCRIPT FLUSH: SIGTERM ends it in ${STOP_MS} ms (exit $STOP_ST), the hint cleared" "" \
+	stopped_clean "$STOP_MS" "$STOP_ST"
+
+# 7. A period past the hosts' window (3 s): the agent still beats once a
+# second, between its rounds, so the other agents count it throughout: at
+# each sample its beat in Redis is less than 3 s old.
+hb_age_ms() {
+	rf eval "local t = redis.call('TIME')
+local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not s then return -1 end
+return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(s)" \
+		1 'sluice:{hb}:agents' "$(hostname | cut -c1-63):fltv1:$1"
+}
+agent_start "$NET.10.2:6379" --period 5s --redis-user fleet --redis-password-file "$TMP/secret"
+wait_up 1 3
+ages=
+for i in $(seq 30); do
+	ages+=" $(hb_age_ms "$AGENT")"
+	sleep 0.2
+done
+stop_agent
+old=$(tr ' ' '\n' <<<"$ages" | awk 'NF && ($1 < 0 || $1 >= 3000)' | wc -l)
+check "--period 5s: its beat under 3 s old at each of 30 samples 0.2 s apart (ms:$ages)" "" \
+	test "$old" = 0
+check "--period 5s: SIGTERM ends it in ${STOP_MS} ms (exit $STOP_ST), the hint cleared" "" \
 	stopped_clean "$STOP_MS" "$STOP_ST"
 
 # 6. A stop mid-round is a clean stop: with replies 20 ms late (test_fleet's

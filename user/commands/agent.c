@@ -152,7 +152,10 @@ static int agent_run(struct cli_args *a, struct state *unused)
 	if (!err)
 		err = agent_loop(ag);
 	agent_stop(ag);
-	if (err)
+	if (err == -ENODEV)
+		ret = fail_runtime("agent", 0, "%s: detached, or attached anew: the agent stops",
+				   a->ifname);
+	else if (err)
 		ret = fail_runtime("agent", err, "%s: the fleet agent failed", a->ifname);
 out:
 	if (lock_fd >= 0)

@@ -9,9 +9,11 @@
  * is pushed then.
  */
 #include <errno.h>
+#include <limits.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "fleet/agent.h"
 #include "fleet/script.h"
@@ -168,6 +170,47 @@ static void heartbeat_due(struct agent *ag, uint64_t now)
 		ag->hb_failing = true;
 }
 
+/* The id of the map fd, 0 when unknown. */
+static __u32 map_id_of(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) ? info.id : 0;
+}
+
+/*
+ * -ENODEV once the interface's pinned fleet hint is no longer the one the
+ * agent opened (detached, or attached anew with new maps): the agent would
+ * go on syncing maps no datapath reads, its report saying the fleet is up.
+ */
+static int agent_state_current(const struct agent *ag)
+{
+	char path[PATH_MAX];
+	__u32 pinned = 0;
+	int fd, err = state_path(ag->ifname, SLUICE_MAP_FLEET, path, sizeof(path));
+
+	if (err)
+		return err;
+	fd = bpf_obj_get(path);
+	if (fd < 0 && errno != ENOENT)
+		return 0; /* cannot tell: the next second will */
+	if (fd >= 0) {
+		pinned = map_id_of(fd);
+		close(fd);
+	}
+	return pinned && pinned == map_id_of(ag->st.maps.fleet) ? 0 : -ENODEV;
+}
+
+/* The report, every quarter second. */
+static void report_due(struct agent *ag, uint64_t now)
+{
+	if (now - ag->report_ns < AGENT_REPORT_NS)
+		return;
+	agent_report(ag, now);
+	ag->report_ns = now;
+}
+
 /* One period. */
 static int round_run(struct agent *ag)
 {
@@ -175,7 +218,7 @@ static int round_run(struct agent *ag)
 	int err, unsynced;
 
 	if (now - ag->cfg_read_ns >= NSEC_PER_SEC) {
-		err = agent_policies_read(ag);
+		err = agent_state_current(ag) ?: agent_policies_read(ag);
 		if (err)
 			return err;
 		ag->cfg_read_ns = now;
@@ -201,14 +244,12 @@ static int round_run(struct agent *ag)
 	candidates_prune(ag);
 	if (!err)
 		err = agent_hint_write(ag, true); /* still alive: live_until moves on */
-	if (unsynced >= 0)
+	ag->reached = unsynced >= 0;
+	if (ag->reached)
 		heartbeat_due(ag, now);
 	tell_change(ag);
 	ag->rep.rounds++;
-	if (now - ag->report_ns >= NSEC_PER_SEC / 4) {
-		agent_report(ag, now);
-		ag->report_ns = now;
-	}
+	report_due(ag, now);
 	return err;
 }
 
@@ -261,18 +302,35 @@ void agent_free(struct agent *ag)
 		close(ag->stop_fd);
 }
 
-/* Sleeps about one period (jittered by up to a tenth); true when told to stop. */
-static bool period_wait(const struct agent *ag, uint64_t started)
+/*
+ * Sleeps about one period (jittered by up to a tenth); true when told to
+ * stop. A wait longer than a quarter second is cut into quarters, between
+ * which the agent beats once a second (with a period past the hosts'
+ * window, 3 s, the other agents would stop counting it between its
+ * rounds) and rewrites its report (N, from the beat, included).
+ */
+static bool period_wait(struct agent *ag, uint64_t started)
 {
-	uint64_t span = ag->opt.period_ns, jitter = span / 10, elapsed = monotonic_ns() - started;
-	uint64_t wait;
+	uint64_t span = ag->opt.period_ns, jitter = span / 10, now = monotonic_ns();
+	uint64_t end, wait, slice;
 	struct timespec ts;
 
 	span = span - jitter + (jitter ? (uint64_t)random() % (2 * jitter + 1) : 0);
-	wait = elapsed < span ? span - elapsed : 0;
-	ts.tv_sec = (time_t)(wait / NSEC_PER_SEC);
-	ts.tv_nsec = (long)(wait % NSEC_PER_SEC);
-	return sigtimedwait(&ag->stop, NULL, &ts) >= 0;
+	end = started + span;
+	for (;;) {
+		wait = now < end ? end - now : 0;
+		slice = wait < AGENT_REPORT_NS ? wait : AGENT_REPORT_NS;
+		ts.tv_sec = (time_t)(slice / NSEC_PER_SEC);
+		ts.tv_nsec = (long)(slice % NSEC_PER_SEC);
+		if (sigtimedwait(&ag->stop, NULL, &ts) >= 0)
+			return true;
+		if (slice == wait)
+			return false;
+		if (ag->reached && !ag->hb_failing)
+			heartbeat_due(ag, monotonic_ns());
+		now = monotonic_ns();
+		report_due(ag, now);
+	}
 }
 
 int agent_loop(struct agent *ag)

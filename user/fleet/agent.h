@@ -33,6 +33,8 @@
 
 #define AGENT_HEARTBEAT_NS NSEC_PER_SEC
 
+#define AGENT_REPORT_NS (NSEC_PER_SEC / 4) /* the report status reads is rewritten every */
+
 #define AGENT_HEARTBEAT_KEY "sluice:{hb}:agents" /* a sorted set: member, last beat */
 
 #define AGENT_HOST_WINDOW_MS 3000 /* an agent silent this long no longer counts */
@@ -90,6 +92,7 @@ struct agent {
 	uint32_t hosts;
 	uint32_t fallback; /* candidates not synced in the last round: their owner unreachable */
 	bool up, was_up;
+	bool reached;	     /* the last round reached a node: it may beat between rounds */
 	bool hb_failing;     /* the last heartbeat did not reach Redis */
 	uint64_t hb_back_ns; /* when it reached Redis again after failing */
 	sigset_t stop; /* SIGINT, SIGTERM: blocked, waited for, and polled by every Redis wait */

@@ -8,6 +8,7 @@
 #include "base/errors.h"
 #include "fleet/agent.h"
 #include "maps/policy_maps.h"
+#include "text/conf.h"
 
 /* FNV-1a: the same name on every host for the same bytes. */
 static uint32_t hash_bytes(const void *data, size_t len)
@@ -209,9 +210,29 @@ int agent_policies_read(struct agent *ag)
 	return 0;
 }
 
+/*
+ * The name status, stats and rule list give the policy with this id: "the
+ * default", or "rule" and its CIDR and class ("rule 10.0.0.0/8 proto udp").
+ */
+static void policy_label(const struct agent *ag, __u16 id, char *buf, size_t len)
+{
+	struct policy_doc *doc = calloc(1, sizeof(*doc));
+	char name[320];
+
+	if (!doc || policy_load(&ag->st.maps, doc, false))
+		snprintf(name, sizeof(name), "replaced-%u", id);
+	else
+		rule_name(doc, id, name, sizeof(name));
+	if (doc)
+		doc_free(doc);
+	free(doc);
+	snprintf(buf, len, "%s%s", strcmp(name, "default") ? "rule " : "the ", name);
+}
+
 /* Every live rule must be one the agent can sync. */
 int agent_policies_supported(struct agent *ag)
 {
+	char name[336];
 	int i;
 
 	for (i = 0; i < SLUICE_MAX_POLICIES; i++) {
@@ -219,9 +240,9 @@ int agent_policies_supported(struct agent *ag)
 
 		if (!p->interval || policy_syncable(p))
 			continue;
-		return fail_input("agent",
-				  "%s: %s %d %s; the agent syncs packet rates under gcra only",
-				  ag->ifname, i ? "rule" : "the default", i,
+		policy_label(ag, p->id, name, sizeof(name));
+		return fail_input("agent", "%s: %s %s; the agent syncs packet rates under gcra only",
+				  ag->ifname, name,
 				  p->meter == SLUICE_METER_FIXED_WINDOW ||
 						  p->meter == SLUICE_METER_SLIDING_WINDOW
 					  ? "uses a window algorithm"

@@ -109,7 +109,9 @@ static int reply_take(struct agent *ag, const redisReply *r, const int *members,
 				 *x = r->element[2 * (j - from) + 1];
 		struct candidate *c = &ag->cands[members[j]];
 
-		if (d->type != REDIS_REPLY_INTEGER || x->type != REDIS_REPLY_INTEGER) {
+		/* the script never refuses more than the usage it was given */
+		if (d->type != REDIS_REPLY_INTEGER || x->type != REDIS_REPLY_INTEGER ||
+		    x->integer < 0 || (uint64_t)x->integer > c->unpushed) {
 			ag->redis.errors[FLEET_ERR_REPLY]++;
 			return -EPROTO;
 		}

@@ -83,7 +83,9 @@ static void node_failed(struct fleet_redis *r, int node, int err, const char *wh
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%s: %s", what,
-		 err == -EPROTO ? "a reply past the caps, or not RESP" : strerror(-err));
+		 err == -EPROTO	 ? "a reply past the caps, or not RESP"
+		 : err == -ENXIO ? "the host name does not resolve"
+				 : strerror(-err));
 	note_error(r, kind, node, msg);
 }
 

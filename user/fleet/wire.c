@@ -44,7 +44,10 @@ int wire_connect(const struct endpoint *e, const struct wire_wait *w, redisConte
 	if (!c)
 		return -ENOMEM;
 	if (c->err) {
-		err = c->err == REDIS_ERR_IO && errno ? -errno : -EHOSTUNREACH;
+		/* hiredis says REDIS_ERR_OTHER only when getaddrinfo failed */
+		err = c->err == REDIS_ERR_OTHER	      ? -ENXIO
+		      : c->err == REDIS_ERR_IO && errno ? -errno
+							: -EHOSTUNREACH;
 		goto fail;
 	}
 	err = wire_poll(c->fd, POLLOUT, w);

@@ -21,7 +21,8 @@ struct wire_wait {
 
 /*
  * A connection to e by the deadline: 0 and *out, or -ETIMEDOUT,
- * -ECANCELED, or why it was refused (a negative errno).
+ * -ECANCELED, -ENXIO when e's host name does not resolve, or why it was
+ * refused (a negative errno).
  */
 int wire_connect(const struct endpoint *e, const struct wire_wait *w, redisContext **out);
 /* Writes what the socket takes of the commands queued, without waiting: 0 or -EIO. */
