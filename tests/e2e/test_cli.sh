@@ -720,6 +720,28 @@ test_agent_detached() {
 	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
 }
 
+# A rule changed under a running agent to one it cannot sync: the agent
+# stops (exit 1, one line naming the rule) rather than sync the others
+# while each host passes that rule's whole limit, status saying synced.
+test_agent_rule_changed() {
+	local pid
+	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
+	pid=$!
+	for _ in $(seq 50); do
+		[ "$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet.agent_pid')" = "$pid" ] && break
+		sleep 0.1
+	done
+	"$SLUICE" set "$LAB_HOST" --algorithm fixed-window >/dev/null
+	check "agent, the default changed to a window algorithm under it: the agent ends" agent_gone "$pid"
+	CHECK_DETAIL="exit $AGENT_RC: $(tail -n 2 "$LAB_TMP/agent.err" | tr '\n' ' ')"
+	check "... exit 1, naming the rule on one line" eval '[ "$AGENT_RC" = 1 ] &&
+		[ "$(tail -n 1 "$LAB_TMP/agent.err")" = "sluice agent: $LAB_HOST: the default uses a window algorithm; the agent syncs packet rates under gcra only, so it stops" ]'
+	check "... its report gone" test ! -e "/run/sluice/fleet/$LAB_HOST"
+	"$SLUICE" set "$LAB_HOST" --algorithm gcra --burst 20 >/dev/null
+	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
+}
+
 not_ok() { ! "$@" 2>/dev/null; }
 
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
@@ -755,4 +777,5 @@ test_max_sources
 test_agent_unsyncable
 test_agent_unresolvable
 test_agent_detached
+test_agent_rule_changed
 lab_finish

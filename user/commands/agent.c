@@ -155,6 +155,8 @@ static int agent_run(struct cli_args *a, struct state *unused)
 	if (err == -ENODEV)
 		ret = fail_runtime("agent", 0, "%s: detached, or attached anew: the agent stops",
 				   a->ifname);
+	else if (err == -EMEDIUMTYPE)
+		ret = fail_runtime("agent", 0, "%s, so it stops", ag->stop_why);
 	else if (err)
 		ret = fail_runtime("agent", err, "%s: the fleet agent failed", a->ifname);
 out:

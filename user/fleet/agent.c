@@ -221,6 +221,9 @@ static int round_run(struct agent *ag)
 		err = agent_state_current(ag) ?: agent_policies_read(ag);
 		if (err)
 			return err;
+		/* A rule changed to one it cannot sync: each host would pass the whole limit. */
+		if (agent_policy_unsyncable(ag, ag->stop_why, sizeof(ag->stop_why)))
+			return -EMEDIUMTYPE;
 		ag->cfg_read_ns = now;
 	}
 	ring_buffer__consume(ag->ring);

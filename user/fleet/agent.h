@@ -102,12 +102,14 @@ struct agent {
 	struct fleet_report rep;
 	struct fleet_call *calls;
 	char (*argbuf)[AGENT_NUM_MAX];
+	char stop_why[400]; /* why agent_loop returned -EMEDIUMTYPE: a rule it cannot sync */
 };
 
 void candidates_index_rebuild(struct agent *ag);
 int agent_on_candidate(void *arg, void *data, size_t len);
 void candidates_prune(struct agent *ag);
 int agent_policies_read(struct agent *ag);
+bool agent_policy_unsyncable(struct agent *ag, char *why, size_t len);
 int agent_policies_supported(struct agent *ag);
 uint64_t agent_arg_advance(const struct agent *ag, const struct candidate *c);
 uint64_t agent_arg_split(const struct agent *ag, const struct candidate *c);

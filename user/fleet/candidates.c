@@ -229,8 +229,11 @@ static void policy_label(const struct agent *ag, __u16 id, char *buf, size_t len
 	snprintf(buf, len, "%s%s", strcmp(name, "default") ? "rule " : "the ", name);
 }
 
-/* Every live rule must be one the agent can sync. */
-int agent_policies_supported(struct agent *ag)
+/*
+ * Whether a live rule is one the agent cannot sync: then *why says which
+ * and why ("IFACE: rule 10.5.0.0/16 uses a window algorithm; ...").
+ */
+bool agent_policy_unsyncable(struct agent *ag, char *why, size_t len)
 {
 	char name[336];
 	int i;
@@ -241,13 +244,22 @@ int agent_policies_supported(struct agent *ag)
 		if (!p->interval || policy_syncable(p))
 			continue;
 		policy_label(ag, p->id, name, sizeof(name));
-		return fail_input("agent", "%s: %s %s; the agent syncs packet rates under gcra only",
-				  ag->ifname, name,
-				  p->meter == SLUICE_METER_FIXED_WINDOW ||
-						  p->meter == SLUICE_METER_SLIDING_WINDOW
-					  ? "uses a window algorithm"
-				  : p->meter == SLUICE_METER_WARMUP ? "has a warm-up"
-								    : "limits bandwidth");
+		snprintf(why, len, "%s: %s %s; the agent syncs packet rates under gcra only",
+			 ag->ifname, name,
+			 p->meter == SLUICE_METER_FIXED_WINDOW ||
+					 p->meter == SLUICE_METER_SLIDING_WINDOW
+				 ? "uses a window algorithm"
+			 : p->meter == SLUICE_METER_WARMUP ? "has a warm-up"
+							   : "limits bandwidth");
+		return true;
 	}
-	return -1;
+	return false;
+}
+
+/* Every live rule must be one the agent can sync: -1, or exit 2 after one line. */
+int agent_policies_supported(struct agent *ag)
+{
+	char why[sizeof(ag->stop_why)];
+
+	return agent_policy_unsyncable(ag, why, sizeof(why)) ? fail_input("agent", "%s", why) : -1;
 }
