@@ -742,6 +742,20 @@ test_agent_rule_changed() {
 	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
 }
 
+# status words a fleet of one host in the singular (the report written as
+# the agent writes it, for a process of ours).
+test_fleet_one_host() {
+	local f=/run/sluice/fleet/$LAB_HOST
+	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	mkdir -p /run/sluice/fleet
+	printf 'pid %d\nup 1\nmode synced\nperiod_ns 100000000\nhosts 1\ncandidates 0\nlag_ns 0\nunpushed 0\nwritten_ns %s\n' \
+		$$ "$(date +%s%N)" >"$f.tmp"
+	mv "$f.tmp" "$f"
+	CHECK_DETAIL=$("$SLUICE" status "$LAB_HOST" | grep 'fleet:')
+	check "status: a fleet of one host says '1 host'" grep -q ', 1 host, ' <<<"$CHECK_DETAIL"
+	rm -f "$f"
+}
+
 not_ok() { ! "$@" 2>/dev/null; }
 
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
@@ -778,4 +792,5 @@ test_agent_unsyncable
 test_agent_unresolvable
 test_agent_detached
 test_agent_rule_changed
+test_fleet_one_host
 lab_finish

@@ -221,7 +221,8 @@ bool agent_heartbeat(struct agent *ag)
 	n = (int)fleet_hosts_heard(ag->hosts, (uint32_t)n, ag->hb_back_ns, monotonic_ns(),
 				   (uint64_t)AGENT_HOST_WINDOW_MS * 1000000ULL);
 	if ((uint32_t)n != ag->hosts) {
-		fprintf(stderr, "sluice agent: %s: %d agents in the fleet\n", ag->ifname, n);
+		fprintf(stderr, "sluice agent: %s: %d agent%s in the fleet\n", ag->ifname, n,
+			n == 1 ? "" : "s");
 		ag->hosts = (uint32_t)n;
 		agent_hint_write(ag, true);
 	}

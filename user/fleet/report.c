@@ -151,7 +151,7 @@ void fleet_report_status(struct report *rp, const struct fleet_report *rep)
 	report_string(rp, NULL, "  fleet: %s, ", rep->up ? "up" : "DOWN");
 	report_string(rp, "mode", "%s ", rep->mode);
 	report_u64(rp, "agent_pid", "(agent pid %llu), ", (uint64_t)rep->pid);
-	report_u64(rp, "hosts", "%llu hosts, ", rep->hosts);
+	report_u64(rp, "hosts", rep->hosts == 1 ? "%llu host, " : "%llu hosts, ", rep->hosts);
 	report_u64(rp, "period_ns", NULL, rep->period_ns);
 	report_u64(rp, NULL, "period %llu ms", rep->period_ns / 1000000);
 	report_eol(rp);
