@@ -516,10 +516,8 @@ static void run_accuracy_case(const struct accuracy_case *c)
 static const struct accuracy_case accuracy_cases[] = {
 	{ "16M/s, the fastest packet rate: 99.9% to 100% over 1.5 ms",
 	  "default rate 16M/s burst 2\n", 60, 50, 30000 },
-	{ "16016016/s (T rounds up most): 99.9% to 100% over 1.5 ms",
-	  "default rate 16016016/s burst 2\n", 60, 50, 30000 },
-	{ "15999999/s: 99.9% to 100% over 1.5 ms", "default rate 15999999/s burst 2\n", 60, 50,
-	  30000 },
+	{ "15999999/s (T rounds up most, 1001 for 1000.00006): 99.9% to 100% over 1.5 ms",
+	  "default rate 15999999/s burst 2\n", 60, 50, 30000 },
 	{ "1/h, the slowest packet rate: 99.9% to 100% over 2000 h", "default rate 1/h burst 2\n",
 	  60, 600 * NSEC_PER_SEC, 12000 },
 	{ "7/h: 99.9% to 100% over 2000 h", "default rate 7/h burst 2\n", 60, 300 * NSEC_PER_SEC,
