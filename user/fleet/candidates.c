@@ -259,7 +259,7 @@ bool agent_policy_unsyncable(struct agent *ag, char *why, size_t len)
 /* Every live rule must be one the agent can sync: -1, or exit 2 after one line. */
 int agent_policies_supported(struct agent *ag)
 {
-	char why[sizeof(ag->stop_why)];
-
-	return agent_policy_unsyncable(ag, why, sizeof(why)) ? fail_input("agent", "%s", why) : -1;
+	return agent_policy_unsyncable(ag, ag->stop_why, sizeof(ag->stop_why))
+		       ? fail_input("agent", "%s", ag->stop_why)
+		       : -1;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The policy language: options, statements, config files and CIDR lists. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,10 +135,19 @@ static int parse_options(struct parse_ctx *pc, const struct tokens *t, int first
 	return 0;
 }
 
+/* The one warning for a CIDR with host bits, at `where` ("sluice CMD", FILE:LINE:COL). */
+static void warn_host_bits(const char *where, const char *given, const struct cidr *c)
+{
+	char norm[64];
+
+	format_cidr(norm, sizeof(norm), c);
+	warning_line("%s: warning: '%s' has host bits set; using %s", where, given, norm);
+}
+
 static int parse_cidr_word(struct parse_ctx *pc, const struct tokens *t, int i, struct cidr *c)
 {
 	const char *why;
-	char norm[64];
+	char where[PATH_MAX + 32];
 	bool host_bits;
 
 	if (i >= t->n)
@@ -145,9 +155,8 @@ static int parse_cidr_word(struct parse_ctx *pc, const struct tokens *t, int i, 
 	if (parse_cidr(t->word[i], c, &host_bits, &why))
 		return fail_at(pc, t->col[i], "bad CIDR '%s': %s", t->word[i], why);
 	if (host_bits) {
-		format_cidr(norm, sizeof(norm), c);
-		warning_line("%s:%d:%d: warning: '%s' has host bits set; using %s", pc->path,
-			     pc->line, t->col[i], t->word[i], norm);
+		snprintf(where, sizeof(where), "%s:%d:%d", pc->path, pc->line, t->col[i]);
+		warn_host_bits(where, t->word[i], c);
 	}
 	return 0;
 }
@@ -531,14 +540,14 @@ int cidr_file_parse(const char *path, struct cidr_list *list, char *err, size_t 
 
 int cidr_arg(const char *cmd, const char *s, struct cidr *c, const char **why)
 {
-	char norm[64];
+	char where[64];
 	bool host_bits;
 	int err;
 
 	err = parse_cidr(s, c, &host_bits, why);
 	if (!err && host_bits) {
-		format_cidr(norm, sizeof(norm), c);
-		warning_line("sluice %s: warning: '%s' has host bits set; using %s", cmd, s, norm);
+		snprintf(where, sizeof(where), "sluice %s", cmd);
+		warn_host_bits(where, s, c);
 	}
 	return err;
 }
