@@ -692,30 +692,43 @@ agent_gone() {
 	[ -z "${CHECK_DETAIL:-}" ]
 }
 
+# An agent on the lab interface (attached if it is not), Redis at a port
+# nobody listens on (it runs in fallback), once status shows it: AGENT_PID.
+agent_started() {
+	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
+	AGENT_PID=$!
+	for _ in $(seq 50); do
+		[ "$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet.agent_pid')" = "$AGENT_PID" ] && break
+		sleep 0.1
+	done
+}
+
+# agent_ended WHY HOW LINE: agent_started's agent ends after WHY, exit 1
+# with LINE last on stderr, its report gone.
+agent_ended() {
+	check "agent, $1: the agent ends" agent_gone "$AGENT_PID"
+	CHECK_DETAIL="exit $AGENT_RC: $(tail -n 2 "$LAB_TMP/agent.err" | tr '\n' ' ')"
+	AGENT_LINE=$3 # the eval runs in check's frame, where $3 is not ours
+	check "... exit 1, $2" eval '[ "$AGENT_RC" = 1 ] && [ "$(tail -n 1 "$LAB_TMP/agent.err")" = "$AGENT_LINE" ]'
+	check "... its report gone" test ! -e "/run/sluice/fleet/$LAB_HOST"
+}
+
 # An agent whose interface is attached anew (new maps) or detached stops
 # within a second or so, exit 1, saying why, its report gone: it would go on
 # syncing maps no datapath reads, status showing the fleet up on the new
 # attachment. Redis at a port nobody listens on: the agent runs in fallback.
 test_agent_detached() {
-	local pid how
-	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	local how
 	for how in "attach --replace afresh" detach; do
-		"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
-		pid=$!
-		for _ in $(seq 50); do
-			[ "$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet.agent_pid')" = "$pid" ] && break
-			sleep 0.1
-		done
+		agent_started
 		if [ "$how" = detach ]; then
 			"$SLUICE" detach "$LAB_HOST" >/dev/null
 		else
 			"$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 --max-sources 4096 --replace >/dev/null 2>&1
 		fi
-		check "agent, its interface's $how: the agent ends" agent_gone "$pid"
-		CHECK_DETAIL="exit $AGENT_RC: $(tail -n 2 "$LAB_TMP/agent.err" | tr '\n' ' ')"
-		check "... exit 1, saying so on one line" eval '[ "$AGENT_RC" = 1 ] &&
-			[ "$(tail -n 1 "$LAB_TMP/agent.err")" = "sluice agent: $LAB_HOST: detached, or attached anew: the agent stops" ]'
-		check "... its report gone" test ! -e "/run/sluice/fleet/$LAB_HOST"
+		agent_ended "its interface's $how" "saying so on one line" \
+			"sluice agent: $LAB_HOST: detached, or attached anew: the agent stops"
 	done
 	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
 }
@@ -724,20 +737,10 @@ test_agent_detached() {
 # stops (exit 1, one line naming the rule) rather than sync the others
 # while each host passes that rule's whole limit, status saying synced.
 test_agent_rule_changed() {
-	local pid
-	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
-	"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
-	pid=$!
-	for _ in $(seq 50); do
-		[ "$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet.agent_pid')" = "$pid" ] && break
-		sleep 0.1
-	done
+	agent_started
 	"$SLUICE" set "$LAB_HOST" --algorithm fixed-window >/dev/null
-	check "agent, the default changed to a window algorithm under it: the agent ends" agent_gone "$pid"
-	CHECK_DETAIL="exit $AGENT_RC: $(tail -n 2 "$LAB_TMP/agent.err" | tr '\n' ' ')"
-	check "... exit 1, naming the rule on one line" eval '[ "$AGENT_RC" = 1 ] &&
-		[ "$(tail -n 1 "$LAB_TMP/agent.err")" = "sluice agent: $LAB_HOST: the default uses a window algorithm; the agent syncs packet rates under gcra only, so it stops" ]'
-	check "... its report gone" test ! -e "/run/sluice/fleet/$LAB_HOST"
+	agent_ended "the default changed to a window algorithm under it" "naming the rule on one line" \
+		"sluice agent: $LAB_HOST: the default uses a window algorithm; the agent syncs packet rates under gcra only, so it stops"
 	"$SLUICE" set "$LAB_HOST" --algorithm gcra --burst 20 >/dev/null
 	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
 }
