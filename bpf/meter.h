@@ -351,7 +351,7 @@ static __always_inline int meter_source(struct xdp_md *ctx, struct packet *pkt,
 					struct table_op *op)
 {
 	int bytes = p->flags & SLUICE_POL_BYTES;
-	__u64 slot, banned_until = 0;
+	__u64 slot, admissible_at, banned_until = 0;
 	int ret;
 
 	op->cost = unit_cost(ctx, p->interval, bytes);
@@ -367,12 +367,13 @@ static __always_inline int meter_source(struct xdp_md *ctx, struct packet *pkt,
 	if (ret == METER_OVER || meter_refreshes(h, pkt, p, ret)) {
 		slot = ret == METER_OVER ? op->over_tat : op->stepped_to;
 		/* A bandwidth may take the smallest frame sooner than this one. */
-		slot = op->kind == SLUICE_METER_GCRA
-			       ? gcra_admissible_at(slot, op->now,
-						    unit_cost_min(p->interval, bytes), p->limit)
-			       : slot_admissible(op, slot, unit_cost_min(p->interval, bytes));
+		admissible_at =
+			op->kind == SLUICE_METER_GCRA
+				? gcra_admissible_at(slot, op->now,
+						     unit_cost_min(p->interval, bytes), p->limit)
+				: slot_admissible(op, slot, unit_cost_min(p->interval, bytes));
 		/* A ban imposed here ends the entry, not the bucket's moment. */
-		hot_remember(h, pkt, p, index, cfg, banned_until ?: slot, op,
+		hot_remember(h, pkt, p, index, cfg, banned_until ?: admissible_at, op,
 			     banned_until ? SLUICE_HOT_BANNED : 0);
 	}
 	return meter_settled(ctx, ret);
