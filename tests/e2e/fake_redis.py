@@ -12,6 +12,8 @@
 #   bulk        the calls answered a 1 GB bulk string, streamed
 #   deep        the calls answered arrays nested 100,000 deep
 #   slots       CLUSTER SLOTS answered with 20,000 ranges on 20,000 nodes
+#   slots-name  CLUSTER SLOTS answered with every slot on node NAME:PORT
+#   moved-name  the calls answered MOVED to NAME:PORT
 #   drip        every reply sent one byte every 200 ms
 #   refused     the calls answered with a refused count of -1 for each key
 #   hosts-int   the heartbeat answered :4294967297 (the calls well)
@@ -28,6 +30,9 @@ import sys
 
 MODE, ADDR, PORT, LOG = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 HB_KEY = b"sluice:{hb}:agents"
+# The node named in slots-name and moved-name: a name that the test's
+# resolver never answers (test_hostile_redis.sh, "Host names").
+NAME = b"redis.unanswered.test"
 log = open(LOG, "a", buffering=1)
 
 
@@ -92,6 +97,8 @@ def answer(args):
             return array([array([b":%d\r\n" % i, b":%d\r\n" % i,
                                  array([bulk(b"10.0.%d.%d" % (i // 250, i % 250)), b":7000\r\n"])])
                           for i in range(20000)])
+        if MODE == "slots-name":
+            return array([array([b":0\r\n", b":16383\r\n", array([bulk(NAME), b":%d\r\n" % PORT])])])
         return b"-ERR This instance has cluster support disabled\r\n"
     if cmd in (b"EVAL", b"EVALSHA"):
         if MODE == "noscript":
@@ -111,6 +118,8 @@ def call_reply(args):
         return b"$5\r\nhello\r\n"
     if MODE == "moved":
         return b"-MOVED 0 %s:%d\r\n" % (ADDR.encode(), PORT)
+    if MODE == "moved-name":
+        return b"-MOVED 0 %s:%d\r\n" % (NAME, PORT)
     if MODE == "huge":
         return endless(b"*2000000000\r\n", b":1\r\n" * 16384)
     if MODE == "bulk":

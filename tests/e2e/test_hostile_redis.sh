@@ -33,6 +33,7 @@ FALLBACK_S=3  # from the agent's start to status saying fallback, the kind count
 RSS_MAX_KB=32768  # the agent's largest resident set while it runs
 CPU_MAX_PCT=10    # the agent's CPU over WATCH_S, in % of a core
 STOP_MAX_MS=2000  # from SIGTERM to its exit
+THREADS_MAX=17    # its own and one for each lookup given up on (16 at most)
 WATCH_S=3
 
 agent_stop() {
@@ -80,11 +81,13 @@ fake_start() {
 	listening "$NET.10.2" "$FPORT"
 }
 
-# agent_start ADDR [OPTIONS...]: the agent of host 1, in the background.
+# agent_start ADDR [OPTIONS...]: the agent of host 1, in the background,
+# under AGENT_WRAP (a command that execs its arguments, keeping the pid).
+AGENT_WRAP=()
 agent_start() {
 	local addr=$1
 	shift
-	"$SLUICE" agent fltv1 --redis "$addr" "$@" 2>>"$TMP/agent.log" &
+	"${AGENT_WRAP[@]}" "$SLUICE" agent fltv1 --redis "$addr" "$@" 2>>"$TMP/agent.log" &
 	AGENT=$!
 }
 
@@ -122,21 +125,24 @@ fell_back() {
 	return 1
 }
 
-# watch SECONDS: the agent's largest RSS (kB), its CPU (% of a core) and
-# how often status showed no fleet, over that long: "RSS CPU NULLS".
+# watch SECONDS: the agent's largest RSS (kB), its CPU (% of a core), how
+# often status showed no fleet and its most threads (glibc's lookups run in
+# threads of their own), over that long: "RSS CPU NULLS THREADS".
 watch() {
-	local t0 c0 c1 rss max=0 nulls=0 i
+	local t0 c0 c1 rss th max=0 nulls=0 threads=0 i
 	t0=$(ms_now)
 	c0=$(cpu_ticks "$AGENT")
 	for i in $(seq $(($1 * 5))); do
 		rss=$(rss_kb "$AGENT")
 		[ -n "$rss" ] && [ "$rss" -gt "$max" ] && max=$rss
+		th=$(ls "/proc/$AGENT/task" 2>/dev/null | wc -l)
+		[ "$th" -gt "$threads" ] && threads=$th
 		[ $((i % 5)) = 0 ] && [ "$(fleet_json)" = null ] && nulls=$((nulls + 1))
 		sleep 0.2
 	done
 	c1=$(cpu_ticks "$AGENT")
 	echo "$max $(awk -v a="${c0:-0}" -v b="${c1:-0}" -v hz="$(getconf CLK_TCK)" \
-		-v ms=$(($(ms_now) - t0)) 'BEGIN { printf "%.1f", (b - a) / hz / (ms / 1000) * 100 }') $nulls"
+		-v ms=$(($(ms_now) - t0)) 'BEGIN { printf "%.1f", (b - a) / hz / (ms / 1000) * 100 }') $nulls $threads"
 }
 
 # stop_agent: SIGTERM, then STOP_MS until it exited (killed after 5 s:
@@ -166,18 +172,20 @@ stopped_clean() {
 		[ ! -e /run/sluice/fleet/fltv1 ]
 }
 
-# hostile MODE KIND [AGENT OPTIONS...]: the agent against the fake in MODE,
-# with a source over its share on host 1, falls back counting KIND, within
-# the bounds, and stops on SIGTERM.
+# hostile MODE KIND [AGENT OPTIONS...]: the agent against the fake in MODE
+# (reached at REDIS_HOST), with a source over its share on host 1, falls
+# back counting KIND, within the bounds, and stops on SIGTERM.
+REDIS_HOST=$NET.10.2
 hostile() {
-	local mode=$1 kind=$2 t0 took rss cpu nulls
+	local mode=$1 kind=$2 t0 took rss cpu nulls threads
 	shift 2
 	fake_start "$mode" || { fail "$mode: the fake Redis starts"; return; }
+	[ "$REDIS_HOST" = "$NET.10.2" ] || mode="$mode, --redis $REDIS_HOST"
 	steady 1 3000 15 1 "$SRC"
 	t0=$(ms_now)
-	agent_start "$NET.10.2:$FPORT" --period 100ms "$@"
+	agent_start "$REDIS_HOST:$FPORT" --period 100ms "$@"
 	if fell_back "$kind" "$FALLBACK_S"; then took=$(($(ms_now) - t0)); else took=; fi
-	read -r rss cpu nulls <<<"$(watch "$WATCH_S")"
+	read -r rss cpu nulls threads <<<"$(watch "$WATCH_S")"
 	LAST_JSON=$(fleet_json)
 	[ -s "$TMP/exporter.out" ] && LAST_METRICS=$(metrics)
 	stop_agent
@@ -186,10 +194,10 @@ hostile() {
 	fake_stop
 	check "$mode: falls back within ${FALLBACK_S} s counting $kind (${took:-no} ms; $(jq -c '.errors' <<<"$LAST_JSON"))" \
 		"" test -n "$took"
-	check "$mode: RSS ${rss} kB <= $RSS_MAX_KB kB, CPU ${cpu}% <= ${CPU_MAX_PCT}% of a core, status showed the fleet throughout ($nulls nulls)" \
-		"" eval "[ $rss -le $RSS_MAX_KB ] && le $cpu $CPU_MAX_PCT && [ $nulls = 0 ]"
+	check "$mode: RSS ${rss} kB <= $RSS_MAX_KB kB, CPU ${cpu}% <= ${CPU_MAX_PCT}% of a core, $threads <= $THREADS_MAX threads, status showed the fleet throughout ($nulls nulls)" \
+		"" eval "[ $rss -le $RSS_MAX_KB ] && le $cpu $CPU_MAX_PCT && [ $threads -le $THREADS_MAX ] && [ $nulls = 0 ]"
 	check "$mode: SIGTERM ends it in ${STOP_MS} ms (exit $STOP_ST), the hint cleared" "" stopped_clean "$STOP_MS" "$STOP_ST"
-	echo "     figures: $mode: fell back in ${took:-?} ms, RSS ${rss} kB, CPU ${cpu}%, stopped in ${STOP_MS} ms"
+	echo "     figures: $mode: fell back in ${took:-?} ms, RSS ${rss} kB, CPU ${cpu}%, $threads threads at most, stopped in ${STOP_MS} ms"
 }
 
 for step in "host_up 1" redis_net_up; do
@@ -248,6 +256,34 @@ hostile drip timeout
 hostile refused reply --shadow
 check "refused: would_refuse stays 0 ($(jq -r .would_refuse <<<"$LAST_JSON"))" "" \
 	test "$(jq -r .would_refuse <<<"$LAST_JSON")" = 0
+
+# Host names: a name Redis gives (MOVED, CLUSTER SLOTS) or the operator
+# gives (--redis) is looked up within the call's timeout, and a stop does
+# not wait for it. The agent runs under a resolv.conf of its own (a mount
+# namespace) naming a server on loopback that reads queries and never
+# answers, each lookup held there for minutes (timeout:30 attempts:5).
+DNS_AT=127.53.0.153
+python3 -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+while True:
+    s.recv(4096)' "$DNS_AT" 2>>"$TMP/fake.err" &
+PIDS_KEEP+=($!)
+printf 'nameserver %s\noptions timeout:30 attempts:5\n' "$DNS_AT" >"$TMP/resolv.conf"
+AGENT_WRAP=(unshare -m sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$TMP/resolv.conf")
+for i in $(seq 50); do
+	ss -Hlun "src $DNS_AT" | grep -q . && break
+	sleep 0.1
+done
+check "host names: the resolver that never answers listens on $DNS_AT:53" "" eval 'ss -Hlun "src $DNS_AT" | grep -q .'
+hostile moved-name timeout
+hostile slots-name timeout
+# The seed's name, watched long enough for a lookup given up on every
+# 0.75 s (a call's 250 ms, then 0.5 s before the next) to reach the cap.
+REDIS_HOST=redis.unanswered.test WATCH_S=13
+hostile well timeout
+REDIS_HOST=$NET.10.2 WATCH_S=3
+AGENT_WRAP=()
 
 # 5. The heartbeat: N is what the agent counts of the names Redis lists,
 # itself among them, at most 1000; never a number Redis claims. A reply

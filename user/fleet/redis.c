@@ -71,9 +71,9 @@ static void node_drop(struct fleet_redis *r, int node)
  */
 static void node_failed(struct fleet_redis *r, int node, int err, const char *what)
 {
-	enum fleet_error kind = err == -ETIMEDOUT ? FLEET_ERR_TIMEOUT
-				: err == -EPROTO  ? FLEET_ERR_PROTOCOL
-						  : FLEET_ERR_CONNECT;
+	enum fleet_error kind = err == -ETIMEDOUT || err == -EAGAIN ? FLEET_ERR_TIMEOUT
+				: err == -EPROTO		    ? FLEET_ERR_PROTOCOL
+								    : FLEET_ERR_CONNECT;
 	char msg[96];
 
 	node_drop(r, node);
@@ -83,9 +83,11 @@ static void node_failed(struct fleet_redis *r, int node, int err, const char *wh
 		return;
 	}
 	snprintf(msg, sizeof(msg), "%s: %s", what,
-		 err == -EPROTO	 ? "a reply past the caps, or not RESP"
-		 : err == -ENXIO ? "the host name does not resolve"
-				 : strerror(-err));
+		 err == -EPROTO	  ? "a reply past the caps, or not RESP"
+		 : err == -ENXIO  ? "the host name does not resolve"
+		 : err == -EAGAIN ? "the host name's lookup was not answered in time"
+		 : err == -EBUSY  ? "earlier lookups of host names are still unanswered"
+				  : strerror(-err));
 	note_error(r, kind, node, msg);
 }
 

@@ -20,9 +20,11 @@ struct wire_wait {
 };
 
 /*
- * A connection to e by the deadline: 0 and *out, or -ETIMEDOUT,
- * -ECANCELED, -ENXIO when e's host name does not resolve, or why it was
- * refused (a negative errno).
+ * A connection to e by the deadline, its host name looked up within it
+ * too: 0 and *out, or -ETIMEDOUT, -ECANCELED, -ENXIO when e's host name
+ * does not resolve, -EAGAIN when its lookup was not answered by the
+ * deadline, -EBUSY when too many earlier lookups are still unanswered, or
+ * why it was refused (a negative errno).
  */
 int wire_connect(const struct endpoint *e, const struct wire_wait *w, redisContext **out);
 /* Writes what the socket takes of the commands queued, without waiting: 0 or -EIO. */
