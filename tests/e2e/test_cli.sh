@@ -692,11 +692,12 @@ agent_gone() {
 	[ -z "${CHECK_DETAIL:-}" ]
 }
 
-# An agent on the lab interface (attached if it is not), Redis at a port
-# nobody listens on (it runs in fallback), once status shows it: AGENT_PID.
+# agent_started [WRAPPER...]: an agent on the lab interface (attached if it
+# is not), run through WRAPPER (nohup, say) if given, Redis at a port nobody
+# listens on (it runs in fallback), once status shows it: AGENT_PID.
 agent_started() {
 	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
-	"$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
+	"$@" "$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
 	AGENT_PID=$!
 	for _ in $(seq 50); do
 		[ "$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet.agent_pid')" = "$AGENT_PID" ] && break
@@ -743,6 +744,25 @@ test_agent_rule_changed() {
 		"sluice agent: $LAB_HOST: the default uses a window algorithm; the agent syncs packet rates under gcra only, so it stops"
 	"$SLUICE" set "$LAB_HOST" --algorithm gcra --burst 20 >/dev/null
 	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
+}
+
+# SIGHUP (a terminal closed, systemctl kill -s HUP) is a clean stop, as
+# SIGTERM is: exit 0, the report gone, rather than a death that leaves the
+# report and the hint saying an agent runs. One started under nohup goes on
+# ignoring it, as nohup asks.
+test_agent_hangup() {
+	agent_started
+	kill -HUP "$AGENT_PID"
+	check "agent, SIGHUP: the agent ends" agent_gone "$AGENT_PID"
+	CHECK_DETAIL="exit $AGENT_RC: $(tail -n 2 "$LAB_TMP/agent.err" | tr '\n' ' ')"
+	check "... exit 0, a clean stop" test "$AGENT_RC" = 0
+	check "... its report gone" test ! -e "/run/sluice/fleet/$LAB_HOST"
+	agent_started nohup
+	kill -HUP "$AGENT_PID"
+	sleep 0.5
+	check "agent under nohup, SIGHUP: it goes on" kill -0 "$AGENT_PID"
+	kill "$AGENT_PID"
+	check "... and SIGTERM ends it" agent_gone "$AGENT_PID"
 }
 
 # status words a fleet of one host in the singular (the report written as
@@ -795,5 +815,6 @@ test_agent_unsyncable
 test_agent_unresolvable
 test_agent_detached
 test_agent_rule_changed
+test_agent_hangup
 test_fleet_one_host
 lab_finish

@@ -174,13 +174,14 @@ const struct command cmd_agent = {
 	.synopsis = "IFACE --redis HOST:PORT[,HOST:PORT...] [--period DURATION] [--fallback MODE] "
 		    "[--hosts N] [--shadow] [--redis-user USER --redis-password-file FILE]",
 	.description =
-		"Run in the foreground until SIGINT or SIGTERM, syncing the usage of IFACE's\n"
-		"heavy sources with every other host's through Redis (a single node or a\n"
-		"Redis Cluster), so that a source gets its limit once across the fleet, not\n"
-		"once per host. Packets never wait for Redis: each host meters locally and\n"
-		"the agent moves a source's state forward every period. While Redis cannot be\n"
-		"reached each host keeps its own limit (--fallback local) or a 1/N share of it\n"
-		"(split), and says so in status and the exporter. See docs/fleet.md.",
+		"Run in the foreground until SIGINT, SIGTERM or SIGHUP (each a clean stop),\n"
+		"syncing the usage of IFACE's heavy sources with every other host's through\n"
+		"Redis (a single node or a Redis Cluster), so that a source gets its limit\n"
+		"once across the fleet, not once per host. Packets never wait for Redis:\n"
+		"each host meters locally and the agent moves a source's state forward every\n"
+		"period. While Redis cannot be reached each host keeps its own limit\n"
+		"(--fallback local) or a 1/N share of it (split), and says so in status and\n"
+		"the exporter. See docs/fleet.md.",
 	.iface = IFACE_REQUIRED,
 	.caps = CAPS_LOAD,
 	.state = USE_DAEMON,

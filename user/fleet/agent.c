@@ -359,15 +359,23 @@ int agent_loop(struct agent *ag)
 }
 
 /*
- * SIGINT and SIGTERM blocked from the start, so that a stop at any moment
- * ends the agent as a clean stop does (the hint cleared): waited for
- * between rounds, and ending any Redis wait at once through the signalfd.
+ * SIGINT, SIGTERM and SIGHUP blocked from the start, so that a stop at any
+ * moment ends the agent as a clean stop does (the hint cleared, the report
+ * removed): waited for between rounds, and ending any Redis wait at once
+ * through the signalfd. SIGHUP (its terminal gone, systemctl kill -s HUP)
+ * would otherwise kill it with its hint still claiming a live agent; one
+ * started ignoring it (nohup) keeps ignoring it, as asked: a blocked signal
+ * is queued even when ignored.
  */
 int agent_signals(struct agent *ag)
 {
+	struct sigaction hup;
+
 	sigemptyset(&ag->stop);
 	sigaddset(&ag->stop, SIGINT);
 	sigaddset(&ag->stop, SIGTERM);
+	if (sigaction(SIGHUP, NULL, &hup) || hup.sa_handler != SIG_IGN)
+		sigaddset(&ag->stop, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &ag->stop, NULL))
 		return -errno;
 	ag->stop_fd = signalfd(-1, &ag->stop, SFD_NONBLOCK | SFD_CLOEXEC);

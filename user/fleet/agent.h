@@ -95,7 +95,7 @@ struct agent {
 	bool reached;	     /* the last round reached a node: it may beat between rounds */
 	bool hb_failing;     /* the last heartbeat did not reach Redis */
 	uint64_t hb_back_ns; /* when it reached Redis again after failing */
-	sigset_t stop; /* SIGINT, SIGTERM: blocked, waited for, and polled by every Redis wait */
+	sigset_t stop; /* SIGINT, SIGTERM, SIGHUP: blocked, waited for, polled by Redis waits */
 	int stop_fd;   /* a signalfd of stop */
 	char password[AGENT_PASSWORD_MAX];
 	char member[128];
