@@ -765,6 +765,26 @@ test_agent_hangup() {
 	check "... and SIGTERM ends it" agent_gone "$AGENT_PID"
 }
 
+# The agent makes /run/sluice and /run/sluice/fleet 0700 when missing, as
+# sluice(8) says: run in a mount namespace of its own with a tmpfs on /run,
+# so that neither is there and the host's, other tests' included, stay.
+test_agent_run_dir() {
+	local modes
+	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	modes=$(unshare -m --propagation private bash -c '
+		mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
+		"$0" agent "$1" --redis 127.0.0.1:1 2>/dev/null &
+		for _ in $(seq 50); do
+			[ -e "/run/sluice/fleet/$1" ] && break
+			sleep 0.1
+		done
+		stat -c "%a %n" /run/sluice /run/sluice/fleet | tr "\n" " "
+		kill $! && wait $!' "$SLUICE" "$LAB_HOST")
+	CHECK_DETAIL=$modes
+	check "agent, no /run/sluice: it makes /run/sluice and /run/sluice/fleet 0700" \
+		test "$modes" = "700 /run/sluice 700 /run/sluice/fleet "
+}
+
 # status words a fleet of one host in the singular (the report written as
 # the agent writes it, for a process of ours).
 test_fleet_one_host() {
@@ -816,5 +836,6 @@ test_agent_unresolvable
 test_agent_detached
 test_agent_rule_changed
 test_agent_hangup
+test_agent_run_dir
 test_fleet_one_host
 lab_finish

@@ -96,20 +96,32 @@ static int agent_check(struct cli_args *a)
 /* One agent per interface: a lock beside its report. */
 static int agent_lock(const char *ifname)
 {
-	char path[128];
-	int fd;
+	char name[32];
+	int dir, fd;
 
-	mkdir("/run/sluice", 0755);
-	mkdir(SLUICE_FLEET_DIR, 0755);
-	snprintf(path, sizeof(path), "%s/%s.lock", SLUICE_FLEET_DIR, ifname);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
+	dir = fleet_dir_open();
+	if (dir < 0)
+		return dir;
+	snprintf(name, sizeof(name), "%s.lock", ifname);
+	fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fd = -errno;
+	} else if (flock(fd, LOCK_EX | LOCK_NB)) {
 		close(fd);
-		return -EBUSY;
+		fd = -EBUSY;
 	}
+	close(dir);
 	return fd;
+}
+
+/* Why agent_lock failed: another agent, or /run/sluice refused as unsafe. */
+static int agent_lock_fail(const char *ifname, int err)
+{
+	if (err == -EBUSY)
+		return fail_runtime("agent", err, "%s: another agent runs for it", ifname);
+	if (err == -EPERM)
+		return state_fail_cmd("agent", err, ifname);
+	return fail_runtime("agent", err, "cannot lock %s/%s.lock", SLUICE_FLEET_DIR, ifname);
 }
 
 static int agent_run(struct cli_args *a, struct state *unused)
@@ -134,7 +146,7 @@ static int agent_run(struct cli_args *a, struct state *unused)
 	}
 	lock_fd = agent_lock(a->ifname);
 	if (lock_fd < 0) {
-		ret = fail_runtime("agent", lock_fd, "%s: another agent runs for it", a->ifname);
+		ret = agent_lock_fail(a->ifname, lock_fd);
 		goto out;
 	}
 	ag->ifname = a->ifname; /* for agent_stop, whatever fails */

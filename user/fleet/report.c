@@ -13,6 +13,7 @@
 #include "fleet/report.h"
 #include "outputs/prom.h"
 #include "outputs/report.h"
+#include "pins/state.h"
 
 static uint64_t realtime_ns(void)
 {
@@ -22,28 +23,34 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int report_path(const char *ifname, const char *suffix, char *buf, size_t len)
+/* dir (SLUICE_FLEET_DIR "/", or "" for a name in it), ifname and suffix. */
+static int report_path(const char *dir, const char *ifname, const char *suffix, char *buf,
+		       size_t len)
 {
-	int n = snprintf(buf, len, "%s/%s%s", SLUICE_FLEET_DIR, ifname, suffix);
+	int n = snprintf(buf, len, "%s%s%s", dir, ifname, suffix);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int fleet_report_write(const char *ifname, const struct fleet_report *rep)
+int fleet_dir_open(void)
 {
-	char path[256], tmp[256];
-	FILE *f;
-	int i, err;
+	return run_dir_open(strrchr(SLUICE_FLEET_DIR, '/') + 1);
+}
 
-	mkdir("/run/sluice", 0755);
-	mkdir(SLUICE_FLEET_DIR, 0755);
-	err = report_path(ifname, "", path, sizeof(path))
-		      ?: report_path(ifname, ".tmp", tmp, sizeof(tmp));
-	if (err)
-		return err;
-	f = fopen(tmp, "w");
-	if (!f)
+/* rep, as status reads it, into a new file name in dir. */
+static int report_print(int dir, const char *name, const struct fleet_report *rep)
+{
+	FILE *f;
+	int i, fd;
+
+	fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
 	fprintf(f, "pid %d\nup %d\nmode %s\nperiod_ns %llu\nhosts %llu\ncandidates %llu\n",
 		rep->pid, rep->up, rep->mode, (unsigned long long)rep->period_ns,
 		(unsigned long long)rep->hosts, (unsigned long long)rep->candidates);
@@ -60,9 +67,27 @@ int fleet_report_write(const char *ifname, const struct fleet_report *rep)
 	for (i = 0; i < FLEET_ERR_MAX; i++)
 		fprintf(f, "error_%s %llu\n", fleet_error_names[i],
 			(unsigned long long)rep->errors[i]);
-	if (fclose(f))
-		return -errno;
-	return rename(tmp, path) ? -errno : 0;
+	return fclose(f) ? -errno : 0;
+}
+
+/* Written whole, then renamed over the last: a reader sees one or the other. */
+int fleet_report_write(const char *ifname, const struct fleet_report *rep)
+{
+	char name[64], tmp[64];
+	int dir, err;
+
+	err = report_path("", ifname, "", name, sizeof(name))
+		      ?: report_path("", ifname, ".tmp", tmp, sizeof(tmp));
+	if (err)
+		return err;
+	dir = fleet_dir_open();
+	if (dir < 0)
+		return dir;
+	err = report_print(dir, tmp, rep);
+	if (!err && renameat(dir, tmp, dir, name))
+		err = -errno;
+	close(dir);
+	return err;
 }
 
 static void report_field(struct fleet_report *rep, const char *name, const char *v)
@@ -114,7 +139,7 @@ int fleet_report_read(const char *ifname, struct fleet_report *rep)
 	char path[256], name[32], value[64];
 	uint64_t stale;
 	FILE *f;
-	int err = report_path(ifname, "", path, sizeof(path));
+	int err = report_path(SLUICE_FLEET_DIR "/", ifname, "", path, sizeof(path));
 
 	memset(rep, 0, sizeof(*rep));
 	if (err)
@@ -138,7 +163,7 @@ void fleet_report_remove(const char *ifname)
 {
 	char path[256];
 
-	if (!report_path(ifname, "", path, sizeof(path)))
+	if (!report_path(SLUICE_FLEET_DIR "/", ifname, "", path, sizeof(path)))
 		unlink(path);
 }
 

@@ -47,6 +47,8 @@ struct fleet_report {
 	uint64_t written_ns; /* CLOCK_REALTIME */
 };
 
+/* A checked fd of SLUICE_FLEET_DIR, made 0700 (and /run/sluice) when missing. */
+int fleet_dir_open(void);
 int fleet_report_write(const char *ifname, const struct fleet_report *rep);
 /* -ENOENT when no agent runs for ifname (none, or its report is stale). */
 int fleet_report_read(const char *ifname, struct fleet_report *rep);

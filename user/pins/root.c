@@ -235,3 +235,20 @@ int lock_dir_open(void)
 	/* The same checks as the pin directories', without sticky leniency. */
 	return dir_open_checked(AT_FDCWD, SLUICE_LOCK_DIR, SLUICE_LOCK_DIR, false);
 }
+
+int run_dir_open(const char *name)
+{
+	char path[PATH_MAX];
+	int run, fd;
+
+	run = lock_dir_open();
+	if (run < 0)
+		return run;
+	snprintf(path, sizeof(path), "%s/%s", SLUICE_LOCK_DIR, name);
+	if (mkdirat(run, name, 0700) && errno != EEXIST)
+		fd = -errno;
+	else
+		fd = dir_open_checked(run, name, path, false);
+	close(run);
+	return fd;
+}

@@ -134,6 +134,12 @@ int state_lock_cmd(const char *cmd);
 void state_unlock(int lock_fd);
 /* Does this process hold the lock? */
 bool state_lock_held(void);
+/*
+ * A checked fd of SLUICE_LOCK_DIR/name, a directory of sluice's own beside
+ * the lock (the fleet agent's reports): it and SLUICE_LOCK_DIR made 0700
+ * when missing, as sluice(8) says, and both refused as the lock's is.
+ */
+int run_dir_open(const char *name);
 
 int state_path(const char *ifname, const char *name, char *buf, size_t len);
 /*
