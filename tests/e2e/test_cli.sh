@@ -677,7 +677,6 @@ test_agent_unresolvable() {
 	check "agent, --redis naming a host that does not resolve: says so" \
 		grep -qF "Redis unreachable (nosuchhost.invalid:6379: connect: the host name does not resolve): fallback-local" \
 		"$LAB_TMP/agent.err"
-	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
 }
 
 # agent_gone PID: up to 3 s for the agent PID to end; AGENT_RC its exit status.
@@ -713,6 +712,7 @@ agent_ended() {
 	AGENT_LINE=$3 # the eval runs in check's frame, where $3 is not ours
 	check "... exit 1, $2" eval '[ "$AGENT_RC" = 1 ] && [ "$(tail -n 1 "$LAB_TMP/agent.err")" = "$AGENT_LINE" ]'
 	check "... its report gone" test ! -e "/run/sluice/fleet/$LAB_HOST"
+	check "... its lock gone" test ! -e "/run/sluice/fleet/$LAB_HOST.lock"
 }
 
 # An agent whose interface is attached anew (new maps) or detached stops
@@ -731,7 +731,6 @@ test_agent_detached() {
 		agent_ended "its interface's $how" "saying so on one line" \
 			"sluice agent: $LAB_HOST: detached, or attached anew: the agent stops"
 	done
-	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
 }
 
 # A rule changed under a running agent to one it cannot sync: the agent
@@ -743,7 +742,6 @@ test_agent_rule_changed() {
 	agent_ended "the default changed to a window algorithm under it" "naming the rule on one line" \
 		"sluice agent: $LAB_HOST: the default uses a window algorithm; the agent syncs packet rates under gcra only, so it stops"
 	"$SLUICE" set "$LAB_HOST" --algorithm gcra --burst 20 >/dev/null
-	rm -f "/run/sluice/fleet/$LAB_HOST.lock"
 }
 
 # SIGHUP (a terminal closed, systemctl kill -s HUP) is a clean stop, as
@@ -757,12 +755,34 @@ test_agent_hangup() {
 	CHECK_DETAIL="exit $AGENT_RC: $(tail -n 2 "$LAB_TMP/agent.err" | tr '\n' ' ')"
 	check "... exit 0, a clean stop" test "$AGENT_RC" = 0
 	check "... its report gone" test ! -e "/run/sluice/fleet/$LAB_HOST"
+	check "... its lock gone" test ! -e "/run/sluice/fleet/$LAB_HOST.lock"
 	agent_started nohup
 	kill -HUP "$AGENT_PID"
 	sleep 0.5
 	check "agent under nohup, SIGHUP: it goes on" kill -0 "$AGENT_PID"
 	kill "$AGENT_PID"
 	check "... and SIGTERM ends it" agent_gone "$AGENT_PID"
+}
+
+# One agent per interface: a second is refused while the first runs, and
+# the first removes its lock as it ends, nothing left in /run/sluice/fleet.
+test_agent_lock() {
+	local out rc
+	agent_started
+	out=$("$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>&1 >/dev/null)
+	rc=$?
+	CHECK_DETAIL="exit $rc: $out"
+	check "agent, a second for the same interface: exit 1, one line saying another runs" \
+		test "$rc" = 1 -a "$out" = "sluice agent: $LAB_HOST: another agent runs for it"
+	kill "$AGENT_PID"
+	check "... the first ends at SIGTERM" agent_gone "$AGENT_PID"
+	check "... its lock gone" test ! -e "/run/sluice/fleet/$LAB_HOST.lock"
+	agent_started
+	CHECK_DETAIL=$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet')
+	check "... and another runs then, status showing it" \
+		jq -e --argjson pid "$AGENT_PID" '.agent_pid == $pid' <<<"$CHECK_DETAIL"
+	kill "$AGENT_PID"
+	agent_gone "$AGENT_PID"
 }
 
 # The agent makes /run/sluice and /run/sluice/fleet 0700 when missing, as
@@ -836,6 +856,7 @@ test_agent_unresolvable
 test_agent_detached
 test_agent_rule_changed
 test_agent_hangup
+test_agent_lock
 test_agent_run_dir
 test_fleet_one_host
 lab_finish

@@ -93,7 +93,44 @@ static int agent_check(struct cli_args *a)
 	return -1;
 }
 
-/* One agent per interface: a lock beside its report. */
+/* 0 when name in dir is still the file fd is; -EAGAIN when it went, or is another. */
+static int lock_still_named(int fd, int dir, const char *name)
+{
+	struct stat held, named;
+
+	if (fstat(fd, &held))
+		return -errno;
+	if (fstatat(dir, name, &named, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? -EAGAIN : -errno;
+	return held.st_dev == named.st_dev && held.st_ino == named.st_ino ? 0 : -EAGAIN;
+}
+
+/* name in dir, opened (made if missing) and locked: its fd, or a negative errno. */
+static int lock_take(int dir, const char *name)
+{
+	int fd, err;
+
+	fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB))
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	else
+		err = lock_still_named(fd, dir, name);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * One agent per interface: a lock beside its report, which the agent
+ * holding it removes as it ends (agent_unlock). A starter that opened the
+ * file before that unlink locks a file no name leads to: it checks that
+ * the name is still the file it locked, and tries again if not, so two
+ * agents never both hold the interface's lock.
+ */
 static int agent_lock(const char *ifname)
 {
 	char name[32];
@@ -103,22 +140,28 @@ static int agent_lock(const char *ifname)
 	if (dir < 0)
 		return dir;
 	snprintf(name, sizeof(name), "%s.lock", ifname);
-	fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		fd = -errno;
-	} else if (flock(fd, LOCK_EX | LOCK_NB)) {
-		close(fd);
-		fd = -EBUSY;
-	}
+	do
+		fd = lock_take(dir, name);
+	while (fd == -EAGAIN);
 	close(dir);
 	return fd;
+}
+
+/* Removed while still held (see agent_lock), then let go. */
+static void agent_unlock(const char *ifname, int fd)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/%s.lock", SLUICE_FLEET_DIR, ifname);
+	unlink(path);
+	close(fd);
 }
 
 /* Why agent_lock failed: another agent, or /run/sluice refused as unsafe. */
 static int agent_lock_fail(const char *ifname, int err)
 {
 	if (err == -EBUSY)
-		return fail_runtime("agent", err, "%s: another agent runs for it", ifname);
+		return fail_runtime("agent", 0, "%s: another agent runs for it", ifname);
 	if (err == -EPERM)
 		return state_fail_cmd("agent", err, ifname);
 	return fail_runtime("agent", err, "cannot lock %s/%s.lock", SLUICE_FLEET_DIR, ifname);
@@ -173,7 +216,7 @@ static int agent_run(struct cli_args *a, struct state *unused)
 		ret = fail_runtime("agent", err, "%s: the fleet agent failed", a->ifname);
 out:
 	if (lock_fd >= 0)
-		close(lock_fd);
+		agent_unlock(a->ifname, lock_fd);
 	agent_free(ag);
 	free(ag);
 	return ret;
