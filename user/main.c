@@ -44,8 +44,8 @@ static bool is_global_id(int id)
 	return id >= 0 && option_table[id].scope == SCOPE_GLOBAL && id != OPT_HELP;
 }
 
-/* "-j", or a cluster of global flags such as "-jp", as after the command. */
-static bool is_global_short(const char *arg)
+/* A cluster of global flags ("-j", "-jp", as after the command), -h among them if help_ok. */
+static bool is_flag_cluster(const char *arg, bool help_ok)
 {
 	int id;
 
@@ -53,10 +53,19 @@ static bool is_global_short(const char *arg)
 		return false;
 	for (arg++; *arg; arg++) {
 		id = option_find_short(*arg);
+		if (help_ok && id == OPT_HELP)
+			continue;
 		if (!is_global_id(id) || option_table[id].metavar)
 			return false;
 	}
 	return true;
+}
+
+/* --help, -h, or -h in a cluster of global flags (-jh, -hj): as -j -h does, the usage. */
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "--help") ||
+	       (is_flag_cluster(arg, true) && strchr(arg, option_table[OPT_HELP].short_name));
 }
 
 static bool is_global(const char *arg)
@@ -64,7 +73,7 @@ static bool is_global(const char *arg)
 	char name[32];
 
 	if (strncmp(arg, "--", 2))
-		return is_global_short(arg);
+		return is_flag_cluster(arg, false);
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
 	return is_global_id(option_find(name));
 }
@@ -300,7 +309,7 @@ int main(int argc, char **argv)
 	at = command_index(argc, argv);
 	if (at < 0)
 		return fail_input(NULL, "missing command (see 'sluice --help')");
-	if (!strcmp(argv[at], "--help") || !strcmp(argv[at], "-h")) {
+	if (is_help(argv[at])) {
 		commands_usage(stdout);
 		return EXIT_OK;
 	}

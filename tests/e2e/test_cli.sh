@@ -280,7 +280,7 @@ says() { # says WHAT INVOCATION...: exit 2, one line, containing WHAT
 }
 
 test_messages() {
-	local before out
+	local before out flags
 	before=$(snapshot)
 	# --json before the command: the error is JSON on stdout, naming the command word.
 	out=$("$SLUICE" --json frob 2>&1)
@@ -292,6 +292,13 @@ test_messages() {
 	# Global flags clustered before the command, as after it (-jp).
 	check "-jp status works as status -jp" \
 		test "$("$SLUICE" -jp status "$LAB_HOST" 2>&1)" = "$("$SLUICE" status -jp "$LAB_HOST")"
+	# -h among them too: what -j -h does (the usage, exit 0).
+	for flags in -jh -hj; do
+		out=$("$SLUICE" "$flags" status 2>&1)
+		CHECK_DETAIL="exit $?: $out"
+		check "$flags status works as -j -h status" \
+			test "$CHECK_DETAIL" = "exit 0: $("$SLUICE" -j -h status 2>&1)"
+	done
 	# An interface name is quoted as every input is: what shows nothing is escaped.
 	check "a newline in an interface name is shown as \\x0a" \
 		says "bad interface name 'a\\x0ab': no interface name has whitespace" \
