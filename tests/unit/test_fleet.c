@@ -10,8 +10,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "harness.h"
 #include "unit.h"
+#include "base/clock.h"
 #include "base/json.h"
 #include "fleet/plan.h"
 #include "fleet/report.h"
@@ -370,9 +372,83 @@ static void test_report_families(void)
 	free(text);
 }
 
+/* report as a file holds it, parsed back: stale or not, as status judges. */
+static bool stale_as_read(const char *report)
+{
+	struct fleet_report rep;
+	FILE *f = fmemopen((void *)report, strlen(report), "r");
+
+	if (!f)
+		return false;
+	fleet_report_parse(f, &rep);
+	fclose(f);
+	return fleet_report_stale(&rep);
+}
+
+/* A report of this process, stamped by the wall clock and the boot clock. */
+static void report_stamped(char *buf, size_t len, uint64_t real_ns, uint64_t boot_ns)
+{
+	int n = snprintf(buf, len, "pid %d\nmode synced\nwritten_ns %llu\n", getpid(),
+			 (unsigned long long)real_ns);
+
+	if (boot_ns)
+		snprintf(buf + n, len - (size_t)n, "written_boot_ns %llu\n",
+			 (unsigned long long)boot_ns);
+}
+
+/*
+ * A report's age is by CLOCK_BOOTTIME, which no clock step moves: a wall
+ * clock stepped by years makes a live agent look neither dead nor a dead
+ * one live. A report without written_boot_ns (an older agent's) is aged
+ * by the wall clock, as before.
+ */
+static void test_report_age(void)
+{
+	const uint64_t minute = 60 * NSEC_PER_SEC;
+	char rep[160];
+	bool old_fresh;
+
+	report_stamped(rep, sizeof(rep), NSEC_PER_SEC, boottime_ns());
+	check(!stale_as_read(rep),
+	      "fleet report: fresh by CLOCK_BOOTTIME, its wall-clock "
+	      "stamp in 1970 (a clock stepped since) notwithstanding",
+	      "%s", rep);
+	report_stamped(rep, sizeof(rep), realtime_ns(), boottime_ns() - minute);
+	check(stale_as_read(rep),
+	      "fleet report: a minute old by CLOCK_BOOTTIME is stale, "
+	      "its wall-clock stamp now notwithstanding",
+	      "%s", rep);
+	report_stamped(rep, sizeof(rep), realtime_ns(), 0);
+	old_fresh = !stale_as_read(rep);
+	report_stamped(rep, sizeof(rep), realtime_ns() - minute, 0);
+	check(old_fresh && stale_as_read(rep),
+	      "fleet report of an older agent (no written_boot_ns): aged by the wall clock",
+	      "fresh one read fresh %d, a minute old one %s", old_fresh, rep);
+}
+
+/* What the agent writes carries the boot clock's stamp, which status ages it by. */
+static void test_report_written(void)
+{
+	struct fleet_report rep = { .pid = getpid(), .mode = "synced", .period_ns = 100000000 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return;
+	fleet_report_print(f, &rep);
+	fclose(f);
+	check(text && !stale_as_read(text) && strstr(text, "\nwritten_boot_ns "),
+	      "fleet report: written with written_boot_ns, read back fresh", "%s",
+	      text ? text : "(none)");
+	free(text);
+}
+
 void suite_fleet(void)
 {
 	test_report_families();
+	test_report_age();
+	test_report_written();
 	test_resp();
 	test_heartbeat();
 	test_slots();

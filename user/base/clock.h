@@ -13,5 +13,10 @@
 uint64_t monotonic_ns(void);
 /* CLOCK_REALTIME: nanoseconds since 1970 (UTC). */
 uint64_t realtime_ns(void);
+/*
+ * CLOCK_BOOTTIME: nanoseconds since boot, suspend included. System-wide and
+ * never stepped (NTP, settimeofday): ages that two processes compare.
+ */
+uint64_t boottime_ns(void);
 
 #endif /* SLUICE_BASE_CLOCK_H */

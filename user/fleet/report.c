@@ -7,21 +7,13 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "base/clock.h"
 #include "fleet/report.h"
 #include "outputs/prom.h"
 #include "outputs/report.h"
 #include "pins/state.h"
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* dir (SLUICE_FLEET_DIR "/", or "" for a name in it), ifname and suffix. */
 static int report_path(const char *dir, const char *ifname, const char *suffix, char *buf,
@@ -37,20 +29,10 @@ int fleet_dir_open(void)
 	return run_dir_open(strrchr(SLUICE_FLEET_DIR, '/') + 1);
 }
 
-/* rep, as status reads it, into a new file name in dir. */
-static int report_print(int dir, const char *name, const struct fleet_report *rep)
+void fleet_report_print(FILE *f, const struct fleet_report *rep)
 {
-	FILE *f;
-	int i, fd;
+	int i;
 
-	fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return -ENOMEM;
-	}
 	fprintf(f, "pid %d\nup %d\nmode %s\nperiod_ns %llu\nhosts %llu\ncandidates %llu\n",
 		rep->pid, rep->up, rep->mode, (unsigned long long)rep->period_ns,
 		(unsigned long long)rep->hosts, (unsigned long long)rep->candidates);
@@ -61,12 +43,29 @@ static int report_print(int dir, const char *name, const struct fleet_report *re
 	fprintf(f, "rtt_max_ns %llu\ngap_max_ns %llu\nfallback %llu\n",
 		(unsigned long long)rep->rtt_max_ns, (unsigned long long)rep->gap_max_ns,
 		(unsigned long long)rep->fallback);
-	fprintf(f, "would_refuse %llu\ncpu_s %.3f\nwritten_ns %llu\n",
+	fprintf(f, "would_refuse %llu\ncpu_s %.3f\nwritten_ns %llu\nwritten_boot_ns %llu\n",
 		(unsigned long long)rep->would_refuse, rep->cpu_s,
-		(unsigned long long)realtime_ns());
+		(unsigned long long)realtime_ns(), (unsigned long long)boottime_ns());
 	for (i = 0; i < FLEET_ERR_MAX; i++)
 		fprintf(f, "error_%s %llu\n", fleet_error_names[i],
 			(unsigned long long)rep->errors[i]);
+}
+
+/* rep, as status reads it, into a new file name in dir. */
+static int report_print(int dir, const char *name, const struct fleet_report *rep)
+{
+	FILE *f;
+	int fd;
+
+	fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
+	fleet_report_print(f, rep);
 	return fclose(f) ? -errno : 0;
 }
 
@@ -129,15 +128,43 @@ static void report_field(struct fleet_report *rep, const char *name, const char 
 		rep->cpu_s = strtod(v, NULL);
 	else if (!strcmp(name, "written_ns"))
 		rep->written_ns = n;
+	else if (!strcmp(name, "written_boot_ns"))
+		rep->written_boot_ns = n;
 	for (i = 0; i < FLEET_ERR_MAX; i++)
 		if (!strncmp(name, "error_", 6) && !strcmp(name + 6, fleet_error_names[i]))
 			rep->errors[i] = n;
 }
 
+void fleet_report_parse(FILE *f, struct fleet_report *rep)
+{
+	char name[32], value[64];
+
+	memset(rep, 0, sizeof(*rep));
+	while (fscanf(f, "%31s %63s", name, value) == 2)
+		report_field(rep, name, value);
+}
+
+/*
+ * Aged by CLOCK_BOOTTIME: a wall-clock step (NTP, settimeofday) would make
+ * a live agent's report look stale, or a dead one's fresh. A report of an
+ * agent older than written_boot_ns has only the wall clock to go by.
+ */
+bool fleet_report_stale(const struct fleet_report *rep)
+{
+	uint64_t stale = FLEET_REPORT_STALE_PERIODS * rep->period_ns, age;
+
+	if (stale < FLEET_REPORT_STALE_NS)
+		stale = FLEET_REPORT_STALE_NS;
+	if (rep->written_boot_ns)
+		age = boottime_ns() - rep->written_boot_ns;
+	else
+		age = realtime_ns() - rep->written_ns;
+	return age > stale || (rep->pid > 0 && kill(rep->pid, 0) && errno == ESRCH);
+}
+
 int fleet_report_read(const char *ifname, struct fleet_report *rep)
 {
-	char path[256], name[32], value[64];
-	uint64_t stale;
+	char path[256];
 	FILE *f;
 	int err = report_path(SLUICE_FLEET_DIR "/", ifname, "", path, sizeof(path));
 
@@ -147,16 +174,9 @@ int fleet_report_read(const char *ifname, struct fleet_report *rep)
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	while (fscanf(f, "%31s %63s", name, value) == 2)
-		report_field(rep, name, value);
+	fleet_report_parse(f, rep);
 	fclose(f);
-	stale = FLEET_REPORT_STALE_PERIODS * rep->period_ns;
-	if (stale < FLEET_REPORT_STALE_NS)
-		stale = FLEET_REPORT_STALE_NS;
-	if (realtime_ns() - rep->written_ns > stale ||
-	    (rep->pid > 0 && kill(rep->pid, 0) && errno == ESRCH))
-		return -ENOENT;
-	return 0;
+	return fleet_report_stale(rep) ? -ENOENT : 0;
 }
 
 void fleet_report_remove(const char *ifname)

@@ -44,7 +44,9 @@ struct fleet_report {
 	uint64_t would_refuse; /* --shadow: what the global limit would have refused */
 	uint64_t errors[FLEET_ERR_MAX];
 	double cpu_s;	     /* the agent's CPU time */
-	uint64_t written_ns; /* CLOCK_REALTIME */
+	uint64_t written_ns; /* CLOCK_REALTIME: for a status older than written_boot_ns */
+	/* CLOCK_BOOTTIME, which no clock step moves: the report's age. 0 from an older agent. */
+	uint64_t written_boot_ns;
 };
 
 /* A checked fd of SLUICE_FLEET_DIR, made 0700 (and /run/sluice) when missing. */
@@ -52,6 +54,12 @@ int fleet_dir_open(void);
 int fleet_report_write(const char *ifname, const struct fleet_report *rep);
 /* -ENOENT when no agent runs for ifname (none, or its report is stale). */
 int fleet_report_read(const char *ifname, struct fleet_report *rep);
+/* rep as the file holds it, stamped written now (both clocks). */
+void fleet_report_print(FILE *f, const struct fleet_report *rep);
+/* A report's fields from f; what it does not name is 0. */
+void fleet_report_parse(FILE *f, struct fleet_report *rep);
+/* Of an agent gone: its pid ended, or not rewritten for longer than a live one leaves it. */
+bool fleet_report_stale(const struct fleet_report *rep);
 void fleet_report_remove(const char *ifname);
 /*
  * status: each field once, as lines under the interface's (indented) or as
