@@ -686,31 +686,6 @@ test_agent_unresolvable() {
 		"$LAB_TMP/agent.err"
 }
 
-# agent_gone PID: up to 3 s for the agent PID to end; AGENT_RC its exit status.
-agent_gone() {
-	for _ in $(seq 30); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$1" 2>/dev/null && CHECK_DETAIL="still running, stopped by the test"
-	wait "$1"
-	AGENT_RC=$?
-	[ -z "${CHECK_DETAIL:-}" ]
-}
-
-# agent_started [WRAPPER...]: an agent on the lab interface (attached if it
-# is not), run through WRAPPER (nohup, say) if given, Redis at a port nobody
-# listens on (it runs in fallback), once status shows it: AGENT_PID.
-agent_started() {
-	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
-	"$@" "$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
-	AGENT_PID=$!
-	for _ in $(seq 50); do
-		[ "$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet.agent_pid')" = "$AGENT_PID" ] && break
-		sleep 0.1
-	done
-}
-
 # agent_ended WHY HOW LINE: agent_started's agent ends after WHY, exit 1
 # with LINE last on stderr, its report gone.
 agent_ended() {

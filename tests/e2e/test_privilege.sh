@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # Least privilege. attach --group lets a throwaway group read the pins: as a
 # member with no capability (setpriv), stats, stats --json, status, top and
-# the exporter show the counters of real traffic, and set and deny add are
-# refused with nothing changed; someone outside the group can do neither;
+# the exporter show the counters of real traffic and the fleet agent's
+# report, and set and deny add are refused with nothing changed; someone
+# outside the group can do neither, nor read the report;
 # root without CAP_BPF is refused naming it; a non-root user given exactly
 # the measured capabilities (ambient) changes a rate. All of it in a mount
 # namespace of the test's own with its own bpffs, mounted 0700 as systemd
@@ -31,8 +32,11 @@ OUTSIDER=slpo$OUTER
 if [ "${1:-}" != --inner ]; then
 	cleanup() {
 		local pid
-		# Whatever the inner run left running as the member (by pid: ours alone).
+		# Whatever the inner run left running as the member (by pid: ours alone),
+		# and its fleet agent, root's, should the inner run have died unawares.
 		for pid in $(ps -u "$MEMBER" -o pid= 2>/dev/null); do kill "$pid"; done
+		pid=$(cat "$LAB_TMP/agent.pid" 2>/dev/null)
+		[ -n "$pid" ] && [ "$(ps -o comm= -p "$pid")" = sluice ] && kill "$pid"
 		userdel "$MEMBER" 2>/dev/null
 		userdel "$OUTSIDER" 2>/dev/null
 		groupdel "$OUTSIDER" 2>/dev/null
@@ -55,8 +59,8 @@ trap - EXIT
 mount -t bpf -o mode=0700 bpf /sys/fs/bpf || { echo "FAIL bpffs"; echo "0 passed, 1 failed"; exit 1; }
 mkdir -p /run/sluice && mount -t tmpfs -o mode=0700 tmpfs /run/sluice
 # Everything sluice pinned goes with this namespace; detach first all the same.
-EXPORTER_PID=
-trap '"$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1; [ -n "$EXPORTER_PID" ] && kill $EXPORTER_PID 2>/dev/null' EXIT
+EXPORTER_PID= AGENT_PID=
+trap 'for p in $AGENT_PID $EXPORTER_PID; do kill "$p" 2>/dev/null; done; "$SLUICE" detach "$LAB_HOST" >/dev/null 2>&1' EXIT
 
 # Without capabilities, no inheritable, bounding or ambient ones to regain.
 as_member() { setpriv --reuid="$MEMBER" --regid="$GROUP" --init-groups --inh-caps=-all --bounding-set=-all "$@"; }
@@ -176,6 +180,75 @@ test_ambient_caps() {
 		test -n "$(grep -o 'missing CAP_DAC_OVERRIDE and CAP_CHOWN' <<<"$out")" -a "$("$SLUICE" show "$LAB_HOST" | grep -c 'rate 43/s')" = 0
 }
 
+# report_is OWNER MODE: the lab interface's fleet report is OWNER (user:group)
+# with MODE, within 2 s (the agent rewrites it every quarter second).
+report_is() {
+	local r=/run/sluice/fleet/$LAB_HOST
+	for _ in $(seq 20); do
+		[ "$(command stat -c '%U:%G %a' "$r" 2>/dev/null)" = "$1 $2" ] && return
+		sleep 0.1
+	done
+	CHECK_DETAIL=$(command stat -c '%U:%G %a %n' "$r" 2>&1; tail -n 2 "$LAB_TMP/agent.err")
+	return 1
+}
+
+# A fleet agent for the shared interface (Redis at a port nobody listens on:
+# it runs in fallback and reports so): its report is the group's to read,
+# 0640 root:GROUP, /run/sluice/fleet passable (0711), so that a member's
+# status shows the agent (and the exporter, test_exporter); someone outside
+# the group cannot read it, and the locks stay root's alone.
+test_fleet_report() {
+	local r=/run/sluice/fleet/$LAB_HOST out
+	agent_started
+	echo "$AGENT_PID" >"$LAB_TMP/agent.pid"
+	check "an agent for the shared interface: its report 0640 root:GROUP" report_is "root:$GROUP" 640
+	CHECK_DETAIL=$(command stat -c '%U:%G %a %n' /run/sluice /run/sluice/fleet | tr '\n' ' ')
+	check "... /run/sluice and /run/sluice/fleet root's, passable (0711)" \
+		test "$(command stat -c '%U:%G %a' /run/sluice /run/sluice/fleet | sort -u)" = "root:root 711"
+	CHECK_DETAIL=$(command stat -c '%U:%G %a %n' "$r.lock" /run/sluice/lock | tr '\n' ' ')
+	check "... its lock and the command lock stay 0600 root's" \
+		test "$(command stat -c '%U:%G %a' "$r.lock" /run/sluice/lock | sort -u)" = "root:root 600"
+	out=$(as_member "$SLUICE" status "$LAB_HOST" --json 2>&1)
+	CHECK_DETAIL=$out
+	check "... as a member, status --json shows the agent (fleet: fallback-local, its pid)" \
+		jq -e --argjson pid "$AGENT_PID" '.[0].fleet.agent_pid == $pid and .[0].fleet.mode == "fallback-local"' <<<"$out"
+	CHECK_DETAIL=$(as_outsider cat "$r" 2>&1)
+	check "... outside the group, the report cannot be read" bash -c "! as_outsider cat '$r' >/dev/null 2>&1"
+}
+
+# The report follows the interface's sharing while the agent runs: regrouped
+# in place (attach --replace --group), then shared with no group, then with
+# the member's again; the agent goes on. Its stop removes the report.
+test_fleet_regroup() {
+	"$SLUICE" attach "$LAB_HOST" --rate 10/s --group "$OUTSIDER" --replace >/dev/null 2>&1
+	check "agent, its interface regrouped under it: the report becomes root:OTHER's" report_is "root:$OUTSIDER" 640
+	check "... the member no longer reads it" bash -c "! as_member cat /run/sluice/fleet/$LAB_HOST >/dev/null 2>&1"
+	"$SLUICE" attach "$LAB_HOST" --rate 10/s --replace >/dev/null 2>&1
+	check "... shared with no group: the report root's alone (0600)" report_is root:root 600
+	"$SLUICE" attach "$LAB_HOST" --rate 10/s --group "$GROUP" --replace >/dev/null 2>&1
+	check "... the member's group again: root:GROUP 0640" report_is "root:$GROUP" 640
+	check "... and the agent runs on" kill -0 "$AGENT_PID"
+	kill "$AGENT_PID"
+	check "... SIGTERM stops it" agent_gone "$AGENT_PID"
+	AGENT_PID=
+	check "... its report gone" test ! -e "/run/sluice/fleet/$LAB_HOST"
+}
+
+# An agent that may not give its report to the group (no CAP_CHOWN, as in a
+# unit whose bounding set lacks it) writes it root's alone, says so once,
+# and root's status still shows it.
+test_fleet_no_chown() {
+	agent_started setpriv --inh-caps=-all --bounding-set=-chown
+	check "agent without CAP_CHOWN: its report root's alone (0600)" report_is root:root 600
+	CHECK_DETAIL=$(cat "$LAB_TMP/agent.err")
+	check "... one line saying so, naming CAP_CHOWN" test "$(grep -c "report stays root's, not group $GROUP's to read: .*CAP_CHOWN" "$LAB_TMP/agent.err")" = 1
+	CHECK_DETAIL=$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet')
+	check "... root's status shows the agent" jq -e --argjson pid "$AGENT_PID" '.agent_pid == $pid' <<<"$CHECK_DETAIL"
+	kill "$AGENT_PID"
+	check "... SIGTERM stops it" agent_gone "$AGENT_PID"
+	AGENT_PID=
+}
+
 test_exporter() {
 	local addr
 	# Not through the function: $! must be the exporter itself, for kill.
@@ -188,6 +261,11 @@ test_exporter() {
 	check "the exporter as a member serves the interface's counters" \
 		grep -qE "^sluice_passed_packets_total\{interface=\"$LAB_HOST\"[^}]*\} [1-9]" "$LAB_TMP/metrics"
 	check "and says it is attached" grep -q "^sluice_attached{interface=\"$LAB_HOST\"} 1" "$LAB_TMP/metrics"
+	CHECK_DETAIL=$(grep "^sluice_fleet_[a-z_]*{interface=\"$LAB_HOST\"" "$LAB_TMP/metrics" | tr '\n' ' ')
+	# sluice_fleet_up is 0 with no agent too: the sources series comes of its report alone.
+	check "and reads the fleet agent's report: sluice_fleet_up 0 (Redis unreachable), sluice_fleet_sources" \
+		bash -c "grep -qx 'sluice_fleet_up{interface=\"$LAB_HOST\"} 0' '$LAB_TMP/metrics' &&
+			 grep -q '^sluice_fleet_sources{interface=\"$LAB_HOST\"} ' '$LAB_TMP/metrics'"
 	kill -TERM "$EXPORTER_PID"
 	wait "$EXPORTER_PID" 2>/dev/null
 	EXPORTER_PID=
@@ -264,12 +342,15 @@ test_last_detach() {
 	check "detach" "$SLUICE" detach "$LAB_HOST"
 }
 
-export -f as_member
-export SLUICE LAB_HOST MEMBER GROUP
+export -f as_member as_outsider
+export SLUICE LAB_HOST MEMBER GROUP OUTSIDER
 test_bad_groups
 test_attach
 test_member_reads
+test_fleet_report
 test_exporter
+test_fleet_regroup
+test_fleet_no_chown
 test_member_refused
 test_outsider
 test_root_without_caps

@@ -136,7 +136,7 @@ static int agent_lock(const char *ifname)
 	char name[32];
 	int dir, fd;
 
-	dir = fleet_dir_open();
+	dir = fleet_dir_open(false);
 	if (dir < 0)
 		return dir;
 	snprintf(name, sizeof(name), "%s.lock", ifname);

@@ -18,26 +18,47 @@
 #include "fleet/agent.h"
 #include "fleet/script.h"
 #include "values/cidr.h"
+#include "values/words.h"
 
-static const char *mode_name(const struct agent *ag)
+static const char *fleet_mode(const struct agent *ag)
 {
 	if (ag->up)
 		return ag->opt.shadow ? "shadow" : "synced";
 	return ag->opt.fallback == FALLBACK_SPLIT ? "fallback-split" : "fallback-local";
 }
 
+/*
+ * Says once when the report cannot be given to the interface's group (no
+ * CAP_CHOWN): written root's alone, its readers see no agent.
+ */
+static void tell_unshared(struct agent *ag, gid_t group, int err)
+{
+	char name[64];
+
+	if (err == ag->unshared)
+		return;
+	ag->unshared = err;
+	if (!err)
+		return;
+	format_group(name, sizeof(name), group);
+	fprintf(stderr, "sluice agent: %s: its report stays root's, not group %s's to read: %s%s\n",
+		ag->ifname, name, strerror(-err),
+		err == -EPERM ? " (the agent needs CAP_CHOWN)" : "");
+}
+
 void agent_report(struct agent *ag, uint64_t now)
 {
+	gid_t group = state_group(&ag->st); /* attach --group may change it under the agent */
 	struct rusage ru;
 	uint64_t unpushed = 0;
-	int i;
+	int i, unshared;
 
 	for (i = 0; i < ag->n; i++)
 		unpushed += ag->cands[i].unpushed;
 	getrusage(RUSAGE_SELF, &ru);
 	ag->rep.pid = getpid();
 	ag->rep.up = ag->up;
-	snprintf(ag->rep.mode, sizeof(ag->rep.mode), "%s", mode_name(ag));
+	snprintf(ag->rep.mode, sizeof(ag->rep.mode), "%s", fleet_mode(ag));
 	ag->rep.period_ns = ag->opt.period_ns;
 	ag->rep.hosts = ag->hosts;
 	ag->rep.candidates = (uint64_t)ag->n;
@@ -49,7 +70,8 @@ void agent_report(struct agent *ag, uint64_t now)
 	ag->rep.cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	memcpy(ag->rep.errors, ag->redis.errors, sizeof(ag->rep.errors));
-	fleet_report_write(ag->ifname, &ag->rep);
+	fleet_report_write(ag->ifname, &ag->rep, group, &unshared);
+	tell_unshared(ag, group, unshared);
 }
 
 /* Says once when the fleet is lost or found again, with why. */
@@ -59,11 +81,11 @@ static void tell_change(struct agent *ag)
 		return;
 	if (ag->up)
 		fprintf(stderr, "sluice agent: %s: Redis reached, %s (%d sources)\n", ag->ifname,
-			mode_name(ag), ag->n);
+			fleet_mode(ag), ag->n);
 	else
 		fprintf(stderr, "sluice agent: %s: Redis unreachable (%s): %s\n", ag->ifname,
 			ag->redis.last_error[0] ? ag->redis.last_error : "no node answered",
-			mode_name(ag));
+			fleet_mode(ag));
 	ag->was_up = ag->up;
 }
 

@@ -24,9 +24,9 @@ static int report_path(const char *dir, const char *ifname, const char *suffix, 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int fleet_dir_open(void)
+int fleet_dir_open(bool passable)
 {
-	return run_dir_open(strrchr(SLUICE_FLEET_DIR, '/') + 1);
+	return run_dir_open(strrchr(SLUICE_FLEET_DIR, '/') + 1, passable);
 }
 
 void fleet_report_print(FILE *f, const struct fleet_report *rep)
@@ -51,16 +51,28 @@ void fleet_report_print(FILE *f, const struct fleet_report *rep)
 			(unsigned long long)rep->errors[i]);
 }
 
-/* rep, as status reads it, into a new file name in dir. */
-static int report_print(int dir, const char *name, const struct fleet_report *rep)
+/* A new file name in dir, root's alone: never an old one, which a reader may hold open. */
+static int report_create(int dir, const char *name)
 {
-	FILE *f;
 	int fd;
 
-	fd = openat(dir, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
+	if (unlinkat(dir, name, 0) && errno != ENOENT)
 		return -errno;
-	f = fdopen(fd, "w");
+	fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+/* The group's to read, as its pins are (0640 root:group), before anything is in it. */
+static int report_share(int fd, gid_t group)
+{
+	return fchown(fd, 0, group) || fchmod(fd, 0640) ? -errno : 0;
+}
+
+/* rep, as status reads it, into fd, which it closes. */
+static int report_print(int fd, const struct fleet_report *rep)
+{
+	FILE *f = fdopen(fd, "w");
+
 	if (!f) {
 		close(fd);
 		return -ENOMEM;
@@ -70,19 +82,24 @@ static int report_print(int dir, const char *name, const struct fleet_report *re
 }
 
 /* Written whole, then renamed over the last: a reader sees one or the other. */
-int fleet_report_write(const char *ifname, const struct fleet_report *rep)
+int fleet_report_write(const char *ifname, const struct fleet_report *rep, gid_t group,
+		       int *unshared)
 {
 	char name[64], tmp[64];
-	int dir, err;
+	int dir, fd, err;
 
+	*unshared = 0;
 	err = report_path("", ifname, "", name, sizeof(name))
 		      ?: report_path("", ifname, ".tmp", tmp, sizeof(tmp));
 	if (err)
 		return err;
-	dir = fleet_dir_open();
+	dir = fleet_dir_open(group != STATE_NO_GROUP);
 	if (dir < 0)
 		return dir;
-	err = report_print(dir, tmp, rep);
+	fd = report_create(dir, tmp);
+	if (fd >= 0 && group != STATE_NO_GROUP)
+		*unshared = report_share(fd, group);
+	err = fd < 0 ? fd : report_print(fd, rep);
 	if (!err && renameat(dir, tmp, dir, name))
 		err = -errno;
 	close(dir);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What a running agent tells status and the exporter: a small file,
- * SLUICE_FLEET_DIR/IFACE, rewritten whole (renamed over) every second and
- * removed when the agent stops. A file rather than a pin: it holds the
+ * SLUICE_FLEET_DIR/IFACE, rewritten whole (renamed over) every quarter
+ * second and removed when the agent stops. A file rather than a pin: it holds the
  * agent's own figures, none of which the datapath reads.
  */
 #ifndef SLUICE_FLEET_REPORT_H
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include "fleet/redis.h"
 
 struct report;
@@ -49,9 +50,21 @@ struct fleet_report {
 	uint64_t written_boot_ns;
 };
 
-/* A checked fd of SLUICE_FLEET_DIR, made 0700 (and /run/sluice) when missing. */
-int fleet_dir_open(void);
-int fleet_report_write(const char *ifname, const struct fleet_report *rep);
+/*
+ * A checked fd of SLUICE_FLEET_DIR, made 0700 (and /run/sluice) when
+ * missing; passable: both searchable by all too (0711), for a group's
+ * reader of its interface's report.
+ */
+int fleet_dir_open(bool passable);
+/*
+ * rep, written whole and renamed over the last: root's alone (0600), or for
+ * a state shared with group (state_group, not STATE_NO_GROUP) the group's
+ * to read, 0640 root:group, its directories passable. A report that cannot
+ * be given to the group (no CAP_CHOWN) is written root's alone all the
+ * same, *unshared then saying why; else 0.
+ */
+int fleet_report_write(const char *ifname, const struct fleet_report *rep, gid_t group,
+		       int *unshared);
 /* -ENOENT when no agent runs for ifname (none, or its report is stale). */
 int fleet_report_read(const char *ifname, struct fleet_report *rep);
 /* rep as the file holds it, stamped written now (both clocks). */

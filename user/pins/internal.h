@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include "pins/state.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
@@ -35,7 +36,10 @@ bool pin_is_link(size_t i);
 int dir_open_checked(int parent, const char *name, const char *path, bool sticky_ok);
 int pin_root_walk(bool itself);
 int pin_root_open(void);
-int lock_dir_open(void);
+/* SLUICE_LOCK_DIR, checked, made 0700 when missing; passable: searchable by all too (0711). */
+int lock_dir_open(bool passable);
+/* Adds what (S_IXGRP, S_IROTH...) to fd's directory's mode, unless it has it all. */
+int dir_grant(int fd, mode_t what);
 bool state_name_valid(const char *name);
 int state_dir_open(const char *ifname, int *root_fd);
 int dir_exists(const char *name);

@@ -20,7 +20,7 @@ static int lock_file_open(void)
 	struct stat sb;
 	int dir, fd;
 
-	dir = lock_dir_open();
+	dir = lock_dir_open(false);
 	if (dir < 0)
 		return dir;
 	fd = openat(dir, SLUICE_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

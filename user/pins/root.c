@@ -224,31 +224,47 @@ int state_fail_cmd(const char *cmd, int err, const char *ifname)
 }
 
 /*
+ * parent/name (path, for messages), a directory of sluice's own: made 0700
+ * when missing, checked as the pin directories are (without sticky
+ * leniency), then, if passable, made searchable by group and others.
+ */
+static int run_dir_make(int parent, const char *name, const char *path, bool passable)
+{
+	int fd, err;
+
+	if (mkdirat(parent, name, 0700) && errno != EEXIST)
+		return -errno;
+	fd = dir_open_checked(parent, name, path, false);
+	if (fd < 0 || !passable)
+		return fd;
+	err = dir_grant(fd, S_IXGRP | S_IXOTH);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
  * The command lock lives outside bpffs, whose default mode lets anyone
  * create files there: in a directory only root may write, never reached
  * through a symlink.
  */
-int lock_dir_open(void)
+int lock_dir_open(bool passable)
 {
-	if (mkdir(SLUICE_LOCK_DIR, 0700) && errno != EEXIST)
-		return -errno;
-	/* The same checks as the pin directories', without sticky leniency. */
-	return dir_open_checked(AT_FDCWD, SLUICE_LOCK_DIR, SLUICE_LOCK_DIR, false);
+	return run_dir_make(AT_FDCWD, SLUICE_LOCK_DIR, SLUICE_LOCK_DIR, passable);
 }
 
-int run_dir_open(const char *name)
+int run_dir_open(const char *name, bool passable)
 {
 	char path[PATH_MAX];
 	int run, fd;
 
-	run = lock_dir_open();
+	run = lock_dir_open(passable);
 	if (run < 0)
 		return run;
 	snprintf(path, sizeof(path), "%s/%s", SLUICE_LOCK_DIR, name);
-	if (mkdirat(run, name, 0700) && errno != EEXIST)
-		fd = -errno;
-	else
-		fd = dir_open_checked(run, name, path, false);
+	fd = run_dir_make(run, name, path, passable);
 	close(run);
 	return fd;
 }

@@ -19,8 +19,7 @@ static bool mirror_mounted(void)
 	       mirror.st_dev == root.st_dev && mirror.st_ino == root.st_ino;
 }
 
-/* fd's directory searchable (and, with what, more) by group and others. */
-static int dir_grant(int fd, mode_t what)
+int dir_grant(int fd, mode_t what)
 {
 	struct stat sb;
 
@@ -37,13 +36,12 @@ static int dir_grant(int fd, mode_t what)
  */
 static int mirror_ensure(void)
 {
-	int run, err;
+	int run, err = 0;
 
-	run = lock_dir_open();
+	run = lock_dir_open(true);
 	if (run < 0)
 		return run;
-	err = dir_grant(run, S_IXGRP | S_IXOTH);
-	if (!err && mkdirat(run, strrchr(SLUICE_PIN_MIRROR, '/') + 1, 0755) && errno != EEXIST)
+	if (mkdirat(run, strrchr(SLUICE_PIN_MIRROR, '/') + 1, 0755) && errno != EEXIST)
 		err = -errno;
 	close(run);
 	if (err || mirror_mounted())

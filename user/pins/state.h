@@ -138,8 +138,11 @@ bool state_lock_held(void);
  * A checked fd of SLUICE_LOCK_DIR/name, a directory of sluice's own beside
  * the lock (the fleet agent's reports): it and SLUICE_LOCK_DIR made 0700
  * when missing, as sluice(8) says, and both refused as the lock's is.
+ * passable: both made searchable by all too (0711), for a group's reader
+ * of a file in name that is the group's; never taken back, as another
+ * interface's group may still read there.
  */
-int run_dir_open(const char *name);
+int run_dir_open(const char *name, bool passable);
 
 int state_path(const char *ifname, const char *name, char *buf, size_t len);
 /*
