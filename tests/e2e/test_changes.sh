@@ -290,6 +290,35 @@ test_running_refuses_small_byte_window() {
 		test "$passed $dropped" = "0 1"
 }
 
+# rule_id CIDR: the id of the rule for CIDR, which keys its buckets.
+rule_id() {
+	"$SLUICE" rule list "$LAB_HOST" --json | jq -r --arg c "$1" '.[] | select(.cidr == $c) | .id'
+}
+
+# A rule's aggregates in another order are the same limits (each on a
+# prefix length of its own, what a later one refuses the earlier give
+# back): the rule keeps its id, and a drained source stays refused. Before
+# the fix the order was compared: a new id, and 5 of 5 passed again.
+test_aggregates_reordered() {
+	local s cidr=$LAB_NET.1.0/24 id passed dropped sent secs
+	s=$(src 8)
+	apply_conf "default rate 50/s
+rule $cidr rate 1/m burst 5 aggregate /20=1k/s aggregate /16=10k/s"
+	read -r passed dropped sent secs < <(burst "$s" 10 1000)
+	CHECK_DETAIL="$passed passed, $dropped dropped of $sent"
+	check "rule 1/m burst 5 with two aggregates: a source's 10 packets, 5 pass" \
+		test "$passed $dropped" = "5 5"
+	id=$(rule_id "$cidr")
+	apply_conf "default rate 50/s
+rule $cidr rate 1/m burst 5 aggregate /16=10k/s aggregate /20=1k/s"
+	CHECK_DETAIL="id $id before, $(rule_id "$cidr") after"
+	check "the same aggregates in another order: the rule keeps its id" \
+		test -n "$id" -a "$(rule_id "$cidr")" = "$id"
+	read -r passed dropped sent secs < <(burst "$s" 5 1000)
+	CHECK_DETAIL="$passed passed, $dropped dropped of $sent"
+	check "  and the drained source stays refused: 0 of 5 pass" test "$passed $dropped" = "0 5"
+}
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 test_attach_refuses_small_byte_window
 "$SLUICE" attach "$LAB_HOST" --rate 50/s >/dev/null || { check "attach" false; lab_finish; exit; }
@@ -301,6 +330,7 @@ test_window_length_change
 test_algorithm_change
 test_debt_capped_at_change
 test_running_refuses_small_byte_window
+test_aggregates_reordered
 sink_stop
 # What the socket got, and what its full buffer dropped, reached the host.
 CHECK_DETAIL="sink: $(grep '^total' "$LAB_TMP/sink"); passed $(stat passed)"

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "base/clock.h"
+#include "base/fault.h"
 #include "maps/config.h"
 #include "maps/lists.h"
 #include "maps/tries.h"
@@ -45,19 +46,6 @@ int lists_mirror_mark(const struct policy_maps *m)
 		return 0;
 	err = state_pin_stage(m->dir, m->generation, SLUICE_PIN_LISTS_MIRRORED);
 	return err ?: state_pin_commit(m->dir, SLUICE_PIN_LISTS_MIRRORED, true);
-}
-
-/*
- * A test's way to be killed between a change's flip and its second replay:
- * SLUICE_FAULT=lists-after-flip. The state it leaves is the one a crash
- * there leaves.
- */
-void lists_fault_point(void)
-{
-	const char *fault = getenv("SLUICE_FAULT");
-
-	if (fault && !strcmp(fault, "lists-after-flip"))
-		raise(SIGKILL);
 }
 
 /* The other set of one trie made equal to set from: emptied, then each entry copied. */
@@ -320,7 +308,7 @@ static int plan_publish(const struct policy_maps *m, const struct list_change *c
 	err = config_write(m, cfg);
 	if (err)
 		return err;
-	lists_fault_point();
+	fault_point(FAULT_LISTS_AFTER_FLIP, SIGKILL);
 	err = plan_apply(p, old_set);
 	return err ?: lists_mirror_mark(m);
 }

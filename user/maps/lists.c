@@ -4,9 +4,11 @@
  * changed in place of the whole list (list_update).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/fault.h"
 #include "maps/config.h"
 #include "maps/lists.h"
 #include "maps/tries.h"
@@ -267,7 +269,7 @@ static int lists_store(const struct policy_maps *m, const struct policy_doc *doc
 		err = config_write(m, &cfg);
 	if (err)
 		return err;
-	lists_fault_point();
+	fault_point(FAULT_LISTS_AFTER_FLIP, SIGKILL);
 	return lists_mirror(m, cfg.list_set);
 }
 

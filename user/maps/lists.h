@@ -45,8 +45,6 @@ int lists_mirror_mark(const struct policy_maps *m);
 int lists_mirror(const struct policy_maps *m, __u32 live_set);
 /* lists_mirror of the live configuration's set. */
 int lists_repair(const struct policy_maps *m);
-/* Where a test may be killed, between a change's flip and its second replay. */
-void lists_fault_point(void);
 /* The trie of entry c of the allow (or deny) list, and its SLUICE_LIST_* bit. */
 int list_fd(const struct policy_maps *m, bool deny, const struct cidr *c);
 __u32 list_bit(bool deny, const struct cidr *c);

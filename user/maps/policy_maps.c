@@ -6,17 +6,20 @@
  * sees half of a policy.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/errors.h"
+#include "base/fault.h"
 #include "jiffy.h"
 #include "maps/debt.h"
 #include "maps/ids.h"
 #include "maps/policy_maps.h"
 #include "maps/bans.h"
+#include "maps/percpu.h"
 #include "maps/slots.h"
 #include "maps/tries.h"
 #include "pins/cookies.h"
@@ -109,7 +112,26 @@ static int read_consistent(const struct policy_maps *m, struct sluice_config *cf
 struct doc_read {
 	struct policy_doc *doc;
 	bool lists;
+	struct sluice_stats *counts; /* with each slot's counters, or NULL */
 };
+
+/*
+ * The counters of cfg's slots, the default's and each rule's. Read within
+ * the generation check: a set is cleared and rewritten only after a flip
+ * away from it, so counters read there belong to the rules read.
+ */
+static int counts_read(const struct policy_maps *m, const struct sluice_config *cfg,
+		       const struct policy_doc *doc, struct sluice_stats *counts)
+{
+	__u32 slot;
+	int err = 0;
+
+	fault_point(FAULT_COUNTERS_AFTER_POLICY, SIGSTOP);
+	for (slot = 0; !err && slot <= (__u32)doc->n_rules; slot++)
+		err = stats_read_at(m->rule_stats, cfg->policy_set * SLUICE_MAX_POLICIES + slot,
+				    &counts[slot]);
+	return err;
+}
 
 static int doc_read(const struct policy_maps *m, const struct sluice_config *cfg, void *arg)
 {
@@ -117,9 +139,11 @@ static int doc_read(const struct policy_maps *m, const struct sluice_config *cfg
 	int err;
 
 	err = policy_load_rules(m, cfg, dr->doc);
-	if (err || !dr->lists)
-		return err;
-	return lists_load(m, cfg->list_set, monotonic_ns(), dr->doc);
+	if (!err && dr->lists)
+		err = lists_load(m, cfg->list_set, monotonic_ns(), dr->doc);
+	if (!err && dr->counts)
+		err = counts_read(m, cfg, dr->doc, dr->counts);
+	return err;
 }
 
 static void doc_reset(void *arg)
@@ -134,6 +158,16 @@ int policy_load_cfg(const struct policy_maps *m, struct policy_doc *doc, bool li
 		    struct sluice_config *cfg)
 {
 	struct doc_read dr = { .doc = doc, .lists = lists };
+	struct set_reader r = { .read = doc_read, .reset = doc_reset, .arg = &dr };
+
+	doc_init(doc);
+	return read_consistent(m, cfg, &r);
+}
+
+int policy_load_counts(const struct policy_maps *m, struct policy_doc *doc,
+		       struct sluice_config *cfg, struct sluice_stats *counts)
+{
+	struct doc_read dr = { .doc = doc, .counts = counts };
 	struct set_reader r = { .read = doc_read, .reset = doc_reset, .arg = &dr };
 
 	doc_init(doc);

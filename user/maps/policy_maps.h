@@ -24,6 +24,13 @@ int policy_load(const struct policy_maps *m, struct policy_doc *doc, bool lists)
 int policy_load_cfg(const struct policy_maps *m, struct policy_doc *doc, bool lists,
 		    struct sluice_config *cfg);
 /*
+ * The policy (no lists) and, of the same configuration, each slot's
+ * counters: counts[0] the default's, counts[i] rule i's (room for
+ * SLUICE_MAX_POLICIES).
+ */
+int policy_load_counts(const struct policy_maps *m, struct policy_doc *doc,
+		       struct sluice_config *cfg, struct sluice_stats *counts);
+/*
  * Makes doc the live policy in one step: writes the idle set of policies
  * and rules (and, with lists, of allow and deny), then flips the
  * configuration to it. Rules keep their ids when unchanged from the live

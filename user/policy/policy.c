@@ -926,20 +926,41 @@ static void aggregates_settings(const struct sluice_policy *p, struct settings *
 	}
 }
 
+static bool aggregate_same(const struct aggregate *x, const struct aggregate *y)
+{
+	return x->rate.amount == y->rate.amount && x->rate.period_ns == y->rate.period_ns &&
+	       x->rate.unit == y->rate.unit && x->burst.value == y->burst.value &&
+	       x->burst.bytes == y->burst.bytes;
+}
+
+/* The aggregate of s on like's family and prefix length, or NULL. */
+static const struct aggregate *aggregate_on(const struct settings *s, const struct aggregate *like)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n_aggregates && i < SLUICE_MAX_AGGREGATES; i++)
+		if (s->aggregates[i].family == like->family &&
+		    s->aggregates[i].prefix_len == like->prefix_len)
+			return &s->aggregates[i];
+	return NULL;
+}
+
+/*
+ * The same aggregates in any order: each limits a prefix length of its
+ * own, and what a later one refuses the earlier give back, so their order
+ * means nothing. A rule whose file lists them in another order keeps its
+ * id, and so its buckets.
+ */
 static bool aggregates_equal(const struct settings *a, const struct settings *b)
 {
-	const struct aggregate *x, *y;
+	const struct aggregate *y;
 	unsigned int i;
 
 	if (a->n_aggregates != b->n_aggregates)
 		return false;
 	for (i = 0; i < a->n_aggregates && i < SLUICE_MAX_AGGREGATES; i++) {
-		x = &a->aggregates[i];
-		y = &b->aggregates[i];
-		if (x->family != y->family || x->prefix_len != y->prefix_len ||
-		    x->rate.amount != y->rate.amount || x->rate.period_ns != y->rate.period_ns ||
-		    x->rate.unit != y->rate.unit || x->burst.value != y->burst.value ||
-		    x->burst.bytes != y->burst.bytes)
+		y = aggregate_on(b, &a->aggregates[i]);
+		if (!y || !aggregate_same(&a->aggregates[i], y))
 			return false;
 	}
 	return true;

@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "slot.h"
 #include "base/clock.h"
+#include "base/fault.h"
 #include "reads/busiest.h"
 #include "reads/counters.h"
 
@@ -215,16 +217,23 @@ int busiest_read(const struct policy_maps *m, int proven_fd, enum top_sort sort,
 {
 	struct source_table before = {};
 	struct timespec window = { .tv_sec = RATE_WINDOW_NS / NSEC_PER_SEC };
-	int err;
+	int err = 0;
 
-	err = policy_load(m, &v->doc, false);
-	if (!err && sort == SORT_RATE) {
+	doc_init(&v->doc); /* freed by the caller, whatever fails */
+	if (sort == SORT_RATE) {
 		err = sources_read(m, &before);
 		if (!err)
 			nanosleep(&window, NULL);
 	}
 	if (!err)
 		err = sources_read(m, now);
+	/*
+	 * The policy after the table: every rule a bucket could be keyed on by
+	 * then is in it, so only a rule changed or deleted shows as replaced-N.
+	 */
+	fault_point(FAULT_TOP_BETWEEN_READS, SIGSTOP);
+	if (!err)
+		err = policy_load(m, &v->doc, false);
 	if (!err)
 		err = view_build(v, now, sort == SORT_RATE ? &before : NULL);
 	if (!err)

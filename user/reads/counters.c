@@ -182,12 +182,15 @@ double per_second(uint64_t now, uint64_t before, uint64_t dt_ns)
 /* Per-rule counters of the live set: the default first, then each rule. */
 static int rules_read(const struct state *st, struct sample *s)
 {
+	struct sluice_stats *counts = calloc(SLUICE_MAX_POLICIES, sizeof(*counts));
 	struct sluice_config cfg;
 	struct policy_doc doc;
 	int i, k, err;
 
-	/* The counters of the set this policy was read from. */
-	err = policy_load_cfg(&st->maps, &doc, false, &cfg);
+	if (!counts)
+		return -ENOMEM;
+	/* The counters of the configuration this policy was read from, not of a later one. */
+	err = policy_load_counts(&st->maps, &doc, &cfg, counts);
 	if (err)
 		goto out;
 	s->rules = calloc((size_t)doc.n_rules + 1, sizeof(*s->rules));
@@ -199,19 +202,16 @@ static int rules_read(const struct state *st, struct sample *s)
 	s->generation = cfg.generation;
 	s->changed_at_ns = cfg.changed_at_ns;
 	s->policy_set = cfg.policy_set;
-	for (i = 0; !err && i < s->nrules; i++) {
-		struct sluice_stats sum;
-
+	for (i = 0; i < s->nrules; i++) {
 		rule_name(&doc, i ? doc.rules[i - 1].id : 0, s->rules[i].name,
 			  sizeof(s->rules[i].name));
-		err = stats_read_at(st->maps.rule_stats,
-				    cfg.policy_set * SLUICE_MAX_POLICIES + (__u32)i, &sum);
-		for (k = 0; !err && k < SLUICE_CNT_MAX; k++)
+		for (k = 0; k < SLUICE_CNT_MAX; k++)
 			if (counter_info[k].per_rule)
-				s->rules[i].c[k] = sum.c[k];
+				s->rules[i].c[k] = counts[i].c[k];
 	}
 out:
 	doc_free(&doc);
+	free(counts);
 	return err;
 }
 
