@@ -787,6 +787,31 @@ test_agent_run_dir() {
 		test "$modes" = "700 /run/sluice 700 /run/sluice/fleet "
 }
 
+# A report the agent cannot write (its directory made writable by all, so
+# refused as unsafe) is said once on stderr, and once more when it is
+# written again.
+test_agent_unwritten() {
+	local said
+	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
+	said=$(unshare -m --propagation private bash -c '
+		mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
+		"$0" agent "$1" --redis 127.0.0.1:1 2>"$2" &
+		for _ in $(seq 50); do
+			[ -e "/run/sluice/fleet/$1" ] && break
+			sleep 0.1
+		done
+		chmod 0777 /run/sluice/fleet
+		sleep 1
+		chmod 0700 /run/sluice/fleet
+		sleep 1
+		kill $! && wait $!
+		grep -c "report cannot be written to /run/sluice/fleet: .*show no agent until it can$" "$2"
+		grep -c "its report written again$" "$2"' "$SLUICE" "$LAB_HOST" "$LAB_TMP/unwritten.err" | tr '\n' ' ')
+	CHECK_DETAIL="$said: $(grep -v 'syncing through\|unreachable\|in fallback' "$LAB_TMP/unwritten.err")"
+	check "agent: a report it cannot write is said once, and once when written again" \
+		test "$said" = "1 1 "
+}
+
 # status words a fleet of one host in the singular (the report written as
 # the agent writes it, for a process of ours).
 test_fleet_one_host() {
@@ -840,5 +865,6 @@ test_agent_rule_changed
 test_agent_hangup
 test_agent_lock
 test_agent_run_dir
+test_agent_unwritten
 test_fleet_one_host
 lab_finish

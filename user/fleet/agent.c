@@ -46,12 +46,33 @@ static void tell_unshared(struct agent *ag, gid_t group, int err)
 		err == -EPERM ? " (the agent needs CAP_CHOWN)" : "");
 }
 
+/*
+ * Says once when the report cannot be written (/run full, its directory
+ * refused as unsafe), and once when it is again: meanwhile status and the
+ * exporter show no agent, and this line is all that says why.
+ */
+static void tell_unwritten(struct agent *ag, int err)
+{
+	const char *refused = state_refusal(err);
+
+	if (err == ag->unwritten)
+		return;
+	if (err)
+		fprintf(stderr,
+			"sluice agent: %s: its report cannot be written to %s: %s; "
+			"status and the exporter show no agent until it can\n",
+			ag->ifname, SLUICE_FLEET_DIR, refused ? refused : strerror(-err));
+	else
+		fprintf(stderr, "sluice agent: %s: its report written again\n", ag->ifname);
+	ag->unwritten = err;
+}
+
 void agent_report(struct agent *ag, uint64_t now)
 {
 	gid_t group = state_group(&ag->st); /* attach --group may change it under the agent */
 	struct rusage ru;
 	uint64_t unpushed = 0;
-	int i, unshared;
+	int i, unshared, err;
 
 	for (i = 0; i < ag->n; i++)
 		unpushed += ag->cands[i].unpushed;
@@ -70,7 +91,8 @@ void agent_report(struct agent *ag, uint64_t now)
 	ag->rep.cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
 			(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	memcpy(ag->rep.errors, ag->redis.errors, sizeof(ag->rep.errors));
-	fleet_report_write(ag->ifname, &ag->rep, group, &unshared);
+	err = fleet_report_write(ag->ifname, &ag->rep, group, &unshared);
+	tell_unwritten(ag, err);
 	tell_unshared(ag, group, unshared);
 }
 

@@ -100,8 +100,9 @@ struct agent {
 	char password[AGENT_PASSWORD_MAX];
 	char member[128];
 	struct fleet_report rep;
-	int unshared; /* why the report could not be the group's (tell_unshared); 0: it is, or none
-		       */
+	int unwritten; /* why the last report could not be written (tell_unwritten); 0: it was */
+	int unshared;  /* why the report could not be the group's (tell_unshared); 0: it is, or none
+			*/
 	struct fleet_call *calls;
 	char (*argbuf)[AGENT_NUM_MAX];
 	char stop_why[400]; /* why agent_loop returned -EMEDIUMTYPE: a rule it cannot sync */

@@ -208,10 +208,17 @@ int state_root_cmd(const char *cmd)
 	return EXIT_OK;
 }
 
+const char *state_refusal(int err)
+{
+	return err == -EPERM && unsafe_why[0] ? unsafe_why : NULL;
+}
+
 int state_fail_cmd(const char *cmd, int err, const char *ifname)
 {
-	if (err == -EPERM && unsafe_why[0])
-		return fail_runtime(cmd, 0, "%s", unsafe_why);
+	const char *refused = state_refusal(err);
+
+	if (refused)
+		return fail_runtime(cmd, 0, "%s", refused);
 	if (err == -EACCES)
 		return fail_runtime(
 			cmd, 0,

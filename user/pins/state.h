@@ -113,6 +113,8 @@ int bpffs_ensure(void);
 int state_root_cmd(const char *cmd);
 /* One line for err from a state_* call: which directory is unsafe, or else. */
 int state_fail_cmd(const char *cmd, int err, const char *ifname);
+/* Why a directory was refused as unsafe, when err (-EPERM) says one was; else NULL. */
+const char *state_refusal(int err);
 /*
  * The lock that serialises commands changing pinned state: a file in a
  * root-only directory outside bpffs (checked: root's, not group- or
