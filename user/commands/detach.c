@@ -50,7 +50,8 @@ const struct command cmd_detach = {
 	.description = "Detach sluice from IFACE and remove all of its pinned state. Also clears\n"
 		       "stale state: of an interface that was deleted, or left by an attach or\n"
 		       "detach that was interrupted. An interface sluice is not attached to is\n"
-		       "left as it is, exit 0, so detaching twice is safe. Detaching the last\n"
+		       "left as it is, exit 0, so detaching twice is safe; a name that is no\n"
+		       "interface and has no state is bad input, exit 2. Detaching the last\n"
 		       "interface also removes /sys/fs/bpf/sluice, unless it was shared with\n"
 		       "attach --group.",
 	.iface = IFACE_REQUIRED,
