@@ -121,7 +121,7 @@ enum sluice_family {
 struct sluice_key {
 	__u8 family;
 	__u8 prefix_len;
-	__u16 policy; /* sluice_policy.id: a changed rule gets a new one */
+	__u16 policy; /* sluice_policy.id: a new one when the meter changes shape */
 	__u32 addr[4];
 };
 

@@ -369,7 +369,7 @@ struct debt_case {
 	const char *before, *after; /* deep debt under before, 100/s after */
 	bool set_only;
 	bool new_sources; /* each packet from a new source: the overflow bucket's debt */
-	int fresh;	  /* 1: the change gives fresh buckets (a changed rule's new id) */
+	int fresh;	  /* 1: the change gives fresh buckets (another meter shape: a new id) */
 	/*
 	 * 1: capped at the change (the sync program, docs/design.md), so it
 	 * refills from then: the first pass comes one new interval after the
@@ -383,7 +383,7 @@ struct debt_case {
  * burst 1): its debt is capped at the new burst, so after its first packet
  * under the new policy it waits one new interval (10 ms), then runs at the
  * new rate, with no credit beyond it. Packets every millisecond for 40 ms.
- * A changed rule gets a new id, so fresh buckets: it passes at once.
+ * A meter of another shape gets a new id, so fresh buckets: it passes at once.
  */
 static void run_debt_case(const struct debt_case *c)
 {
@@ -445,8 +445,24 @@ static const struct debt_case debt_cases[] = {
 	  "default rate 1/h burst 1\n", "default rate 100/s burst 1\n", true, false, 0, 1 },
 	{ "apply: debt under 1/h capped at the 100/s burst, at the change",
 	  "default rate 1/h burst 1\n", "default rate 100/s burst 1\n", false, false, 0, 1 },
-	{ "apply, rule: a changed rule starts within its new burst",
+	{ "apply, rule: debt under 1/h capped at the 100/s burst, at the change",
 	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/h burst 1\n",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 100/s burst 1\n", false, false,
+	  0, 1 },
+	{ "apply, rule: aggregate debt under 1/h capped at the 100/s burst, at the change",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1M/s burst 1000 aggregate /24=1/h,burst=1\n",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1M/s burst 1000 aggregate /24=100/s,burst=1\n",
+	  false, false, 0, 1 },
+	{ "apply, rule: overflow bucket debt under 1/h capped at the 100/s burst",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/s burst 1 new-sources 1/h overflow-rate 1/h\n",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/s burst 1 new-sources 1/h overflow-rate 100/s\n",
+	  false, true, 0, 1 },
+	{ "apply, rule: admission debt under 1/h capped at the 100/s burst",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/s burst 1 new-sources 1/h overflow-rate 1/h\n",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/s burst 1 new-sources 100/s overflow-rate 1/h\n",
+	  false, true, 0, 1 },
+	{ "apply, rule: a fixed window of 1/h to gcra 100/s gets a new id, starts afresh",
+	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 1/h algorithm fixed-window\n",
 	  "default rate 1M/s burst 1000\nrule 198.51.100.0/24 rate 100/s burst 1\n", false, false,
 	  1 },
 	{ "set: overflow bucket debt under 1/h capped at the 100/s burst",

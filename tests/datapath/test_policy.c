@@ -443,14 +443,71 @@ static int bucket_policy(struct fixture *fx, const char *addr, int other)
 	return q.found;
 }
 
+/* A source drained before an apply, and what it passes after. */
+struct kept_case {
+	const char *addr, *what;
+	bool kept; /* its limiter keeps its id: no bucket under another */
+	int now;   /* passes of 5 at the change's moment; -1: none sent */
+	int later; /* passes of 5 half a second on, untouched meanwhile; -1: none sent */
+	int id;	   /* its bucket's id before the apply */
+};
+
+/* Sends 5 at each source whose case passes want sent at this moment. */
+static void kept_sends(struct fixture *fx, struct kept_case *c, int n, bool later, int *passed)
+{
+	struct frame_spec spec;
+	int i, want;
+
+	for (i = 0; i < n; i++) {
+		want = later ? c[i].later : c[i].now;
+		spec = (struct frame_spec)UDP4(c[i].addr, 0);
+		if (want >= 0)
+			passed[i] = fixture_passes(fx, &spec, 5);
+	}
+}
+
+/*
+ * apply keeps a limiter's id while its meter keeps its shape, whatever
+ * else changed, and caps the debt of every one it changed in one walk: a
+ * bucket untouched since reads the new burst half a second on (one pass
+ * per new interval of 2/s, where the old debt was 2 to 5 s deep). A fixed
+ * window's count (2) meets the new limit (3). A rule from GCRA to a fixed
+ * window, or to a window of another length, gets a new id and starts
+ * afresh.
+ */
 static void case_rule_ids(void)
 {
 	const char *v1 = "default rate 1/s burst 5\nrule 10.0.0.0/8 rate 1/s burst 2\n"
-			 "rule 11.0.0.0/8 rate 1/s burst 2\n";
-	const char *v2 = "default rate 1/s burst 5\nrule 10.0.0.0/8 rate 1/s burst 2\n"
-			 "rule 11.0.0.0/8 rate 2/s burst 2\n";
-	struct frame_spec a = UDP4("10.0.0.9", 0), b = UDP4("11.0.0.9", 0);
-	int id_a, id_b, b_after, pass_a, pass_b;
+			 "rule 11.0.0.0/8 rate 1/s burst 2\nrule 12.0.0.0/8 rate 1/s burst 2\n"
+			 "rule 13.0.0.0/8 rate 300/m burst 2\n"
+			 "rule 14.0.0.0/8 rate 2/s algorithm fixed-window\n"
+			 "rule 15.0.0.0/8 rate 2/s algorithm fixed-window\n";
+	const char *v2 = "default rate 2/s burst 2\nrule 10.0.0.0/8 rate 1/s burst 2\n"
+			 "rule 11.0.0.0/8 rate 2/s burst 2\n"
+			 "rule 12.0.0.0/8 rate 3/s algorithm fixed-window\n"
+			 "rule 13.0.0.0/8 rate 5/s burst 2\n"
+			 "rule 14.0.0.0/8 rate 3/s algorithm fixed-window\n"
+			 "rule 15.0.0.0/8 rate 2/s algorithm fixed-window window 500ms\n";
+	struct kept_case c[] = {
+		{ "10.0.0.9", "apply: an unchanged rule keeps its buckets", true, 0, -1 },
+		{ "11.0.0.9",
+		  "apply: a rule at another rate keeps its buckets, debt capped at the change",
+		  true, -1, 1 },
+		{ "12.0.0.9",
+		  "apply: a rule from gcra to a fixed window gets a new id, starts afresh", false,
+		  3, -1 },
+		{ "13.0.0.9", "apply: 300/m written as 5/s keeps the rule's buckets", true, 0, -1 },
+		{ "14.0.0.9",
+		  "apply: a fixed window at another rate keeps its count, met by the new limit",
+		  true, 1, -1 },
+		{ "15.0.0.9",
+		  "apply: a fixed window of another length gets a new id, starts afresh", false, 1,
+		  -1 },
+		{ "20.0.0.9",
+		  "apply: the default changed with rules, its debt capped in the same walk", true,
+		  -1, 1 },
+	};
+	int i, n = (int)(sizeof(c) / sizeof(c[0])), now[8] = { 0 }, later[8] = { 0 }, other;
 	struct policy_doc doc;
 	struct fixture fx;
 
@@ -458,21 +515,27 @@ static void case_rule_ids(void)
 		check(false, "rule ids across apply", "cannot load");
 		return;
 	}
-	fixture_passes(&fx, &a, 5);
-	fixture_passes(&fx, &b, 5);
-	id_a = bucket_policy(&fx, "10.0.0.9", -1);
-	id_b = bucket_policy(&fx, "11.0.0.9", -1);
+	for (i = 0; i < n; i++) {
+		struct frame_spec spec = UDP4(c[i].addr, 0);
+
+		fixture_passes(&fx, &spec, 7);
+		c[i].id = bucket_policy(&fx, c[i].addr, -1);
+	}
 	fixture_store(&fx, &doc);
 	doc_free(&doc);
-	/* The unchanged rule's bucket is still spent; the changed rule's is new. */
-	pass_a = fixture_passes(&fx, &a, 5);
-	pass_b = fixture_passes(&fx, &b, 5);
-	b_after = bucket_policy(&fx, "11.0.0.9", id_b);
-	check(id_a > 0 && id_b > 0 && id_a != id_b && pass_a == 0 && pass_b == 2 && b_after > 0 &&
-		      bucket_policy(&fx, "10.0.0.9", id_a) < 0,
-	      "apply: an unchanged rule keeps its buckets, a changed one starts afresh",
-	      "ids %d %d -> %d, passes after apply %d (want 0) %d (want 2)", id_a, id_b, b_after,
-	      pass_a, pass_b);
+	kept_sends(&fx, c, n, false, now);
+	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC / 2);
+	kept_sends(&fx, c, n, true, later);
+	for (i = 0; i < n; i++) {
+		other = bucket_policy(&fx, c[i].addr, c[i].id);
+		check(c[i].id >= 0 && (c[i].kept ? other < 0 : other > 0) &&
+			      (c[i].now < 0 || now[i] == c[i].now) &&
+			      (c[i].later < 0 || later[i] == c[i].later),
+		      c[i].what,
+		      "id %d, bucket under another %d (want %s), passed %d then %d (want %d, %d)",
+		      c[i].id, other, c[i].kept ? "none" : "one", now[i], later[i], c[i].now,
+		      c[i].later);
+	}
 	fixture_close(&fx);
 }
 
@@ -492,21 +555,37 @@ static int ids_live(struct fixture *fx, uint8_t *used)
 	return 0;
 }
 
-/* Changes rule 10.9.0.0/16's rate through the user library, as `rule add` does. */
+/*
+ * Gives a rule another rate and a meter of another shape (GCRA and a fixed
+ * window in turn), compiled as doc_add_rule does: it gets a new id.
+ */
+static int rule_reshape(struct rule *r, uint64_t amount)
+{
+	bool window = r->settings.algorithm == SLUICE_METER_GCRA;
+	const char *why;
+
+	r->settings.rate.amount = amount;
+	r->settings.algorithm = window ? SLUICE_METER_FIXED_WINDOW : SLUICE_METER_GCRA;
+	/* A window takes no burst. */
+	r->settings.burst.value = r->settings.initial.value = 0;
+	return policy_build(&r->policy, &r->settings, &r->match, 0, &why);
+}
+
+/* Changes every rule's rate and meter shape through the user library: new ids. */
 static int rule_rate_change(struct fixture *fx, uint64_t amount)
 {
 	struct policy_doc doc;
 	int i, err = policy_load(&fx->st.maps, &doc, true);
 
 	for (i = 0; !err && i < doc.n_rules; i++)
-		doc.rules[i].settings.rate.amount = amount;
+		err = rule_reshape(&doc.rules[i], amount);
 	err = err ?: fixture_store(fx, &doc);
 	doc_free(&doc);
 	return err;
 }
 
 /*
- * After the ids wrap, a changed rule must not get the id of a retired rule
+ * After the ids wrap, a reshaped rule must not get the id of a retired rule
  * whose source still has a bucket in debt: it would inherit the debt. The
  * source spends its one-packet burst under 1/h (id 1); two changes retire
  * id 1 from both sets of slots, the next id is set to 65535, and two more
@@ -545,7 +624,7 @@ static void case_rule_id_reuse_fresh(void)
 
 /*
  * Rule ids across the 16-bit wrap: next_policy_id is driven to 65530 and
- * one rule is changed 20 times beside two rules that never change (ids 1
+ * one rule is reshaped 20 times beside two rules that never change (ids 1
  * and 2). No new id may be 0 or equal an id either set still holds, and
  * each new id starts with fresh admission and overflow buckets.
  */
@@ -581,10 +660,10 @@ static void case_rule_id_wrap(void)
 		err = ids_live(&fx, before) ?: policy_load(&fx.st.maps, &doc, true);
 		if (err)
 			break;
-		for (i = 0; i < doc.n_rules; i++)
+		for (i = 0; !err && i < doc.n_rules; i++)
 			if (doc.rules[i].match.cidr.addr[0] == htonl(0x0a030000))
-				doc.rules[i].settings.rate.amount = 2 + (uint64_t)round;
-		err = fixture_store(&fx, &doc);
+				err = rule_reshape(&doc.rules[i], 2 + (uint64_t)round);
+		err = err ?: fixture_store(&fx, &doc);
 		doc_free(&doc);
 		err = err ?: policy_load(&fx.st.maps, &doc, false);
 		for (i = 0; !err && i < doc.n_rules; i++) {

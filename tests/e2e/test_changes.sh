@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Trust across changes (issue 32), end to end on the veth lab: what a
-# change of the default does to a source's state (docs/design.md, "What a
+# change of the default or of a rule does to a source's state (docs/design.md, "What a
 # change does to a source's state"). Each test sends exact bursts from a
 # source of its own and reads sluice's counters: the datapath is exact per
 # source, so the counts are exact; only the generator's timing has slack.
@@ -75,6 +75,17 @@ window_now() {
 # stalled for most of a window, and the counts below mean nothing).
 same_window() {
 	[ "$(window_now "$1")" = "$2" ] || CHECK_DETAIL+=" (the burst crossed into the next window: a stalled host, rerun)"
+}
+
+# fresh_in_next_window SRC WHAT: SRC's 101 packets in the next 1 s window,
+# of which a fresh source of 100/s passes 100.
+fresh_in_next_window() {
+	local k passed dropped sent secs
+	k=$(window_wait 1000 0)
+	read -r passed dropped sent secs < <(burst "$1" 101 20000)
+	CHECK_DETAIL="window $k: $passed passed, $dropped dropped of $sent"
+	same_window 1000 "$k"
+	check "$2" test "$passed $dropped" = "100 1"
 }
 
 # apply_conf TEXT: the whole policy, as a file would give it.
@@ -158,7 +169,7 @@ test_sliding_cache_smaller_frames() {
 # the fix the hour's slot was read as a 1 s window's: none passed until
 # the hour ended.
 test_window_length_change() {
-	local k passed dropped sent secs s out
+	local passed dropped sent secs s out
 	s=$(src 3)
 	apply_conf "default rate 100/h algorithm fixed-window"
 	read -r passed dropped sent secs < <(burst "$s" 1 1000)
@@ -169,12 +180,7 @@ test_window_length_change() {
 	CHECK_DETAIL=$out
 	check "set --rate 100/s: the default is a fixed window of 100 per second" \
 		test "$out" = "default rate 100/s algorithm fixed-window"
-	k=$(window_wait 1000 0)
-	read -r passed dropped sent secs < <(burst "$s" 101 20000)
-	CHECK_DETAIL="window $k: $passed passed, $dropped dropped of $sent"
-	same_window 1000 "$k"
-	check "fixed window 100/h -> 100/s: the source passes 100 of 101 in the next window" \
-		test "$passed $dropped" = "100 1"
+	fresh_in_next_window "$s" "fixed window 100/h -> 100/s: the source passes 100 of 101 in the next window"
 }
 
 # Bug 2: GCRA 100/s with a burst of 1000, drained, then a fixed window of
@@ -182,7 +188,7 @@ test_window_length_change() {
 # the next window. Before the fix the GCRA TAT (~10 s ahead) was read as
 # a window's slot: about nine windows passed nothing.
 test_algorithm_change() {
-	local k passed dropped sent secs s most
+	local passed dropped sent secs s most
 	s=$(src 4)
 	apply_conf "default rate 100/s burst 1000"
 	read -r passed dropped sent secs < <(burst "$s" 1100 100000)
@@ -193,12 +199,7 @@ test_algorithm_change() {
 	check "gcra 100/s burst 1000: 1100 at once, the burst passes" \
 		test "$passed" -ge 1000 -a "$passed" -le "$most" -a $((passed + dropped)) = "$sent"
 	apply_conf "default rate 100/s algorithm fixed-window"
-	k=$(window_wait 1000 0)
-	read -r passed dropped sent secs < <(burst "$s" 101 20000)
-	CHECK_DETAIL="window $k: $passed passed, $dropped dropped of $sent"
-	same_window 1000 "$k"
-	check "gcra burst 1000 -> fixed window 100/s: the drained source passes 100 of 101 in the next window" \
-		test "$passed $dropped" = "100 1"
+	fresh_in_next_window "$s" "gcra burst 1000 -> fixed window 100/s: the drained source passes 100 of 101 in the next window"
 }
 
 # debt_run SRC: bug 3's sequence (test_debt_capped_at_change) for source
@@ -319,6 +320,109 @@ rule $cidr rate 1/m burst 5 aggregate /16=10k/s aggregate /20=1k/s"
 	check "  and the drained source stays refused: 0 of 5 pass" test "$passed $dropped" = "0 5"
 }
 
+# A rule keeps its id, and its sources their state, while its meter keeps
+# its shape, as the default does: RULE_NET's sources, one per test.
+RULE_NET=$LAB_NET.4.0/24
+rsrc() {
+	echo "$LAB_NET.4.$1"
+}
+
+# burst_is SRC COUNT PPS "PASSED DROPPED" WHAT: a burst, and what it must come to.
+burst_is() {
+	local passed dropped sent secs
+	read -r passed dropped sent secs < <(burst "$1" "$2" "$3")
+	CHECK_DETAIL="$passed passed, $dropped dropped of $sent"
+	check "$5" test "$passed $dropped" = "$4"
+}
+
+# rule_conf SETTINGS: a policy of the default and a rule for RULE_NET.
+rule_conf() {
+	apply_conf "default rate 50k/s burst 50000
+rule $RULE_NET $1"
+}
+
+# Tightened: 1/s burst 5, drained (TAT 5 s ahead), then 1/m burst 1. The
+# rule keeps its id and the source its debt: refused for 5 s more. Before,
+# the rule got a new id and the source a fresh burst: 1 of 5 passed.
+test_rule_tightened() {
+	local s id
+	s=$(rsrc 1)
+	rule_conf "rate 1/s burst 5"
+	burst_is "$s" 10 1000 "5 5" "rule 1/s burst 5: a source's 10 packets, 5 pass"
+	id=$(rule_id "$RULE_NET")
+	rule_conf "rate 1/m burst 1"
+	CHECK_DETAIL="id $id before, $(rule_id "$RULE_NET") after"
+	check "rule 1/s -> 1/m: the rule keeps its id" test -n "$id" -a "$(rule_id "$RULE_NET")" = "$id"
+	burst_is "$s" 5 1000 "0 5" "  and the drained source stays refused: 0 of 5 pass"
+}
+
+# Loosened: 1/m burst 1, flooded (TAT a minute ahead), then 1000/s burst
+# 1000, and a flood at once. The debt is capped at the new burst at the
+# change: the bucket is empty then and refills at 1000/s, so about
+# 1000 x t pass (t from the change). Before, a new id: a fresh burst of
+# 1000 on top.
+test_rule_loosened() {
+	local s p0 d0 p1 d1 sent secs t0 t1 passed most
+	s=$(rsrc 2)
+	rule_conf "rate 1/m burst 1"
+	read -r passed _ < <(burst "$s" 1000 10000)
+	CHECK_DETAIL="$passed passed of 1000"
+	check "rule 1/m burst 1: a flood of 1000 passes 1" test "$passed" = 1
+	t0=$(date +%s.%N)
+	rule_conf "rate 1000/s burst 1000"
+	read -r p0 d0 < <(counts)
+	read -r sent secs < <(gen_from "$s" --duration 0.5 --rate 20000)
+	sleep 0.05
+	read -r p1 d1 < <(counts)
+	t1=$(date +%s.%N)
+	passed=$((p1 - p0))
+	# From empty at the change to the last count: 1000 x t, and a
+	# softirq batch of slack; a fresh burst would add 1000.
+	most=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", 1000 * (b - a) + 64 }')
+	CHECK_DETAIL="$passed passed, $((d1 - d0)) dropped of $sent in $secs s (want 450 to $most)"
+	check "rule 1/m -> 1000/s burst 1000: debt capped at the new burst, 1000 x t pass, no fresh burst" \
+		test "$passed" -ge 450 -a "$passed" -le "$most"
+}
+
+# The same rate written another way is no change of the limits: 300/m
+# burst 20 drained, then 5/s burst 20. The rule keeps its id, and the
+# source only what 5/s gave back since the drain (one per 200 ms). Before,
+# a new id: 20 of 20 passed.
+test_rule_same_rate_rewritten() {
+	local s id passed dropped sent secs t0 t1 most
+	s=$(rsrc 3)
+	rule_conf "rate 300/m burst 20"
+	id=$(rule_id "$RULE_NET")
+	t0=$(date +%s.%N)
+	burst_is "$s" 40 10000 "20 20" "rule 300/m burst 20: a source's 40 packets, 20 pass"
+	rule_conf "rate 5/s burst 20"
+	read -r passed dropped sent secs < <(burst "$s" 20 10000)
+	t1=$(date +%s.%N)
+	most=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", 5 * (b - a) + 1 }')
+	CHECK_DETAIL="id $id before, $(rule_id "$RULE_NET") after"
+	check "rule 300/m rewritten as 5/s: the rule keeps its id" \
+		test -n "$id" -a "$(rule_id "$RULE_NET")" = "$id"
+	CHECK_DETAIL="$passed passed, $dropped dropped of $sent (want at most $most)"
+	check "  and the drained source keeps its state: only what 5/s refilled passes" \
+		test "$passed" -le "$most" -a "$most" -lt 20
+}
+
+# Another algorithm on a rule: gcra 100/s burst 1000 drained, then a fixed
+# window of 100/s. A new id: the source passes 100 of 101 in the next window.
+test_rule_algorithm_change() {
+	local s id passed dropped sent secs
+	s=$(rsrc 4)
+	rule_conf "rate 100/s burst 1000"
+	read -r passed dropped sent secs < <(burst "$s" 1100 100000)
+	CHECK_DETAIL="$passed passed, $dropped dropped of $sent"
+	check "rule gcra 100/s burst 1000: 1100 at once, the burst passes" test "$passed" -ge 1000
+	id=$(rule_id "$RULE_NET")
+	rule_conf "rate 100/s algorithm fixed-window"
+	CHECK_DETAIL="id $id before, $(rule_id "$RULE_NET") after"
+	check "rule gcra -> fixed window: a new id" test -n "$id" -a "$(rule_id "$RULE_NET")" != "$id"
+	fresh_in_next_window "$s" "  and the drained source starts afresh: 100 of 101 pass in the next window"
+}
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 test_attach_refuses_small_byte_window
 "$SLUICE" attach "$LAB_HOST" --rate 50/s >/dev/null || { check "attach" false; lab_finish; exit; }
@@ -331,6 +435,10 @@ test_algorithm_change
 test_debt_capped_at_change
 test_running_refuses_small_byte_window
 test_aggregates_reordered
+test_rule_tightened
+test_rule_loosened
+test_rule_same_rate_rewritten
+test_rule_algorithm_change
 sink_stop
 # What the socket got, and what its full buffer dropped, reached the host.
 CHECK_DETAIL="sink: $(grep '^total' "$LAB_TMP/sink"); passed $(stat passed)"

@@ -4,8 +4,8 @@
 # a source its own limit refuses past --ban-after is banned by the datapath,
 # shown in deny list with why and until when, counted in stats, JSON and
 # Prometheus; the ban holds while its bucket would pass it, expires,
-# escalates on a repeat up to --ban-max, survives upgrade and an apply that
-# changes the rule, and deny del and deny flush lift it. A source staying under its limit
+# escalates on a repeat up to --ban-max, survives upgrade and applies that
+# change the rule (keeping its id or not), and deny del and deny flush lift it. A source staying under its limit
 # is never banned while forged sources flood the rule's overflow bucket.
 set -u
 cd "$(dirname "$0")/../.."
@@ -86,16 +86,38 @@ test_ban_escalates() {
 		"$(counter bans)" = 2
 }
 
-# While banned (30s): upgrade, then an apply that changes the rule (a new id).
+# rule_id: the id of the rule, which keys its buckets and bans.
+rule_id() {
+	"$SLUICE" rule list "$LAB_HOST" --json | jq -r --arg c "$RULE_CIDR" '.[] | select(.cidr == $c) | .id'
+}
+
+# apply_edited SED: the live policy, edited, applied again.
+apply_edited() {
+	"$SLUICE" show "$LAB_HOST" | sed "$1" >"$LAB_TMP/changed.conf"
+	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/changed.conf" >/dev/null
+}
+
+# While banned (30s): upgrade, then applies that change the rule: its rate
+# (it keeps its id), its algorithm (a new id), and back (another).
 test_ban_survives() {
-	local p0
+	local p0 id
 	"$SLUICE" upgrade "$LAB_HOST" >/dev/null
 	check "the ban survives upgrade" test "$(ban_field "$OFF" level)" = 2
-	"$SLUICE" show "$LAB_HOST" | sed 's|rate 50/s|rate 60/s|' >"$LAB_TMP/changed.conf"
-	"$SLUICE" apply "$LAB_HOST" -f "$LAB_TMP/changed.conf" >/dev/null
-	CHECK_DETAIL=$("$SLUICE" show "$LAB_HOST"; "$SLUICE" deny list "$LAB_HOST")
-	check "the ban follows its rule through an apply that changes it" \
-		test "$(ban_field "$OFF" level)" = 2 -a "$(ban_field "$OFF" rule)" = "$RULE_CIDR"
+	id=$(rule_id)
+	apply_edited 's|rate 50/s|rate 60/s|'
+	CHECK_DETAIL="id $id -> $(rule_id); $("$SLUICE" show "$LAB_HOST"; "$SLUICE" deny list "$LAB_HOST")"
+	check "the ban stays with its rule through an apply of another rate (the same id)" \
+		test "$(rule_id)" = "$id" -a "$(ban_field "$OFF" level)" = 2 -a \
+		"$(ban_field "$OFF" rule)" = "$RULE_CIDR"
+	apply_edited 's|rate 60/s burst 50|rate 60/s algorithm sliding-window|'
+	CHECK_DETAIL="id $id -> $(rule_id); $("$SLUICE" show "$LAB_HOST"; "$SLUICE" deny list "$LAB_HOST")"
+	check "the ban follows its rule to a new id through an apply of another algorithm" \
+		test "$(rule_id)" != "$id" -a "$(ban_field "$OFF" level)" = 2 -a \
+		"$(ban_field "$OFF" rule)" = "$RULE_CIDR"
+	id=$(rule_id)
+	apply_edited 's|rate 60/s algorithm sliding-window|rate 60/s burst 50|'
+	check "and back to gcra (a new id again), still banned" \
+		test "$(rule_id)" != "$id" -a "$(ban_field "$OFF" level)" = 2
 	p0=$(rule_passed)
 	burst "$OFF" 20 0.5
 	check "and still drops the source" test "$(rule_passed)" = "$p0"

@@ -13,9 +13,10 @@
  * The model takes each limiter's quantised parameters (interval, limit,
  * window, permits) as the user library computed them; which buckets a
  * policy change keeps is the model's own bookkeeping (instances), never the
- * datapath's rule ids: a changed rule is a new instance (the caller's), and
- * the default a new one whenever its meter changes shape (docs/design.md,
- * "What a change does to a source's state"; model_meter_same).
+ * datapath's rule ids: a rule of a live rule's match stays its instance
+ * while its meter keeps its shape, else it is a new one (the caller's, by
+ * model_meter_same), and the default a new one whenever its meter changes
+ * shape (docs/design.md, "What a change does to a source's state").
  */
 #ifndef SLUICE_TEST_MODEL_H
 #define SLUICE_TEST_MODEL_H
@@ -152,7 +153,7 @@ int model_set_policy(struct model *m, const struct model_rule *rules, int n,
 		     const struct model_cidr *allow, size_t n_allow, const struct model_cidr *deny,
 		     size_t n_deny, uint64_t now);
 /*
- * Whether a default of meter b keeps the sources of meter a: GCRA to GCRA;
+ * Whether a limiter of meter b keeps the sources of meter a: GCRA to GCRA;
  * a window to the same window of the same algorithm and unit; a warm-up to
  * the same rate and warm-up.
  */

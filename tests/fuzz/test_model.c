@@ -9,9 +9,10 @@
  * (model.c); every packet's verdict must agree: pass, drop, would-drop,
  * mark (with the rewritten class), allow or deny. Policies use every
  * algorithm (GCRA, warm-up, fixed and sliding window), packet and byte
- * rates, aggregates and lists; the default goes back and forth between
- * algorithms, windows and rates, and keeps or restarts its sources' state
- * as docs/design.md says ("What a change does to a source's state").
+ * rates, aggregates and lists; the default and the rules go back and
+ * forth between algorithms, windows and rates, and keep or restart their
+ * sources' state as docs/design.md says ("What a change does to a
+ * source's state").
  *
  *   test-model [--seed N|random] [--seconds S] [--sequences N] [--only K]
  *              [--verbose] [--classify] [--shrink-seconds S]
@@ -101,13 +102,14 @@ static bool chance(struct rng *r, int percent)
 
 enum event_kind {
 	EV_PACKET,
-	EV_APPLY,    /* the whole policy, lists included (sluice apply) */
-	EV_SET,	     /* the default replaced (sluice set) */
-	EV_RULE_ADD, /* sluice rule add; an existing match is deleted first */
-	EV_RULE_DEL, /* sluice rule del */
-	EV_CPU,	     /* later packets run on another CPU */
-	EV_SPOOF,    /* one packet from each of `count` new sources, each in its own /24 */
-	EV_LIST,     /* sluice allow|deny add|del CIDR (text) */
+	EV_APPLY,	/* the whole policy, lists included (sluice apply) */
+	EV_SET,		/* the default replaced (sluice set) */
+	EV_RULE_ADD,	/* sluice rule add; an existing match is deleted first */
+	EV_RULE_DEL,	/* sluice rule del */
+	EV_RULE_CHANGE, /* apply: the live policy, one rule's settings changed (or it added) */
+	EV_CPU,		/* later packets run on another CPU */
+	EV_SPOOF,	/* one packet from each of `count` new sources, each in its own /24 */
+	EV_LIST,	/* sluice allow|deny add|del CIDR (text) */
 };
 
 struct event {
@@ -137,6 +139,7 @@ struct sequence {
 	int index;
 	bool wrap_ids; /* start with rule ids about to wrap */
 	bool spoof;    /* floods of forged sources, past the aggregate table's size */
+	bool rerate;   /* a few sources, their rules changed often: kept or started afresh */
 	char pool[MAX_POOL][48];
 	int n_pool;
 	char *initial; /* the policy at attach */
@@ -413,9 +416,10 @@ static int match_family(const char *match)
 	return strchr(match, ':') ? 6 : 4;
 }
 
-static void gen_rule_line(struct rng *r, char *buf, size_t len, int match)
+/* A rule of shape *want, or of one drawn when NULL. */
+static void gen_rule_line(struct rng *r, char *buf, size_t len, int match, const struct shape *want)
 {
-	struct shape m = gen_shape(r);
+	struct shape m = want ? *want : gen_shape(r);
 
 	snprintf(buf, len, "rule %s", rule_matches[match]);
 	gen_limiter(r, buf, len, match_family(rule_matches[match]), &m);
@@ -465,7 +469,8 @@ static bool text_valid(const char *text)
 
 /*
  * A limiter line that the user library accepts (a few draws are out of
- * range); a default of shape *m (GCRA when none of its draws is valid).
+ * range); a default of shape *m (GCRA when none of its draws is valid), a
+ * rule of shape *m, or of any when m is NULL.
  */
 static char *gen_valid_line(struct rng *r, int match, struct shape *m)
 {
@@ -476,7 +481,7 @@ static char *gen_valid_line(struct rng *r, int match, struct shape *m)
 		if (match < 0)
 			gen_default_line(r, line, sizeof(line), m);
 		else
-			gen_rule_line(r, line, sizeof(line), match);
+			gen_rule_line(r, line, sizeof(line), match, m);
 		snprintf(doc, sizeof(doc), "%s%s\n", match < 0 ? "" : "default rate 10/s\n", line);
 		if (text_valid(doc))
 			return strdup(line);
@@ -498,6 +503,8 @@ struct defaults {
 	char *line[MAX_DEFAULTS];
 	struct shape shape[MAX_DEFAULTS];
 	int n, last;
+	/* Each match's shape, whose siblings its rule changes mostly take. */
+	struct shape home[N_MATCHES];
 };
 
 static char *gen_default(struct rng *r, struct defaults *d)
@@ -539,6 +546,7 @@ static char *gen_policy(struct rng *r, bool focus, struct defaults *d)
 {
 	char *text = calloc(1, 8 * TEXT_LEN), *line;
 	bool used[N_MATCHES] = { false };
+	struct shape want;
 	int n = focus ? (int)between(r, 2, 4) : (int)below(r, 4), i, m;
 
 	line = gen_default(r, d);
@@ -549,7 +557,9 @@ static char *gen_policy(struct rng *r, bool focus, struct defaults *d)
 		if (used[m])
 			continue;
 		used[m] = true;
-		line = gen_valid_line(r, m, NULL);
+		/* Half the time near the match's own shape: a later apply keeps its state. */
+		want = sibling_shape(r, d->home[m]);
+		line = gen_valid_line(r, m, chance(r, 50) ? &want : NULL);
 		append(text, 8 * TEXT_LEN, "%s\n", line);
 		free(line);
 	}
@@ -683,6 +693,50 @@ static void gen_packet(struct rng *r, struct event *e, int prev_src, int n_pool)
 	}
 }
 
+static int cidr_parse(const char *text, struct model_cidr *c)
+{
+	char addr[64];
+	const char *slash = strchr(text, '/');
+
+	memset(c, 0, sizeof(*c));
+	if (!slash || (size_t)(slash - text) >= sizeof(addr))
+		return -1;
+	memcpy(addr, text, (size_t)(slash - text));
+	addr[slash - text] = '\0';
+	c->len = (uint8_t)atoi(slash + 1);
+	c->family = strchr(addr, ':') ? 6 : 4;
+	return inet_pton(c->family == 4 ? AF_INET : AF_INET6, addr, c->addr) == 1 ? 0 : -1;
+}
+
+/*
+ * The rule of the longest plain CIDR (no class) among rule_matches that
+ * holds source src, or -1: a change of it meets that source's state.
+ */
+static int plain_match_of(const char *src)
+{
+	struct model_cidr host, c;
+	char text[64];
+	int i, best = -1, best_len = -1, bits, w;
+
+	snprintf(text, sizeof(text), "%s/%d", src, strchr(src, ':') ? 128 : 32);
+	if (cidr_parse(text, &host))
+		return -1;
+	for (i = 0; i < N_MATCHES; i++) {
+		if (strchr(rule_matches[i], ' ') || cidr_parse(rule_matches[i], &c) ||
+		    c.family != host.family || c.len <= best_len)
+			continue;
+		for (w = 0, bits = c.len; bits > 0; w++, bits -= 32)
+			if ((ntohl(host.addr[w]) ^ ntohl(c.addr[w])) >>
+			    (bits >= 32 ? 0 : 32 - bits))
+				break;
+		if (bits <= 0) {
+			best = i;
+			best_len = c.len;
+		}
+	}
+	return best;
+}
+
 /* Matches that share sources (classes of one CIDR), where shared ids would show. */
 static const int shared_matches[] = { 2, 3, 4, 5, 7 };
 
@@ -690,14 +744,17 @@ static const int shared_matches[] = { 2, 3, 4, 5, 7 };
  * A change of policy. Focused (ids about to wrap): mostly rules added and
  * deleted one at a time, so that rules from attach live on beside new ones.
  */
-static void gen_policy_event(struct rng *r, struct event *e, bool focus, struct defaults *d)
+static void gen_policy_event(struct rng *r, struct event *e, const struct sequence *s,
+			     struct defaults *d, const char *prev_src)
 {
-	static const int focused_kinds[] = { 3, 3, 3, 3, 3, 3, 2, 2, 1, 1 };
-	static const int kinds[] = { 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 4, 4 };
+	bool focus = s->wrap_ids;
+	static const int focused_kinds[] = { 3, 3, 3, 3, 3, 3, 2, 2, 1, 1, 5, 5 };
+	static const int kinds[] = { 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 3, 4, 4, 5, 5, 5, 5, 5, 5 };
 	char buf[TEXT_LEN];
 	int m = focus ? PICK(r, shared_matches) : (int)below(r, N_MATCHES);
+	struct shape want;
 
-	switch (focus ? PICK(r, focused_kinds) : PICK(r, kinds)) {
+	switch (s->rerate && chance(r, 80) ? 5 : focus ? PICK(r, focused_kinds) : PICK(r, kinds)) {
 	case 0:
 		e->kind = EV_APPLY;
 		e->text = gen_policy(r, false, d);
@@ -711,6 +768,14 @@ static void gen_policy_event(struct rng *r, struct event *e, bool focus, struct 
 		e->deny = chance(r, 50);
 		e->add = chance(r, 60);
 		e->text = strdup(e->deny ? PICK(r, deny_entries) : PICK(r, allow_entries));
+		break;
+	case 5:
+		/* Mostly the rule of the last source, in a shape that keeps its state. */
+		if (prev_src && chance(r, 70) && plain_match_of(prev_src) >= 0)
+			m = plain_match_of(prev_src);
+		e->kind = EV_RULE_CHANGE;
+		want = chance(r, 70) ? sibling_shape(r, d->home[m]) : gen_shape(r);
+		e->text = gen_valid_line(r, m, &want);
 		break;
 	case 2:
 		e->kind = EV_RULE_DEL;
@@ -755,16 +820,19 @@ static void sequence_generate(struct sequence *s, uint64_t seed, int index)
 	int i, prev = -1, policy_pct;
 
 	memset(s, 0, sizeof(*s));
+	for (i = 0; i < N_MATCHES; i++)
+		d.home[i] = gen_shape(&r);
 	s->seed = seed;
 	s->index = index;
 	s->wrap_ids = chance(&r, 25);
 	s->spoof = !s->wrap_ids && chance(&r, 15);
+	s->rerate = !s->wrap_ids && !s->spoof && chance(&r, 30);
 	s->n_pool = (int)between(&r, 2, MAX_POOL);
 	for (i = 0; i < s->n_pool; i++)
 		snprintf(s->pool[i], sizeof(s->pool[i]),
-			 s->wrap_ids ? PICK(&r, shared_sources)
-			 : s->spoof  ? PICK(&r, limited_24s)
-				     : PICK(&r, source_patterns),
+			 s->wrap_ids || s->rerate ? PICK(&r, shared_sources)
+			 : s->spoof		  ? PICK(&r, limited_24s)
+						  : PICK(&r, source_patterns),
 			 (int)between(&r, 1, 6));
 	s->initial = gen_policy(&r, s->wrap_ids, &d);
 	if (s->spoof)
@@ -772,13 +840,13 @@ static void sequence_generate(struct sequence *s, uint64_t seed, int index)
 	s->n = (int)between(&r, 100, MAX_EVENTS);
 	s->ev = calloc((size_t)s->n, sizeof(*s->ev));
 	/* Forged floods keep their policy: under another, they would fill the table. */
-	policy_pct = s->wrap_ids ? 4 : s->spoof ? 0 : 2;
+	policy_pct = s->wrap_ids ? 4 : s->spoof ? 0 : s->rerate ? 6 : 3;
 	for (i = 0; i < s->n; i++) {
 		struct event *e = &s->ev[i];
 
 		gen_gap(&r, e);
 		if (chance(&r, policy_pct)) {
-			gen_policy_event(&r, e, s->wrap_ids, &d);
+			gen_policy_event(&r, e, s, &d, prev >= 0 ? s->pool[prev] : NULL);
 		} else if (chance(&r, 3)) {
 			e->kind = EV_CPU;
 			e->cpu = (int)below(&r, 2);
@@ -813,7 +881,7 @@ static void sequence_free(struct sequence *s)
  * before issue 10 did) or capped only when a packet meets it, rule ids left
  * where a fresh attach puts them, byte buckets holding the limit as rounded
  * down rather than a whole burst, and every bucket of both sides forgotten
- * when the default changes shape (so a datapath that kept the default's
+ * when the default or a rule changes shape (so a datapath that kept its
  * slots across such a change agrees).
  */
 static struct {
@@ -826,7 +894,7 @@ static struct {
 } variant = { .debt = MODEL_DEBT_CAP_AT_CHANGE };
 
 struct live_rule {
-	char text[TEXT_LEN]; /* the line that made it: same line, same buckets */
+	char text[TEXT_LEN]; /* the line that made it: its match is the rule's */
 	unsigned int instance;
 };
 
@@ -840,7 +908,8 @@ struct runner {
 	size_t n_allow, n_deny;
 	uint64_t now_ns;
 	int ncpus;
-	int reshaped;		   /* changes that started the default afresh */
+	int reshaped;		   /* changes that started the default or a rule afresh */
+	int rules_kept;		   /* rules that kept their buckets under other limits */
 	struct sluice_stats stats; /* the counters after the last packet */
 };
 
@@ -850,21 +919,6 @@ static const struct runner *clock_runner;
 static uint64_t runner_now_ns(void)
 {
 	return clock_runner ? clock_runner->now_ns : START_NS;
-}
-
-static int cidr_parse(const char *text, struct model_cidr *c)
-{
-	char addr[64];
-	const char *slash = strchr(text, '/');
-
-	memset(c, 0, sizeof(*c));
-	if (!slash || (size_t)(slash - text) >= sizeof(addr))
-		return -1;
-	memcpy(addr, text, (size_t)(slash - text));
-	addr[slash - text] = '\0';
-	c->len = (uint8_t)atoi(slash + 1);
-	c->family = strchr(addr, ':') ? 6 : 4;
-	return inet_pton(c->family == 4 ? AF_INET : AF_INET6, addr, c->addr) == 1 ? 0 : -1;
 }
 
 /* The lines of policy text that start with word, one at a time. */
@@ -899,6 +953,33 @@ static void lists_from_text(struct runner *rn, const char *text)
 static int state_forget(struct fixture *fx);
 
 /*
+ * A rule of a live rule's match keeps its buckets while its meter keeps its
+ * shape (docs/design.md, as for the default): else it is a new instance.
+ * Counts the rules started afresh.
+ */
+static int rules_reshape(struct runner *rn, struct model_rule *rules)
+{
+	const struct model_rule *was;
+	int i, j, fresh = 0;
+
+	for (i = 1; i <= rn->n_live; i++) {
+		for (was = NULL, j = 1; j < rn->m.n_rules && !was; j++)
+			if (rn->m.rules[j].instance == rules[i].instance)
+				was = &rn->m.rules[j];
+		if (!was)
+			continue;
+		if (model_meter_same(was, &rules[i])) {
+			rn->rules_kept += was->own.limit != rules[i].own.limit ||
+					  was->own.interval != rules[i].own.interval;
+			continue;
+		}
+		rules[i].instance = rn->live[i - 1].instance = rn->next_instance++;
+		fresh++;
+	}
+	return fresh;
+}
+
+/*
  * The model's rules: the live slots' parameters, the runner's instances
  * (the model's own for the default).
  */
@@ -908,7 +989,7 @@ static int model_sync(struct runner *rn)
 	struct sluice_config cfg;
 	struct sluice_policy p;
 	__u32 index;
-	int i, fresh;
+	int i, fresh, rules_fresh;
 
 	if (config_read(&rn->fx.st.maps, &cfg))
 		return -1;
@@ -919,10 +1000,12 @@ static int model_sync(struct runner *rn)
 		model_rule_from_policy(&rules[i], &p, i == 0, i ? rn->live[i - 1].instance : 0,
 				       variant.stored_limits);
 	}
+	rules_fresh = rules_reshape(rn, rules);
 	fresh = model_set_policy(&rn->m, rules, rn->n_live + 1, rn->allow, rn->n_allow, rn->deny,
 				 rn->n_deny, rn->now_ns << SLUICE_TIME_SHIFT);
 	if (fresh < 0)
 		return -1;
+	fresh += rules_fresh;
 	rn->reshaped += fresh;
 	if (fresh && variant.forget_on_reshape) {
 		model_forget(&rn->m);
@@ -931,17 +1014,27 @@ static int model_sync(struct runner *rn)
 	return 0;
 }
 
+/* The length of a rule line's match: all before its rate, which every limiter states. */
+static size_t match_len(const char *line)
+{
+	const char *rate = strstr(line, " rate ");
+
+	return rate ? (size_t)(rate - line) : strlen(line);
+}
+
+/* A rule of a live rule's match is that rule, whatever its settings (model_sync reshapes it). */
 static unsigned int instance_for(struct runner *rn, const char *line)
 {
+	size_t n = match_len(line);
 	int i;
 
 	for (i = 0; i < rn->n_live; i++)
-		if (!strcmp(rn->live[i].text, line))
+		if (match_len(rn->live[i].text) == n && !strncmp(rn->live[i].text, line, n))
 			return rn->live[i].instance;
 	return rn->next_instance++;
 }
 
-/* The rule lines of policy text, as live rules (instances kept for unchanged lines). */
+/* The rule lines of policy text, as live rules (instances kept for live matches). */
 static void live_from_text(struct runner *rn, const char *text)
 {
 	struct live_rule next[SLUICE_MAX_POLICIES];
@@ -1002,6 +1095,19 @@ static int rule_of_line(const char *line, struct rule *out)
 	return err;
 }
 
+/*
+ * The rule a line describes, the live policy it is to change (loaded
+ * last) and where that holds a rule of its match (-1: nowhere).
+ */
+static int rule_and_live(struct runner *rn, const char *line, struct rule *r,
+			 struct policy_doc *doc, int *at)
+{
+	int err = rule_of_line(line, r) ?: policy_load(&rn->fx.st.maps, doc, false);
+
+	*at = err ? -1 : doc_find_rule(doc, &r->match);
+	return err;
+}
+
 /* sluice rule del: load the live policy, drop the rule with this match, store. */
 static int do_rule_del(struct runner *rn, const char *line)
 {
@@ -1009,12 +1115,9 @@ static int do_rule_del(struct runner *rn, const char *line)
 	struct rule r;
 	int err, i;
 
-	err = rule_of_line(line, &r);
-	if (!err)
-		err = policy_load(&rn->fx.st.maps, &doc, false);
+	err = rule_and_live(rn, line, &r, &doc, &i);
 	if (err)
 		return err;
-	i = doc_find_rule(&doc, &r.match);
 	if (i >= 0) {
 		memmove(&doc.rules[i], &doc.rules[i + 1],
 			(size_t)(doc.n_rules - i - 1) * sizeof(doc.rules[0]));
@@ -1036,13 +1139,9 @@ static int do_rule_add(struct runner *rn, const char *line)
 	const char *why;
 	struct policy_doc doc;
 	struct rule r;
-	int err;
+	int err, i;
 
-	err = do_rule_del(rn, line);
-	if (!err)
-		err = rule_of_line(line, &r);
-	if (!err)
-		err = policy_load(&rn->fx.st.maps, &doc, false);
+	err = do_rule_del(rn, line) ?: rule_and_live(rn, line, &r, &doc, &i);
 	if (err)
 		return err;
 	err = doc_add_rule(&doc, &r.settings, &r.match, &why) ?: doc_validate(&doc, &why);
@@ -1054,6 +1153,37 @@ static int do_rule_add(struct runner *rn, const char *line)
 	}
 	doc_free(&doc);
 	return err;
+}
+
+/*
+ * The live policy with the rule of the line's match given its settings in
+ * place, or added: as apply of the live policy's file with that line
+ * edited. model_sync tells whether it keeps its buckets.
+ */
+static int do_rule_change(struct runner *rn, const char *line)
+{
+	struct policy_doc doc;
+	const char *why;
+	struct rule r;
+	int err, i;
+
+	err = rule_and_live(rn, line, &r, &doc, &i);
+	if (err)
+		return err;
+	if (i >= 0)
+		doc.rules[i] = r;
+	else
+		err = doc_add_rule(&doc, &r.settings, &r.match, &why);
+	err = err ?: doc_validate(&doc, &why) ?: policy_store(&rn->fx.st.maps, &doc, false);
+	doc_free(&doc);
+	if (err)
+		return err;
+	if (i < 0) {
+		i = rn->n_live++;
+		rn->live[i].instance = rn->next_instance++;
+	}
+	snprintf(rn->live[i].text, TEXT_LEN, "%s", line);
+	return 0;
 }
 
 /* The model's copy of a list after adding or removing c. */
@@ -1327,9 +1457,10 @@ static enum model_verdict datapath_verdict(int ret, const struct sluice_stats *a
 }
 
 struct outcome {
-	int failed_at; /* event index of the first disagreement, -1: none */
-	int meter;     /* the meter of the packet's rule there (enum sluice_meter), or -1 */
-	int reshaped;  /* changes that started the default afresh, up to there */
+	int failed_at;	/* event index of the first disagreement, -1: none */
+	int meter;	/* the meter of the packet's rule there (enum sluice_meter), or -1 */
+	int reshaped;	/* changes that started the default or a rule afresh, up to there */
+	int rules_kept; /* rules that kept their buckets under other limits */
 	uint64_t packets;
 	char what[256];
 };
@@ -1434,6 +1565,9 @@ static int run_event(struct runner *rn, const struct sequence *s, const struct e
 	case EV_RULE_DEL:
 		err = do_rule_del(rn, e->text);
 		break;
+	case EV_RULE_CHANGE:
+		err = do_rule_change(rn, e->text);
+		break;
 	case EV_LIST:
 		err = do_list(rn, e);
 		break;
@@ -1471,7 +1605,6 @@ static void run_sequence(const struct sequence *s, const bool *keep, int n, stru
 		if (run_event(&rn, s, &s->ev[i], o->what, sizeof(o->what))) {
 			o->failed_at = i;
 			o->meter = rn.m.last_meter;
-			o->reshaped = rn.reshaped;
 			break;
 		}
 		o->packets += s->ev[i].kind == EV_PACKET ? 1
@@ -1479,15 +1612,23 @@ static void run_sequence(const struct sequence *s, const bool *keep, int n, stru
 				      ? (uint64_t)s->ev[i].count
 				      : 0;
 	}
+	o->reshaped = rn.reshaped;
+	o->rules_kept = rn.rules_kept;
 	runner_close(&rn);
 }
 
 /* ---- Reporting ---- */
 
 static const char *const event_names[] = {
-	[EV_PACKET] = "packet",	    [EV_APPLY] = "apply",	[EV_SET] = "set",
-	[EV_RULE_ADD] = "rule add", [EV_RULE_DEL] = "rule del", [EV_CPU] = "cpu",
-	[EV_SPOOF] = "forged",	    [EV_LIST] = "list",
+	[EV_PACKET] = "packet",
+	[EV_APPLY] = "apply",
+	[EV_SET] = "set",
+	[EV_RULE_ADD] = "rule add",
+	[EV_RULE_DEL] = "rule del",
+	[EV_CPU] = "cpu",
+	[EV_RULE_CHANGE] = "rule changed (apply)",
+	[EV_SPOOF] = "forged",
+	[EV_LIST] = "list",
 };
 
 static void print_event(const struct sequence *s, int i, uint64_t at_ns)
@@ -2087,7 +2228,7 @@ static const char *const class_names[CLASSES] = { "cache",
 						  "cache on a sliding window",
 						  "debt kept",
 						  "debt capped when met",
-						  "default reshaped",
+						  "limiter reshaped",
 						  "burst rounding",
 						  "id wrap",
 						  "forged flood",
@@ -2145,8 +2286,8 @@ static void diagnose(const struct sequence *s, const bool *keep, int last, const
 	       sliding ? " the packet's rule counts a sliding window (the cache's moment for "
 			 "it was too late);"
 		       : "",
-	       reshape ? " agrees when both sides forget every source once the default changes "
-			 "algorithm, window, unit or warm-up (the default kept its sources' "
+	       reshape ? " agrees when both sides forget every source once the default or a "
+			 "rule changes algorithm, window, unit or warm-up (it kept its sources' "
 			 "slots, read under another meter);"
 		       : "",
 	       debt ? " agrees when the model keeps debt beyond the new burst (a policy change "
@@ -2198,7 +2339,7 @@ int main(int argc, char **argv)
 	struct sequence s;
 	struct outcome o;
 	uint64_t packets = 0;
-	int seqs = 0, failed = 0, k;
+	int seqs = 0, failed = 0, k, kept = 0, reshaped = 0;
 	struct timespec t0, t1;
 	double elapsed;
 
@@ -2230,6 +2371,8 @@ int main(int argc, char **argv)
 		run_sequence(&s, NULL, s.n, &o);
 		seqs++;
 		packets += o.packets;
+		kept += o.rules_kept;
+		reshaped += o.reshaped;
 		if (o.failed_at >= 0 && ++failed > MAX_DETAILED) {
 			check(false, "model: datapath agrees with the model",
 			      "seed %llu sequence %d event %d: %s (not shrunk: reproduce with "
@@ -2250,6 +2393,9 @@ int main(int argc, char **argv)
 	elapsed = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("     %d sequences, %llu packets in %.1f s, seed %llu\n", seqs,
 	       (unsigned long long)packets, elapsed, (unsigned long long)opt.seed);
+	printf("     changes: %d rules kept their buckets under new limits, %d limiters started "
+	       "afresh\n",
+	       kept, reshaped);
 	if (failed) {
 		printf("     %d sequences disagree; explained by:", failed);
 		for (k = 0; k < CLASSES; k++)

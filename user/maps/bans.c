@@ -315,7 +315,8 @@ static int carry_one(int fd, const struct sluice_key *key, const struct sluice_b
 	int id;
 
 	/*
-	 * An id of doc is a rule unchanged (assign_ids), or one made after the
+	 * An id of doc is the same limiter's (assign_ids keeps it while the
+	 * meter keeps its shape, whatever else changed), or one made after the
 	 * ban (ids of live rules are never given anew): keep it if it bans.
 	 */
 	if (p && still_bans(p, key))

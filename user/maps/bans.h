@@ -40,10 +40,11 @@ int bans_lift(int fd, const struct cidr_list *l);
  */
 int bans_overlapping(const struct ban_list *bans, const struct cidr_list *l, int *counts);
 /*
- * After doc replaced live (policy_store): a rule that got a new id keeps
- * its bans and their memory when it still bans with the same prefixes
- * (the same match is the same rule); the bans of a rule that is gone or
- * bans no more are lifted, so a retired id never bans again.
+ * After doc replaced live (policy_store): a rule keeps its bans and their
+ * memory, under its id or a new one (a meter of another shape), when it
+ * still bans with the same prefixes (the same match is the same rule); the
+ * bans of a rule that is gone or bans no more are lifted, so a retired id
+ * never bans again.
  */
 int bans_carry(int fd, const struct policy_doc *doc, const struct policy_doc *live);
 /* Why the key is banned: "1501 refused in 10s, level 2, for 20s". */

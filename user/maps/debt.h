@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A changed default's debt cap (debt.c), for policy_store.
+ * The debt cap of limiters changed in place (debt.c), for policy_store.
  */
 #ifndef SLUICE_MAPS_DEBT_H
 #define SLUICE_MAPS_DEBT_H
@@ -10,10 +10,17 @@
 #include "policy/policy.h"
 
 /*
- * When doc changes the live default's settings but keeps its id, no bucket of
- * it owes more than the new burst afterwards (live: the policy before).
+ * Would storing doc over live change the settings of a limiter it has (the
+ * default, or a rule of the same match)? Then a cap may be due: the sync
+ * program is wanted.
  */
-int default_debt_cap(const struct policy_maps *m, const struct policy_doc *doc,
+bool debt_cap_wanted(const struct policy_doc *doc, const struct policy_doc *live);
+/*
+ * After doc replaced live (ids assigned, the new configuration live): no
+ * bucket of a limiter that kept its id with new settings, the default or a
+ * rule, owes more than its new burst. One walk of each table serves them all.
+ */
+int changed_debt_cap(const struct policy_maps *m, const struct policy_doc *doc,
 		     const struct policy_doc *live, const struct sluice_config *cfg);
 
 #endif /* SLUICE_MAPS_DEBT_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Rule ids, the bucket id spaces: kept by an unchanged rule, given anew
- * (never to an id whose buckets still hold state) to any other.
+ * Rule ids, the bucket id spaces: kept by a limiter whose meter keeps its
+ * shape, given anew (never to an id whose buckets still hold state) to any
+ * other.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -115,7 +116,9 @@ static int id_reset(const struct policy_maps *m, uint16_t id)
 
 /*
  * Does the default keep its id, and so its buckets? Only while the new
- * meter reads a slot as the old one wrote it (policy_meter_same).
+ * meter reads a slot as the old one wrote it (policy_meter_same), whatever
+ * else changed: its debt is then capped at the change (changed_debt_cap).
+ * So does a rule (rule_kept_from).
  */
 static bool default_keeps_id(const struct policy_doc *doc, const struct policy_doc *live)
 {
@@ -125,10 +128,18 @@ static bool default_keeps_id(const struct policy_doc *doc, const struct policy_d
 	return policy_meter_same(&live->dflt_policy, &doc->dflt_policy);
 }
 
+/* The live rule whose id r keeps: the same match, a meter of the same shape; or -1. */
+static int rule_kept_from(const struct policy_doc *live, const struct rule *r)
+{
+	int j = doc_find_rule(live, &r->match);
+
+	return j >= 0 && policy_meter_same(&live->rules[j].policy, &r->policy) ? j : -1;
+}
+
 /*
- * A rule keeps its id, and so its buckets, when the live policy has the same
- * rule unchanged; anything else gets a free id. The default keeps its id
- * unless its meter changes shape (default_keeps_id).
+ * The default and each rule of the same match as a live one keep their id
+ * while their meter keeps its shape (default_keeps_id, rule_kept_from);
+ * anything else gets a free id, with fresh admission and overflow buckets.
  */
 int assign_ids(const struct policy_maps *m, struct policy_doc *doc, const struct policy_doc *live)
 {
@@ -147,8 +158,8 @@ int assign_ids(const struct policy_maps *m, struct policy_doc *doc, const struct
 	for (i = 0; !err && i < doc->n_rules; i++) {
 		struct rule *r = &doc->rules[i];
 
-		j = doc_find_rule(live, &r->match);
-		if (j >= 0 && settings_equal(&live->rules[j].settings, &r->settings)) {
+		j = rule_kept_from(live, r);
+		if (j >= 0) {
 			r->id = live->rules[j].id;
 			continue;
 		}

@@ -272,8 +272,8 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 		return err;
 
 	/* No packet holds the old configuration now: cap its debt, free the old sets. */
-	err = default_debt_cap(m, doc, &live, &cfg);
-	/* Bans of rules that got new ids follow them, those of rules gone go. */
+	err = changed_debt_cap(m, doc, &live, &cfg);
+	/* Bans follow their rule, to a new id if it got one; those of rules gone go. */
 	if (!err)
 		err = bans_carry(m->bans, doc, &live);
 	if (!err)
@@ -362,17 +362,16 @@ int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, b
 	return err ? fail_state(cmd, err, st->ifname, "read the policy") : EXIT_OK;
 }
 
-/* Would storing doc change the live default's settings (and so maybe cap its debt)? */
-static bool default_changes(const struct policy_maps *m, const struct policy_doc *doc)
+/* Would storing doc change the settings of a limiter it keeps (and so maybe cap its debt)? */
+static bool settings_change(const struct policy_maps *m, const struct policy_doc *doc)
 {
-	struct sluice_config cfg;
-	struct sluice_policy p;
-	struct settings live;
+	struct policy_doc *live = malloc(sizeof(*live));
+	bool change = !live || policy_load(m, live, false) || debt_cap_wanted(doc, live);
 
-	if (policy_default(m, &cfg, &p))
-		return true;
-	policy_settings(&p, &live, NULL);
-	return !settings_equal(&live, &doc->dflt);
+	if (live)
+		doc_free(live);
+	free(live);
+	return change;
 }
 
 int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, bool lists)
@@ -384,7 +383,7 @@ int policy_store_cmd(const char *cmd, struct state *st, struct policy_doc *doc, 
 	if (prove_refusal(doc, &why))
 		return fail_input(cmd, "%s", why);
 	/* Loaded only for a cap to make; without it, debt is capped at each next packet. */
-	if (default_changes(&st->maps, doc) && !sync_open(st, &sp))
+	if (settings_change(&st->maps, doc) && !sync_open(st, &sp))
 		st->maps.sync = &sp;
 	err = policy_store(&st->maps, doc, lists);
 	if (st->maps.sync)
