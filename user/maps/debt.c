@@ -136,8 +136,10 @@ static int debt_cap_all(struct debt_walk *dw, const struct sluice_config *cfg)
 	return err ?: debt_flush(dw);
 }
 
-/* The live settings of the limiter at doc's slot (the default, or the rule of its match), and its
- * id. */
+/*
+ * The live settings of the limiter at doc's slot (the default, or the rule
+ * of its match) and, in *id, its live id; NULL when there is none.
+ */
 static const struct settings *live_settings(const struct policy_doc *doc,
 					    const struct policy_doc *live, __u32 slot, uint16_t *id)
 {
