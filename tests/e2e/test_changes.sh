@@ -423,6 +423,28 @@ test_rule_algorithm_change() {
 	fresh_in_next_window "$s" "  and the drained source starts afresh: 100 of 101 pass in the next window"
 }
 
+# The same from the command line: rule add --replace changes the rule in
+# place, as apply does; without it an existing rule is refused, exit 2,
+# nothing changed.
+test_rule_replaced() {
+	local s id out code rate
+	s=$(rsrc 5)
+	rule_conf "rate 1/s burst 5"
+	burst_is "$s" 10 1000 "5 5" "rule 1/s burst 5 (for rule add): a source's 10 packets, 5 pass"
+	id=$(rule_id "$RULE_NET")
+	out=$("$SLUICE" rule add "$LAB_HOST" "$RULE_NET" --rate 1/m --burst 1 2>&1)
+	code=$?
+	CHECK_DETAIL="exit $code: $out; id $id before, $(rule_id "$RULE_NET") after"
+	check "rule add of an existing rule, no --replace: exit 2, one line, the rule as it was" \
+		test "$code" = 2 -a "$(wc -l <<<"$out")" = 1 -a "$(rule_id "$RULE_NET")" = "$id"
+	"$SLUICE" rule add "$LAB_HOST" "$RULE_NET" --rate 1/m --burst 1 --replace
+	rate=$("$SLUICE" rule list "$LAB_HOST" --json | jq -r --arg c "$RULE_NET" '.[] | select(.cidr == $c) | .rate')
+	CHECK_DETAIL="id $id before, $(rule_id "$RULE_NET") after; rate $rate"
+	check "rule add --replace 1/s -> 1/m: the rule keeps its id, its rate 1/m" \
+		test -n "$id" -a "$(rule_id "$RULE_NET")" = "$id" -a "$rate" = 1/m
+	burst_is "$s" 5 1000 "0 5" "  and the drained source stays refused: 0 of 5 pass"
+}
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 test_attach_refuses_small_byte_window
 "$SLUICE" attach "$LAB_HOST" --rate 50/s >/dev/null || { check "attach" false; lab_finish; exit; }
@@ -439,6 +461,7 @@ test_rule_tightened
 test_rule_loosened
 test_rule_same_rate_rewritten
 test_rule_algorithm_change
+test_rule_replaced
 sink_stop
 # What the socket got, and what its full buffer dropped, reached the host.
 CHECK_DETAIL="sink: $(grep '^total' "$LAB_TMP/sink"); passed $(stat passed)"

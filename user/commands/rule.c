@@ -22,6 +22,8 @@ static int rule_check(struct cli_args *a)
 	if (!add && !del && match >= 0)
 		return fail_input("rule", "%s takes no match options (--%s)", a->verb,
 				  option_table[match].name);
+	if (!add && a->given[OPT_REPLACE])
+		return fail_input("rule", "%s takes no --replace", a->verb);
 	if (add && !a->given[OPT_RATE])
 		return fail_input("rule", "add needs --rate (for example --rate 100/s)");
 	if (!add && !del) {
@@ -38,20 +40,47 @@ static int rule_check(struct cli_args *a)
 	return -1;
 }
 
-static int rule_add(struct policy_doc *doc, const struct rule *r)
+static void rule_remove(struct policy_doc *doc, int i)
 {
+	memmove(&doc->rules[i], &doc->rules[i + 1],
+		(size_t)(doc->n_rules - i - 1) * sizeof(doc->rules[0]));
+	doc->n_rules--;
+}
+
+/* The last rule moved to position i, where the one it replaces stood. */
+static void rule_move_last(struct policy_doc *doc, int i)
+{
+	struct rule last = doc->rules[doc->n_rules - 1];
+
+	memmove(&doc->rules[i + 1], &doc->rules[i],
+		(size_t)(doc->n_rules - 1 - i) * sizeof(doc->rules[0]));
+	doc->rules[i] = last;
+}
+
+/*
+ * r added; with replace, in place of the rule of the same match, which
+ * keeps its id (and its sources their state) while its meter keeps its
+ * shape, as apply of the same change would.
+ */
+static int rule_add(struct policy_doc *doc, const struct rule *r, bool replace)
+{
+	int i = doc_find_rule(doc, &r->match);
 	char cidr[64];
 	const char *why;
 
-	if (doc_find_rule(doc, &r->match) >= 0) {
+	if (i >= 0 && !replace) {
 		format_cidr(cidr, sizeof(cidr), &r->match.cidr);
 		return fail_input("rule",
-				  "a rule for %s with this class already exists (delete it "
-				  "first, or use apply)",
+				  "a rule for %s with this class already exists (change it with "
+				  "--replace, or apply)",
 				  cidr);
 	}
+	if (i >= 0)
+		rule_remove(doc, i);
 	if (doc_add_rule(doc, &r->settings, &r->match, &why) || doc_validate(doc, &why))
 		return fail_input("rule", "%s", why);
+	if (i >= 0)
+		rule_move_last(doc, i);
 	return EXIT_OK;
 }
 
@@ -64,9 +93,7 @@ static int rule_del(struct policy_doc *doc, const struct rule *r)
 		format_cidr(cidr, sizeof(cidr), &r->match.cidr);
 		return fail_input("rule", "no rule for %s with this class", cidr);
 	}
-	memmove(&doc->rules[i], &doc->rules[i + 1],
-		(size_t)(doc->n_rules - i - 1) * sizeof(doc->rules[0]));
-	doc->n_rules--;
+	rule_remove(doc, i);
 	return EXIT_OK;
 }
 
@@ -137,7 +164,8 @@ static int rule_run(struct cli_args *a, struct state *st)
 	if (!strcmp(a->verb, "flush"))
 		doc.n_rules = 0;
 	else
-		ret = !strcmp(a->verb, "add") ? rule_add(&doc, &r) : rule_del(&doc, &r);
+		ret = !strcmp(a->verb, "add") ? rule_add(&doc, &r, a->given[OPT_REPLACE])
+					      : rule_del(&doc, &r);
 	if (!ret)
 		ret = policy_store_cmd("rule", st, &doc, false);
 out:
@@ -149,7 +177,7 @@ const struct command cmd_rule = {
 	.id = CMD_RULE,
 	.name = "rule",
 	.summary = "add, delete or list rules for source CIDRs and classes",
-	.synopsis = "add IFACE CIDR --rate RATE [OPTIONS] [MATCH]\n"
+	.synopsis = "add IFACE CIDR --rate RATE [--replace] [OPTIONS] [MATCH]\n"
 		    "del IFACE CIDR [MATCH]\n"
 		    "list IFACE [--json]\n"
 		    "flush IFACE",
@@ -165,6 +193,9 @@ const struct command cmd_rule = {
 		"--dst included.\n"
 		"--aggregate also limits each wider prefix of the rule's sources as a whole\n"
 		"(/24=5000/s: every /24 together at most 5000/s), up to 4 per rule.\n"
+		"add --replace changes the rule of the same CIDR and class in place: its\n"
+		"sources keep their state, their debt capped at the new burst, unless its\n"
+		"algorithm, window or warm-up changes (then they start afresh).\n"
 		"del is also spelled delete or rm, list ls or show; flush deletes every rule.",
 	.verbs = edit_verbs,
 	.more_args = true,

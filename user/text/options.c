@@ -533,10 +533,12 @@ const struct option_def option_table[OPT_MAX] = {
 	[OPT_CHECK] = { COMMAND("check", NULL, ON(APPLY), TYPE_FLAG),
 			.help = "only check FILE, as apply would before changing anything: no "
 				"interface, no root, nothing changed" },
-	[OPT_REPLACE] = { COMMAND("replace", NULL, ON(ATTACH), TYPE_FLAG),
-			  .help = "if IFACE is attached already, make it what this attach "
+	[OPT_REPLACE] = { COMMAND("replace", NULL, ON(ATTACH) | ON(RULE), TYPE_FLAG),
+			  .help = "attach: if IFACE is attached already, make it what this attach "
 				  "describes, keeping bucket state unless --max-sources, --mode "
-				  "or the layout changes; an unchanged policy is left alone" },
+				  "or the layout changes; an unchanged policy is left alone. rule "
+				  "add: change the rule of the same CIDR and class in place, its "
+				  "sources keeping their state while its meter keeps its shape" },
 	[OPT_PROMETHEUS] = { COMMAND("prometheus", NULL, ON(STATS), TYPE_FLAG),
 			     MEMBER(IN_COMMAND, struct stats_args, prometheus),
 			     .help = "the Prometheus text exposition format" },
