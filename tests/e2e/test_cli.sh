@@ -767,21 +767,29 @@ test_agent_lock() {
 	agent_gone "$AGENT_PID"
 }
 
-# The agent makes /run/sluice and /run/sluice/fleet 0700 when missing, as
-# sluice(8) says: run in a mount namespace of its own with a tmpfs on /run,
-# so that neither is there and the host's, other tests' included, stay.
-test_agent_run_dir() {
-	local modes
+# agent_private_run ERRFILE BODY: in a mount namespace of its own with a
+# tmpfs on /run (so the host's, other tests' included, stay as they are),
+# the agent of LAB_HOST started (its stderr to ERRFILE) and its first
+# report awaited, then BODY run there, printing what it prints, then the
+# agent stopped.
+agent_private_run() {
 	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
-	modes=$(unshare -m --propagation private bash -c '
+	unshare -m --propagation private bash -c '
 		mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
-		"$0" agent "$1" --redis 127.0.0.1:1 2>/dev/null &
+		"$0" agent "$1" --redis 127.0.0.1:1 2>"$2" &
 		for _ in $(seq 50); do
 			[ -e "/run/sluice/fleet/$1" ] && break
 			sleep 0.1
 		done
-		stat -c "%a %n" /run/sluice /run/sluice/fleet | tr "\n" " "
-		kill $! && wait $!' "$SLUICE" "$LAB_HOST")
+		eval "$3"
+		kill $! && wait $!' "$SLUICE" "$LAB_HOST" "$1" "$2"
+}
+
+# The agent makes /run/sluice and /run/sluice/fleet 0700 when missing, as
+# sluice(8) says.
+test_agent_run_dir() {
+	local modes
+	modes=$(agent_private_run /dev/null 'stat -c "%a %n" /run/sluice /run/sluice/fleet | tr "\n" " "')
 	CHECK_DETAIL=$modes
 	check "agent, no /run/sluice: it makes /run/sluice and /run/sluice/fleet 0700" \
 		test "$modes" = "700 /run/sluice 700 /run/sluice/fleet "
@@ -791,25 +799,12 @@ test_agent_run_dir() {
 # refused as unsafe) is said once on stderr, and once more when it is
 # written again.
 test_agent_unwritten() {
-	local said
-	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
-	said=$(unshare -m --propagation private bash -c '
-		mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
-		"$0" agent "$1" --redis 127.0.0.1:1 2>"$2" &
-		for _ in $(seq 50); do
-			[ -e "/run/sluice/fleet/$1" ] && break
-			sleep 0.1
-		done
-		chmod 0777 /run/sluice/fleet
-		sleep 1
-		chmod 0700 /run/sluice/fleet
-		sleep 1
-		kill $! && wait $!
-		grep -c "report cannot be written to /run/sluice/fleet: .*show no agent until it can$" "$2"
-		grep -c "its report written again$" "$2"' "$SLUICE" "$LAB_HOST" "$LAB_TMP/unwritten.err" | tr '\n' ' ')
-	CHECK_DETAIL="$said: $(grep -v 'syncing through\|unreachable\|in fallback' "$LAB_TMP/unwritten.err")"
+	local said err=$LAB_TMP/unwritten.err
+	agent_private_run "$err" 'chmod 0777 /run/sluice/fleet; sleep 1; chmod 0700 /run/sluice/fleet; sleep 1'
+	said="$(grep -c "report cannot be written to /run/sluice/fleet: .*show no agent until it can$" "$err") $(grep -c "its report written again$" "$err")"
+	CHECK_DETAIL="$said: $(grep -v 'syncing through\|unreachable\|in fallback' "$err")"
 	check "agent: a report it cannot write is said once, and once when written again" \
-		test "$said" = "1 1 "
+		test "$said" = "1 1"
 }
 
 # status words a fleet of one host in the singular (the report written as
