@@ -65,7 +65,6 @@ struct lookup {
 
 /* The agent's one thread keeps them. */
 static struct lookup *abandoned;
-static int n_abandoned;
 
 static void lookup_free(struct lookup *l)
 {
@@ -74,20 +73,22 @@ static void lookup_free(struct lookup *l)
 	free(l);
 }
 
-/* Frees the lookups given up on that glibc has ended since. */
-static void lookups_reap(void)
+/* Frees the lookups given up on that glibc has ended since: how many still run. */
+static int lookups_reap(void)
 {
 	struct lookup **p = &abandoned, *l;
+	int running = 0;
 
 	while ((l = *p)) {
 		if (gai_error(&l->cb) == EAI_INPROGRESS) {
 			p = &l->next;
+			running++;
 			continue;
 		}
 		*p = l->next;
 		lookup_free(l);
-		n_abandoned--;
 	}
+	return running;
 }
 
 /* Gives l up: freed if glibc cancels it, kept until it ends otherwise. */
@@ -99,7 +100,6 @@ static void lookup_abandon(struct lookup *l)
 	}
 	l->next = abandoned;
 	abandoned = l;
-	n_abandoned++;
 }
 
 /* Until l ends (0), w's deadline passes (-ETIMEDOUT) or a stop is pending. */
@@ -161,8 +161,7 @@ static int wire_resolve(const struct endpoint *e, const struct wire_wait *w, str
 	snprintf(port, sizeof(port), "%u", e->port);
 	if (!getaddrinfo(e->host, port, &numeric, out))
 		return 0;
-	lookups_reap();
-	if (n_abandoned >= LOOKUPS_ABANDONED_MAX)
+	if (lookups_reap() >= LOOKUPS_ABANDONED_MAX)
 		return -EBUSY;
 	l = lookup_start(e, port);
 	if (!l)
