@@ -64,7 +64,10 @@ test_flood() {
 test_set_mid_flood() {
 	local slow fast want_slow=$((SOURCES * 20)) want_fast=$((SOURCES * 60))
 	"$SLUICE" set "$LAB_HOST" --rate 20/s --burst 10 >/dev/null
-	flood "$SOURCES" 7 "$PPS" >/dev/null &
+	# 1.5 + 2 + the set + 1 + 2 s of measuring: 7 s left the second window
+	# at the flood's end once the set (a walk of the table, under the flood)
+	# took half a second, and a window past it counts time with no flood.
+	flood "$SOURCES" 9 "$PPS" >/dev/null &
 	LAB_PIDS+=($!)
 	sleep 1.5 # let the bucket state settle to the new rate
 	slow=$(rate_over passed 2)
