@@ -77,16 +77,23 @@ xdp_dispatcher_leaks() {
 	done
 }
 
-# Nothing a test made may outlive it: namespaces, links, programs, pins.
+# What the tests make and name: namespaces, links, programs, pins, one a line.
+sluice_leftovers() {
+	ip netns list | grep -oE '^(sluice-e2e-[0-9]+|flt[gr][0-9]*)\b' # flt*: test_fleet's
+	ip -o link show | grep -oE '\bsl[hnwxy][0-9]+\b'
+	ip -o link show | grep -oE '\bflt(v[0-9]|r[vw])\b'
+	ls -A /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hnwxz][0-9]+(:attaching)?$'
+	ls -A /sys/fs/bpf 2>/dev/null | grep -E '^sld[0-9]+$' # test_pins' decoys
+	xdp_dispatcher_leaks | tr ' ' '\n' | grep .
+}
+
+# Nothing a test made may outlive it. What was there before this run (a run
+# killed with SIGKILL cannot clean up) is named but is not this run's leak.
 leak_check() {
-	local leaks=""
-	leaks+=$(ip netns list | grep -o 'sluice-e2e-[0-9]*' | tr '\n' ' ')
-	leaks+=$(ip netns list | grep -oE '^flt[gr][0-9]*\b' | tr '\n' ' ') # test_fleet's
-	leaks+=$(ip -o link show | grep -oE '\bsl[hnwxy][0-9]+\b' | tr '\n' ' ')
-	leaks+=$(ip -o link show | grep -oE '\bflt(v[0-9]|r[vw])\b' | tr '\n' ' ')
-	leaks+=$(ls -A /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hnwxz][0-9]+(:attaching)?$' | tr '\n' ' ')
-	leaks+=$(ls -A /sys/fs/bpf 2>/dev/null | grep -E '^sld[0-9]+$' | tr '\n' ' ') # test_pins' decoys
-	leaks+=$(xdp_dispatcher_leaks)
+	local leaks earlier
+	leaks=$(comm -13 <(sort -u <<<"$leftovers_before") <(sluice_leftovers | sort -u) | tr '\n' ' ')
+	earlier=$(comm -12 <(sort -u <<<"$leftovers_before") <(sluice_leftovers | sort -u) | tr '\n' ' ')
+	[ -n "$earlier" ] && echo "note: left by an earlier run, not this one's: $earlier"
 	if [ -z "$leaks" ]; then
 		echo "ok   no namespace, link or pin left behind"
 		echo "1 passed, 0 failed"
@@ -102,6 +109,8 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 
+leftovers_before=$(sluice_leftovers)
+[ -n "$leftovers_before" ] && echo "note: left by an earlier run before this one: $(tr '\n' ' ' <<<"$leftovers_before")"
 for suite in "${SUITES[@]}" leak_check; do
 	echo "== $suite"
 	if [ "$suite" = leak_check ]; then
