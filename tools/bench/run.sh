@@ -83,7 +83,7 @@ spoofed sources, one packet each, into each contender's default table
 (sluice: only --rate).
 Contenders: none (stack, raw DROP only), hashlimit, nft, xdp_drop, sluice;
 and, only when named, the floors: XDP programs that do only the work any
-exact per-source limiter must do, then drop: floor_parse (the headers
+exact per-source limiter must do, then drop (one passes): floor_parse (the headers
 read), floor_clock (and the precise clock), floor_table (and the source's
 key placed as the datapath places it, one line of an array the default
 source table's size), floor_meter (that line and the precise clock),
@@ -92,7 +92,8 @@ size of the default table's, and the early clock: refusing a forged source
 past a new-source budget, for s), floor_jiffies (that line, and the
 precise clock only in the ticks before each moment of a source at 10/s
 that the jiffies cannot rule out: refusing a source far over 10/s exactly,
-for a).
+for a), floor_pass (floor_meter's work, then the packet passed, as a packet
+on time must be: for c, where every packet is).
 EOF
 }
 
@@ -247,12 +248,14 @@ setup_floor_table() { setup_floor table; }
 setup_floor_meter() { setup_floor meter; }
 setup_floor_filter() { setup_floor filter; }
 setup_floor_jiffies() { setup_floor jiffies; }
+setup_floor_pass() { setup_floor pass; }
 teardown_floor_parse() { teardown_floor; }
 teardown_floor_clock() { teardown_floor; }
 teardown_floor_table() { teardown_floor; }
 teardown_floor_meter() { teardown_floor; }
 teardown_floor_filter() { teardown_floor; }
 teardown_floor_jiffies() { teardown_floor; }
+teardown_floor_pass() { teardown_floor; }
 
 # The other scenarios admit every new source at once, into a table the size
 # of the others'; a spoofed flood meets the defaults (1,000,000 sources,

@@ -45,8 +45,8 @@ summarize() {
 	function add(arr, key, v) { arr[key] = arr[key] (arr[key] == "" ? "" : " ") v }
 	BEGIN {
 		# The chart has the first NCHART; the floors only in the tables.
-		split("none hashlimit nft xdp_drop sluice floor_parse floor_clock floor_table floor_meter floor_filter floor_jiffies", C, " ")
-		NC = 11; NCHART = 5
+		split("none hashlimit nft xdp_drop sluice floor_parse floor_clock floor_table floor_meter floor_filter floor_jiffies floor_pass", C, " ")
+		NC = 12; NCHART = 5
 		name["none"] = "stack, raw DROP only"; name["hashlimit"] = "iptables hashlimit"
 		name["nft"] = "nftables set + limit"; name["xdp_drop"] = "bare XDP_DROP"
 		name["sluice"] = "sluice"
@@ -55,6 +55,7 @@ summarize() {
 		name["floor_meter"] = "floor: the same + clock"
 		name["floor_filter"] = "floor: parse, hash, filter word, early clock"
 		name["floor_jiffies"] = "floor: the line, the clock near each moment of 10/s"
+		name["floor_pass"] = "floor: line + clock, passed"
 		label["a"] = "a: 1 source"; label["f"] = "f: 1 source, 1000/s"
 		label["n"] = "n: 1 source banned"; label["b"] = "b: 10k sources"
 		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
@@ -68,6 +69,8 @@ summarize() {
 		floor_of["f"] = "floor_clock"; vs_floor["f"] = 0.95
 		floor_of["b"] = "floor_filter"; vs_floor["b"] = 0.90
 		floor_of["c"] = "floor_meter"; vs_floor["c"] = 0.80
+		# c passes every packet (each on time): the floor that passes them too
+		pass_floor_of["c"] = "floor_pass"
 		floor_of["s"] = "floor_filter"; vs_floor["s"] = 0.85
 		# A banned source: the work of a (its state in one line), no target.
 		floor_of["n"] = "floor_table"
@@ -88,9 +91,9 @@ summarize() {
 		add(SOFT, s SUBSEP c, $14 / handled)
 		if ($16 != "") add(XNS, s SUBSEP c, $16)
 		add(PASS, s SUBSEP c, passed)
-		# XDP_DROP and the floors pass nothing: no expected count.
-		if (c == "xdp_drop" || c ~ /^floor_/) next
-		want = c == "none" ? handled : expected($5, $6, $7, $8, $9, handled, elapsed)
+		# XDP_DROP and the floors pass nothing (floor_pass: every packet).
+		if (c == "xdp_drop" || (c ~ /^floor_/ && c != "floor_pass")) next
+		want = c == "none" || c == "floor_pass" ? handled : expected($5, $6, $7, $8, $9, handled, elapsed)
 		if (s == "n" && c != "none") want = 0 # banned: nothing is to pass
 		if (want > 0) add(PE, s SUBSEP c, passed / want)
 	}
@@ -152,6 +155,8 @@ summarize() {
 			# issue 35: sluice against the floor of the work its path must do
 			if (s in floor_of)
 				ratio(s, "sluice", floor_of[s], vs_floor[s])
+			if ((s in pass_floor_of) && (s, pass_floor_of[s]) in ran)
+				ratio(s, "sluice", pass_floor_of[s], vs_floor[s])
 			# what refusing exactly with the jiffies leaves of that floor
 			if (s == "a" && (s, "floor_jiffies") in ran)
 				ratio(s, "floor_jiffies", "floor_table", "")
@@ -164,7 +169,7 @@ summarize() {
 				if ((s, "nft") in ran) ratio(s, C[j], "nft", "")
 			}
 			for (j = NCHART + 1; j <= NC; j++)
-				if ((s, C[j]) in ran && (s, "sluice") in ran && C[j] != floor_of[s])
+				if ((s, C[j]) in ran && (s, "sluice") in ran && C[j] != floor_of[s] && C[j] != pass_floor_of[s])
 					ratio(s, "sluice", C[j], "")
 		}
 	}' "$CSV"
