@@ -19,11 +19,12 @@
 #include "clock.h"
 #include "table.h"
 
-/* A rule's admission or overflow TAT lowered to now + max if later: 1 if the rule has them. */
-static __always_inline int admission_cap(__u32 id, __u32 fleet_op, __u64 max, __u64 now)
+/* A rule's admission or overflow TAT rebased or capped (gcra_rebased): 1 if the rule has them. */
+static __always_inline int admission_cap(__u32 id, const struct sluice_fleet_entry *e, __u64 now)
 {
+	__u32 fleet_op = e->op;
 	struct sluice_admission *adm = bpf_map_lookup_elem(&admission, &id);
-	__u64 *tatp, tat;
+	__u64 *tatp, tat, next;
 	int i;
 
 	if (!adm)
@@ -31,7 +32,8 @@ static __always_inline int admission_cap(__u32 id, __u32 fleet_op, __u64 max, __
 	tatp = fleet_op == SLUICE_FLEET_CAP_ADMIT ? &adm->admit_tat : &adm->overflow_tat;
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)tatp;
-		if (tat <= now + max || __sync_val_compare_and_swap(tatp, tat, now + max) == tat)
+		next = gcra_rebased(tat, now, e->arg, e->was_tat, e->to_tat);
+		if (next == tat || __sync_val_compare_and_swap(tatp, tat, next) == tat)
 			break;
 	}
 	return 1;
@@ -46,7 +48,7 @@ static __always_inline void fleet_entry_run(struct sluice_fleet_entry *e,
 	struct table_op op;
 
 	if (fleet_op == SLUICE_FLEET_CAP_ADMIT || fleet_op == SLUICE_FLEET_CAP_OVERFLOW) {
-		e->found = admission_cap(key.policy, fleet_op, e->arg, now);
+		e->found = admission_cap(key.policy, e, now);
 		e->passed = e->tat_delta = 0;
 		return;
 	}
@@ -57,7 +59,7 @@ static __always_inline void fleet_entry_run(struct sluice_fleet_entry *e,
 		table_op_init(&op, cfg, &key);
 	}
 	op.now = now;
-	e->found = table_fleet_step(&op, fleet_op, e->arg);
+	e->found = table_fleet_step(&op, fleet_op, e->arg, e->was_tat, e->to_tat);
 	e->passed = e->found == 1 ? op.fresh.passed : 0;
 	e->tat_delta = e->found == 1 ? op.fresh.tat : 0;
 }

@@ -1161,15 +1161,17 @@ static __always_inline void fleet_rival_step(__u64 *tatp)
  * The fleet's sync step (bpf/fleet.h) on the key's bucket, with the same
  * compare-and-swap metering uses: READ fills op->fresh (passed, and the
  * TAT ahead of now in tat); ADVANCE moves the TAT to at least now + arg,
- * never back; CHARGE adds arg to it, from now at the earliest; CAP lowers
- * it to now + arg if later (a change's debt cap, policy_maps.c). Fleet debt
+ * never back; CHARGE adds arg to it, from now at the earliest; CAP sets it
+ * to `to` if it still is `was`, else lowers it to now + arg if later (a
+ * change's rebase and debt cap, user/maps/debt.c). Fleet debt
  * may run past the burst (gcra_conforms_owing keeps it). Returns 1 when
  * the key has a bucket and the step is done, 0 when it has none, and
  * SLUICE_FLEET_CONTENDED when every compare-and-swap lost a race to a
  * meter step: nothing was written (op->fresh untouched), the agent tries
  * again.
  */
-__attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_op, __u64 arg)
+__attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_op, __u64 arg,
+					       __u64 was, __u64 to)
 {
 	struct sluice_set *s;
 	__u64 *tatp, tat, next;
@@ -1189,7 +1191,7 @@ __attribute__((noinline)) int table_fleet_step(struct table_op *op, __u32 fleet_
 		else if (fleet_op == SLUICE_FLEET_CHARGE)
 			next = (tat > op->now ? tat : op->now) + arg;
 		else if (fleet_op == SLUICE_FLEET_CAP)
-			next = tat > op->now + arg ? op->now + arg : tat;
+			next = gcra_rebased(tat, op->now, arg, was, to);
 		else
 			next = tat;
 		if (next == tat)

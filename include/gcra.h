@@ -69,6 +69,19 @@ static inline int gcra_conforms(__u64 tat, __u64 now, __u64 cost, __u64 limit, _
 	return gcra_conforms_owing(tat, now, cost, limit, 0, next_tat);
 }
 
+/*
+ * A change's rebase of one bucket (SLUICE_FLEET_CAP ops): the TAT the
+ * change's walk computed for it, to, while it still is the one the walk
+ * read, was (0: none); else, moved by a packet since, its debt capped at
+ * max.
+ */
+static inline __u64 gcra_rebased(__u64 tat, __u64 now, __u64 max, __u64 was, __u64 to)
+{
+	if (was && tat == was)
+		return to;
+	return gcra_capped(tat, now, max);
+}
+
 /* What a refused packet leaves in the TAT: its cap, when the debt was deeper. */
 static inline __u64 gcra_refused(__u64 tat, __u64 now, __u64 limit)
 {

@@ -258,7 +258,7 @@ struct sluice_filter {
 #define SLUICE_POL_MATCH_ICMP_CODE (1U << 12) /* with ICMP_TYPE: icmp_code too */
 #define SLUICE_POL_MATCH_DST	   (1U << 13) /* destination & dst_mask == dst */
 /* The penalty box (--ban-after, struct sluice_ban): ban_* in sluice_policy hold it. */
-#define SLUICE_POL_BAN		   (1U << 14)
+#define SLUICE_POL_BAN (1U << 14)
 #define SLUICE_POL_MATCH_CLASS                                                           \
 	(SLUICE_POL_MATCH_SPORT | SLUICE_POL_MATCH_LENGTH | SLUICE_POL_MATCH_TCP_FLAGS | \
 	 SLUICE_POL_MATCH_ICMP_TYPE | SLUICE_POL_MATCH_ICMP_CODE | SLUICE_POL_MATCH_DST)
@@ -786,7 +786,11 @@ enum sluice_fleet_op {
 	SLUICE_FLEET_READ = 0,	  /* out: passed, tat_delta (TAT - now, 0 if past) */
 	SLUICE_FLEET_ADVANCE = 1, /* TAT <- max(TAT, now + arg): the global TAT */
 	SLUICE_FLEET_CHARGE = 2,  /* TAT <- max(TAT, now) + arg: fallback split */
-	/* A change's debt cap (docs/design.md): TAT <- min(TAT, now + arg). */
+	/*
+	 * A change's rebase (docs/design.md): TAT <- to_tat if it still is
+	 * was_tat (a TAT read before the change: the bucket keeps the share of
+	 * its burst it had), else TAT <- min(TAT, now + arg), the debt cap.
+	 */
 	SLUICE_FLEET_CAP = 3,		/* the key's source bucket */
 	SLUICE_FLEET_CAP_AGGREGATE = 4, /* the key's aggregate bucket */
 	SLUICE_FLEET_CAP_ADMIT = 5,	/* the admission bucket of the rule id key.policy */
@@ -801,9 +805,15 @@ struct sluice_fleet_entry {
 	struct sluice_key key;
 	__u32 op;
 	__u64 arg; /* meter time */
-	/* Out. */
-	__u64 passed;
-	__u64 tat_delta;
+	/* In for the CAP ops (was_tat 0: a cap alone); out after any op. */
+	union {
+		__u64 was_tat; /* in: the TAT the change's walk read */
+		__u64 passed;  /* out */
+	};
+	union {
+		__u64 to_tat;	 /* in: what it becomes if unchanged since */
+		__u64 tat_delta; /* out */
+	};
 	/*
 	 * 1: the key has a bucket, the op done; 0: none; <0: no configuration;
 	 * SLUICE_FLEET_CONTENDED: it has one, but every compare-and-swap lost

@@ -29,9 +29,8 @@ static struct sluice_key source_key(const char *addr)
 	return k;
 }
 
-/* One sync entry: op on key with arg; returns it as the program left it. */
-static struct sluice_fleet_entry sync_one(struct fixture *fx, const struct sluice_key *key,
-					  __u32 op, __u64 arg)
+/* One sync entry; returns it as the program left it. */
+static struct sluice_fleet_entry sync_entry(struct fixture *fx, const struct sluice_fleet_entry *in)
 {
 	static struct sluice_fleet_batch b;
 	unsigned char frame[64] = { 0 };
@@ -42,14 +41,21 @@ static struct sluice_fleet_entry sync_one(struct fixture *fx, const struct sluic
 
 	memset(&b, 0, sizeof(b));
 	b.count = 1;
-	b.e[0].key = *key;
-	b.e[0].op = op;
-	b.e[0].arg = arg;
+	b.e[0] = *in;
 	if (bpf_map_update_elem(fd, &zero, &b, 0) ||
 	    bpf_prog_test_run_opts(bpf_program__fd(fx->test->progs.sluice_fleet_sync), &run) ||
 	    bpf_map_lookup_elem(fd, &zero, &b))
 		b.e[0].found = -99;
 	return b.e[0];
+}
+
+/* One sync entry: op on key with arg. */
+static struct sluice_fleet_entry sync_one(struct fixture *fx, const struct sluice_key *key,
+					  __u32 op, __u64 arg)
+{
+	struct sluice_fleet_entry in = { .key = *key, .op = op, .arg = arg };
+
+	return sync_entry(fx, &in);
 }
 
 static int candidates;
@@ -149,6 +155,33 @@ static void case_contended(struct fixture *fx, const struct sluice_key *key)
 	      "fleet ADVANCE losing one race, then winning, moves the TAT",
 	      "found %d delta %llu ms, then read %llu ms", e.found,
 	      (unsigned long long)(e.tat_delta / MS), (unsigned long long)(before.tat_delta / MS));
+}
+
+/*
+ * A change's rebase (SLUICE_FLEET_CAP with was_tat and to_tat): the TAT the
+ * walk computed, later or earlier, while the bucket still holds what the
+ * walk read; else, a packet having moved it since, only the cap.
+ */
+static void case_rebase(struct fixture *fx, const struct sluice_key *key, uint64_t now_ns)
+{
+	__u64 now = now_ns << SLUICE_TIME_SHIFT;
+	struct sluice_fleet_entry in = { .key = *key, .op = SLUICE_FLEET_CAP, .arg = 100 * MS };
+	struct sluice_fleet_entry e, read;
+
+	read = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	in.was_tat = now + read.tat_delta;
+	in.to_tat = now + 2000 * MS;
+	e = sync_entry(fx, &in);
+	read = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	check(e.found == 1 && read.tat_delta == 2000 * MS,
+	      "fleet CAP with the TAT the walk read: set to the rebased one, even later",
+	      "found %d, then %llu ms ahead", e.found, (unsigned long long)(read.tat_delta / MS));
+	in.to_tat = now + 5000 * MS; /* was_tat is stale now */
+	e = sync_entry(fx, &in);
+	read = sync_one(fx, key, SLUICE_FLEET_READ, 0);
+	check(e.found == 1 && read.tat_delta == 100 * MS,
+	      "fleet CAP of a bucket moved since the walk read it: capped alone",
+	      "found %d, then %llu ms ahead", e.found, (unsigned long long)(read.tat_delta / MS));
 }
 
 static void case_candidates(struct fixture *fx, struct frame *f, const struct sluice_key *key,
@@ -281,6 +314,7 @@ void suite_fleet(void)
 	      "refused");
 	case_sync(&fx, &f, &key, &s);
 	case_contended(&fx, &key);
+	case_rebase(&fx, &key, now_ns);
 	case_candidates(&fx, &f, &key, now_ns + 20 * NSEC_PER_SEC);
 	fixture_close(&fx);
 	case_usage_handover();

@@ -235,13 +235,16 @@ static void case_burst_at_one_instant(void)
 }
 
 /*
- * `set` keeps bucket state, and a raised burst takes effect at once even
- * for a key the per-CPU over-limit cache remembers.
+ * `set` keeps bucket state, rebased under the new rate, and that takes
+ * effect at once even for a key the per-CPU over-limit cache remembers:
+ * 1/s burst 1 drained (its TAT a second ahead), then 1000/s burst 1, is
+ * as drained under the new rate, full again a millisecond later, where the
+ * cache would still refuse it for a second.
  */
 static void case_set_keeps_state(void)
 {
 	struct frame_spec spec = { .family = 4, .src = "198.51.100.8", .payload = 18 };
-	int before, cached, after_raise, after_burst;
+	int before, cached, at_change, after_ms, again;
 	struct fixture fx;
 	struct settings s;
 	struct frame f;
@@ -251,16 +254,16 @@ static void case_set_keeps_state(void)
 	fixture_set_clock(&fx, 10 * NSEC_PER_SEC);
 	before = fixture_run(&fx, f.data, f.len, 1);
 	cached = fixture_run(&fx, f.data, f.len, 1);
-	/* Same rate, larger burst: the bucket (TAT one second ahead) now conforms. */
-	settings_per_second(&s, 1, 3);
+	settings_per_second(&s, 1000, 1);
 	fixture_configure(&fx, &s);
-	after_raise = fixture_run(&fx, f.data, f.len, 1);
-	after_burst = fixture_run(&fx, f.data, f.len, 1);
-	check(before == XDP_PASS && cached == XDP_DROP && after_raise == XDP_PASS &&
-		      after_burst == XDP_PASS && fixture_run(&fx, f.data, f.len, 1) == XDP_DROP &&
-		      fixture_bucket_count(&fx) == 1,
-	      "set keeps bucket state and invalidates the over-limit cache", "verdicts %d %d %d %d",
-	      before, cached, after_raise, after_burst);
+	at_change = fixture_run(&fx, f.data, f.len, 1);
+	fixture_set_clock(&fx, 10 * NSEC_PER_SEC + NSEC_PER_SEC / 1000);
+	after_ms = fixture_run(&fx, f.data, f.len, 1);
+	again = fixture_run(&fx, f.data, f.len, 1);
+	check(before == XDP_PASS && cached == XDP_DROP && at_change == XDP_DROP &&
+		      after_ms == XDP_PASS && again == XDP_DROP && fixture_bucket_count(&fx) == 1,
+	      "set keeps bucket state, rebased, and invalidates the over-limit cache",
+	      "verdicts %d %d %d %d %d", before, cached, at_change, after_ms, again);
 	fixture_close(&fx);
 }
 

@@ -445,6 +445,40 @@ test_rule_replaced() {
 	burst_is "$s" 5 1000 "0 5" "  and the drained source stays refused: 0 of 5 pass"
 }
 
+# A change keeps the share of its bucket a source holds. Tightened in
+# time: 1/m burst 5 drained, then 1/h burst 5: still empty. Keeping its TAT
+# (5 minutes ahead) would have left it 4 of 5 under the hour's rate.
+test_rule_tightened_share() {
+	local s
+	s=$(rsrc 7)
+	rule_conf "rate 1/m burst 5"
+	burst_is "$s" 10 1000 "5 5" "rule 1/m burst 5: a source's 10 packets, 5 pass"
+	rule_conf "rate 1/h burst 5"
+	burst_is "$s" 5 1000 "0 5" "rule 1/m -> 1/h burst 5: the drained source stays empty, 0 of 5"
+}
+
+# Loosened: 1/m burst 5, 3 sent (2 of 5 left), then 10/m burst 5: still 2
+# left. Keeping its TAT (3 minutes ahead), capped at the new burst's 30
+# seconds, would have left none.
+test_rule_loosened_share() {
+	local s
+	s=$(rsrc 8)
+	rule_conf "rate 1/m burst 5"
+	burst_is "$s" 3 1000 "3 0" "rule 1/m burst 5: a source's 3 packets pass"
+	rule_conf "rate 10/m burst 5"
+	burst_is "$s" 5 1000 "2 3" "rule 1/m -> 10/m burst 5: the source still holds 2 of 5"
+}
+
+# The default through `set`, tightened: 1/m burst 5 drained, then 1/h.
+test_default_tightened_share() {
+	local s
+	s=$(src 30)
+	apply_conf "default rate 1/m burst 5"
+	burst_is "$s" 10 1000 "5 5" "default 1/m burst 5: a source's 10 packets, 5 pass"
+	"$SLUICE" set "$LAB_HOST" --rate 1/h >/dev/null
+	burst_is "$s" 5 1000 "0 5" "set --rate 1/h: the drained source stays empty, 0 of 5"
+}
+
 lab_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
 test_attach_refuses_small_byte_window
 "$SLUICE" attach "$LAB_HOST" --rate 50/s >/dev/null || { check "attach" false; lab_finish; exit; }
@@ -462,6 +496,9 @@ test_rule_loosened
 test_rule_same_rate_rewritten
 test_rule_algorithm_change
 test_rule_replaced
+test_rule_tightened_share
+test_rule_loosened_share
+test_default_tightened_share
 sink_stop
 # What the socket got, and what its full buffer dropped, reached the host.
 CHECK_DETAIL="sink: $(grep '^total' "$LAB_TMP/sink"); passed $(stat passed)"

@@ -41,6 +41,12 @@ struct model_bucket {
 	uint32_t addr[8];
 	__int128 level;
 	uint64_t last, limit;
+	/*
+	 * An aggregate's bucket whose rule dropped its prefix length: should
+	 * the rule limit it again, the change finds no old limit to scale by,
+	 * and keeps its TAT (capped, as any debt past the burst).
+	 */
+	bool orphan;
 	/* Windows: what was counted in window `window_index` and the one before it. */
 	bool counted;
 	uint64_t window_index, prev_count, cur_count;
@@ -123,15 +129,22 @@ uint64_t model_cost(const struct model_limiter *l, uint32_t len)
 	return (uint64_t)((c + (1U << SLUICE_BYTE_SHIFT) - 1) >> SLUICE_BYTE_SHIFT);
 }
 
+/* level * to / from, rounded toward minus infinity. */
+static __int128 level_scaled(__int128 level, uint64_t to, uint64_t from)
+{
+	__int128 p = level * (__int128)to, q = p / (__int128)from;
+
+	return q * (__int128)from > p ? q - 1 : q;
+}
+
 /*
- * Refills b to now, then moves it under a capacity of `limit` keeping its
- * TAT; touch: a packet meets it (where MODEL_DEBT_CAP_AT_TOUCH caps debt).
+ * Refills b to now, then moves it under a capacity of `limit` keeping the
+ * share of its capacity it holds; touch: a packet meets it (where
+ * MODEL_DEBT_CAP_AT_TOUCH caps debt).
  */
 static void bucket_refresh(struct model *m, struct model_bucket *b, uint64_t limit, uint64_t now,
 			   bool touch)
 {
-	__int128 ahead;
-
 	if (b->meter != SLUICE_METER_GCRA)
 		return;
 	if (now > b->last) {
@@ -141,9 +154,9 @@ static void bucket_refresh(struct model *m, struct model_bucket *b, uint64_t lim
 		b->last = now;
 	}
 	if (limit != b->limit) {
-		/* Full again `ahead` from now, under either capacity. */
-		ahead = (__int128)b->limit - b->level;
-		b->level = (__int128)limit - ahead;
+		/* The same share of the bucket, rounded down (toward less left). */
+		b->level = b->orphan ? (__int128)limit - ((__int128)b->limit - b->level)
+				     : level_scaled(b->level, limit, b->limit);
 		b->limit = limit;
 		if (m->debt == MODEL_DEBT_CAP_AT_CHANGE && b->level < 0)
 			b->level = 0;
@@ -296,6 +309,7 @@ int model_set_policy(struct model *m, const struct model_rule *rules, int n,
 			continue;
 		limit = bucket_limit_under(b, r);
 		bucket_refresh(m, b, limit ? limit : b->limit, now, false);
+		b->orphan = !limit;
 		m->buckets[kept++] = *b;
 	}
 	m->n_buckets = kept;

@@ -1815,18 +1815,67 @@ static void unit_bytes(void)
 	model_free(&m);
 }
 
-/* 1/h burst 1 raised to 1000/s: empty at the change, then 1 ms to the next packet. */
+/*
+ * A change keeps the share of its bucket a source holds. Tightened, 1/m
+ * burst 5 drained, then 1/h burst 5: a minute later still empty (keeping
+ * its TAT would have left it 4 of 5). Loosened, 1/s burst 5 holding 2,
+ * then 10/s burst 5: still 2 (keeping its TAT, capped, would have left 0).
+ */
+static void unit_share_kept(void)
+{
+	struct model_rule slow = unit_rule(T(60 * NSEC_PER_SEC), 5, false);
+	struct model_rule hourly = unit_rule(T(3600 * NSEC_PER_SEC), 5, false);
+	struct model_rule second = unit_rule(T(NSEC_PER_SEC), 5, false);
+	struct model_rule tenth = unit_rule(T(NSEC_PER_SEC / 10), 5, false);
+	int i, drained = 0, later, kept = 0;
+	struct model m;
+
+	model_init(&m, MODEL_DEBT_CAP_AT_CHANGE);
+	model_set_policy(&m, &slow, 1, NULL, 0, NULL, 0, T(START_NS));
+	for (i = 0; i < 5; i++)
+		drained += unit_send(&m, "10.0.0.6", 100, START_NS) == MV_PASS;
+	model_set_policy(&m, &hourly, 1, NULL, 0, NULL, 0, T(START_NS + 1000));
+	later = unit_send(&m, "10.0.0.6", 100, START_NS + 61 * NSEC_PER_SEC);
+	check(drained == 5 && later == MV_DROP,
+	      "model: tightened 1/m -> 1/h, a drained source stays empty a minute on",
+	      "%d passed, then %s", drained, model_verdict_name(later));
+	model_free(&m);
+
+	model_init(&m, MODEL_DEBT_CAP_AT_CHANGE);
+	model_set_policy(&m, &second, 1, NULL, 0, NULL, 0, T(START_NS));
+	for (i = 0; i < 3; i++)
+		unit_send(&m, "10.0.0.7", 100, START_NS);
+	model_set_policy(&m, &tenth, 1, NULL, 0, NULL, 0, T(START_NS + 1000));
+	for (i = 0; i < 3; i++)
+		kept += unit_send(&m, "10.0.0.7", 100, START_NS + 2000) == MV_PASS;
+	check(kept == 2, "model: loosened 1/s -> 10/s, a source holding 2 of 5 still holds 2",
+	      "%d of 3 passed", kept);
+	model_free(&m);
+}
+
+/*
+ * Debt past a new burst, where no old limit scales it: an aggregate /24 at
+ * 1/h burst 1 drained, dropped by its rule, then back at 1000/s burst 1.
+ */
 static void unit_raise(enum model_debt debt, bool want_pass)
 {
-	struct model_rule slow = unit_rule(T(3600 * NSEC_PER_SEC), 1, false);
-	struct model_rule fast = unit_rule(T(1000000), 1, false);
+	struct model_rule r = unit_rule(T(1000000), 1000, false);
+	struct model_aggregate hourly = { 4, 24, { T(3600 * NSEC_PER_SEC), 0, false } };
+	struct model_aggregate fast = { 4, 24, { T(1000000), T(1000000), false } };
 	struct model m;
 	int first, after, next;
 
+	hourly.lim.limit = hourly.lim.interval;
 	model_init(&m, debt);
-	model_set_policy(&m, &slow, 1, NULL, 0, NULL, 0, T(START_NS));
+	r.n_aggregates = 1;
+	r.agg[0] = hourly;
+	model_set_policy(&m, &r, 1, NULL, 0, NULL, 0, T(START_NS));
 	first = unit_send(&m, "10.0.0.5", 100, START_NS) == MV_PASS;
-	model_set_policy(&m, &fast, 1, NULL, 0, NULL, 0, T(START_NS + 1000));
+	r.n_aggregates = 0;
+	model_set_policy(&m, &r, 1, NULL, 0, NULL, 0, T(START_NS + 500));
+	r.n_aggregates = 1;
+	r.agg[0] = fast;
+	model_set_policy(&m, &r, 1, NULL, 0, NULL, 0, T(START_NS + 1000));
 	after = unit_send(&m, "10.0.0.5", 100, START_NS + 1000 + 1000000);
 	/* Capped when met: that packet finds it empty; the next, 1 ms on, passes. */
 	next = unit_send(&m, "10.0.0.5", 100, START_NS + 1000 + 2000000);
@@ -2091,6 +2140,7 @@ static void model_unit_checks(void)
 	unit_reshape();
 	unit_burst_then_interval();
 	unit_bytes();
+	unit_share_kept();
 	unit_raise(MODEL_DEBT_CAP_AT_CHANGE, true);
 	unit_raise(MODEL_DEBT_KEPT, false);
 	unit_raise(MODEL_DEBT_CAP_AT_TOUCH, false);

@@ -1,86 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A limiter that keeps its id across a change of its settings (the default
- * or a rule) caps the debt its buckets carry: no bucket owes more than the
- * new burst after the change (docs/design.md, "What a change does
- * to a source's state").
+ * or a rule) rebases the buckets it keeps: each keeps the share of its
+ * burst it had, and none owes more than the new burst (docs/design.md,
+ * "What a change does to a source's state").
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <bpf/bpf.h>
+#include "maps/debt.h"
 #include "maps/slots.h"
 #include "maps/table.h"
 #include "pins/sync.h"
 
-/*
- * A change's debt cap (docs/design.md): the buckets of each limiter that
- * kept its id with new settings, more than a new burst (and what a live
- * fleet may owe) ahead, found in one read of each table and capped by the
- * sync program, with the datapath's own clock and compare-and-swap: a TAT
- * written since the change is never lowered.
- */
-struct debt_walk {
-	const struct policy_maps *m;
-	struct sluice_policy p[SLUICE_MAX_POLICIES]; /* the changed limiters, compiled */
-	int n;
-	uint16_t at[1 << 16]; /* by id: 1 + its index in p, 0 for a limiter not changed */
-	__u32 op;	      /* SLUICE_FLEET_CAP or _CAP_AGGREGATE */
-	__u64 now;	      /* meter time when the walk began */
-	__u64 owed;	      /* what a live fleet lets a source owe past its burst */
-	struct sluice_fleet_batch b;
+/* One kind of bucket of a changed limiter: its burst's length before and after, in meter time. */
+struct debt_limit {
+	__u64 old_limit; /* 0: it had none of that kind (a cap alone) */
+	__u64 new_limit;
+	__u64 max; /* the most debt it keeps: its new burst, and what a live fleet may owe */
 };
 
-static int debt_flush(struct debt_walk *dw)
-{
-	int err = dw->b.count ? sync_run(dw->m->sync, &dw->b) : 0;
+/* A changed limiter's kinds of bucket: indexes into debt_plan.limits. */
+struct debt_limiter {
+	struct sluice_policy p; /* compiled, as it now is */
+	__u16 own, admit, overflow;
+	__u16 agg[SLUICE_MAX_AGGREGATES];
+};
 
-	dw->b.count = 0;
-	return err;
-}
+/* A bucket read in debt before the change. */
+struct debt_mark {
+	struct sluice_key key;
+	__u8 op; /* SLUICE_FLEET_CAP* */
+	__u8 pad;
+	__u16 limit; /* index into debt_plan.limits */
+	__u64 was;   /* its TAT then */
+};
 
-static int debt_add(struct debt_walk *dw, const struct sluice_key *key, __u32 op, __u64 max)
-{
-	struct sluice_fleet_entry *e = &dw->b.e[dw->b.count++];
-
-	memset(e, 0, sizeof(*e));
-	e->key = *key;
-	e->op = op;
-	e->arg = max;
-	return dw->b.count == SLUICE_FLEET_BATCH ? debt_flush(dw) : 0;
-}
-
-/*
- * How far past now a bucket of a changed limiter may stay: its burst; 0 if
- * no changed limiter has it, or its slot holds a window's or a warm-up's
- * counts rather than a TAT.
- */
-static __u64 debt_max(const struct debt_walk *dw, const struct sluice_key *key)
-{
-	const struct sluice_aggregate *a;
-	const struct sluice_policy *p;
-
-	if (!dw->at[key->policy])
-		return 0;
-	p = &dw->p[dw->at[key->policy] - 1];
-	if (dw->op == SLUICE_FLEET_CAP)
-		return p->meter == SLUICE_METER_GCRA ? p->limit + dw->owed : 0;
-	for (a = p->aggregates; a < p->aggregates + p->n_aggregates; a++)
-		if (a->family == key->family && a->prefix_len == key->prefix_len)
-			return a->limit;
-	return 0;
-}
-
-static int debt_visit(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
-		      void *ctx)
-{
-	struct debt_walk *dw = ctx;
-	__u64 max = debt_max(dw, key);
-
-	(void)read_ns;
-	if (!max || b->tat <= dw->now + max)
-		return 0;
-	return debt_add(dw, key, dw->op, max);
-}
+struct debt_plan {
+	const struct policy_maps *m;
+	struct debt_limiter lim[SLUICE_MAX_POLICIES];
+	int n;
+	uint16_t at[1 << 16]; /* by id: 1 + its index in lim, 0 for a limiter not changed */
+	struct debt_limit limits[SLUICE_MAX_POLICIES * (3 + SLUICE_MAX_AGGREGATES)];
+	int n_limits;
+	__u8 op;    /* of the table being read */
+	__u64 now;  /* meter time when the plan was made */
+	__u64 owed; /* what a live fleet lets a source owe past its burst */
+	struct debt_mark *marks;
+	size_t n_marks, cap_marks;
+};
 
 static __u64 datapath_now(const struct policy_maps *m)
 {
@@ -98,61 +66,69 @@ static __u64 fleet_owed_now(const struct policy_maps *m, __u64 now)
 	return now < hint.live_until ? hint.debt_max : 0;
 }
 
-/* Which tables hold buckets of the changed limiters: a GCRA's own, any one's aggregates. */
-static void debt_tables(const struct debt_walk *dw, bool *sources, bool *aggregates)
+static __u16 limit_add(struct debt_plan *dp, __u64 old_limit, __u64 new_limit, __u64 max)
+{
+	dp->limits[dp->n_limits] = (struct debt_limit){ old_limit, new_limit, max };
+	return (__u16)dp->n_limits++;
+}
+
+/* The live aggregate of a's family and prefix length, or NULL. */
+static const struct sluice_aggregate *aggregate_of(const struct sluice_policy *live,
+						   const struct sluice_aggregate *a)
 {
 	int i;
 
-	*sources = *aggregates = false;
-	for (i = 0; i < dw->n; i++) {
-		*sources |= dw->p[i].meter == SLUICE_METER_GCRA;
-		*aggregates |= dw->p[i].n_aggregates > 0;
-	}
+	for (i = 0; i < live->n_aggregates; i++)
+		if (live->aggregates[i].family == a->family &&
+		    live->aggregates[i].prefix_len == a->prefix_len)
+			return &live->aggregates[i];
+	return NULL;
 }
 
-/* Every bucket of the changed limiters: their own, their aggregates', admission and overflow. */
-static int debt_cap_all(struct debt_walk *dw, const struct sluice_config *cfg)
+/* A changed limiter, was its live self: its kinds of bucket and their bursts. */
+static void limiter_add(struct debt_plan *dp, const struct sluice_policy *p,
+			const struct sluice_policy *was)
 {
-	struct sluice_key rule = { 0 };
-	bool sources, aggregates;
-	int i, err = 0;
+	struct debt_limiter *l = &dp->lim[dp->n];
+	const struct sluice_aggregate *a, *old;
+	bool gcra = p->meter == SLUICE_METER_GCRA && was->meter == SLUICE_METER_GCRA;
+	int i;
 
-	debt_tables(dw, &sources, &aggregates);
-	if (sources) {
-		dw->op = SLUICE_FLEET_CAP;
-		err = table_walk(dw->m->buckets, cfg->table_seed, debt_visit, dw);
+	l->p = *p;
+	l->own = limit_add(dp, gcra ? was->limit : 0, p->limit, p->limit + dp->owed);
+	l->admit = limit_add(dp, was->admit_limit, p->admit_limit, p->admit_limit);
+	l->overflow = limit_add(dp, was->overflow_limit, p->overflow_limit, p->overflow_limit);
+	for (i = 0; i < p->n_aggregates; i++) {
+		a = &p->aggregates[i];
+		old = aggregate_of(was, a);
+		l->agg[i] = limit_add(dp, old ? old->limit : 0, a->limit, a->limit);
 	}
-	if (!err && aggregates) {
-		dw->op = SLUICE_FLEET_CAP_AGGREGATE;
-		err = debt_flush(dw)
-			      ?: table_walk(dw->m->aggregates, cfg->table_seed, debt_visit, dw);
-	}
-	for (i = 0; !err && i < dw->n; i++) {
-		rule.policy = dw->p[i].id;
-		err = debt_add(dw, &rule, SLUICE_FLEET_CAP_ADMIT, dw->p[i].admit_limit)
-			      ?: debt_add(dw, &rule, SLUICE_FLEET_CAP_OVERFLOW,
-					  dw->p[i].overflow_limit);
-	}
-	return err ?: debt_flush(dw);
+	dp->at[p->id] = (uint16_t)++dp->n;
 }
 
 /*
- * The live settings of the limiter at doc's slot (the default, or the rule
- * of its match) and, in *id, its live id; NULL when there is none.
+ * The live policy of the limiter at doc's slot (the default, or the rule of
+ * its match) into *was; false when there is none.
  */
-static const struct settings *live_settings(const struct policy_doc *doc,
-					    const struct policy_doc *live, __u32 slot, uint16_t *id)
+static bool live_policy(const struct policy_doc *doc, const struct policy_doc *live, __u32 slot,
+			struct sluice_policy *was)
 {
 	int j;
 
 	if (!slot) {
-		*id = live->dflt_id;
 		/* Fresh maps have no default yet. */
-		return live->dflt.rate.amount ? &live->dflt : NULL;
+		if (!live->dflt.rate.amount)
+			return false;
+		*was = live->dflt_policy;
+		was->id = live->dflt_id;
+		return true;
 	}
 	j = doc_find_rule(live, &doc->rules[slot - 1].match);
-	*id = j < 0 ? 0 : live->rules[j].id;
-	return j < 0 ? NULL : &live->rules[j].settings;
+	if (j < 0)
+		return false;
+	*was = live->rules[j].policy;
+	was->id = live->rules[j].id;
+	return true;
 }
 
 static const struct settings *slot_settings(const struct policy_doc *doc, __u32 slot)
@@ -160,70 +136,260 @@ static const struct settings *slot_settings(const struct policy_doc *doc, __u32 
 	return slot ? &doc->rules[slot - 1].settings : &doc->dflt;
 }
 
-/* Does doc's limiter at slot meet a live one of other settings (whatever its id)? */
-static bool slot_changes(const struct policy_doc *doc, const struct policy_doc *live, __u32 slot,
-			 uint16_t *id)
+static const struct settings *live_settings(const struct policy_doc *doc,
+					    const struct policy_doc *live, __u32 slot)
 {
-	const struct settings *was = live_settings(doc, live, slot, id);
+	int j;
+
+	if (!slot)
+		return live->dflt.rate.amount ? &live->dflt : NULL;
+	j = doc_find_rule(live, &doc->rules[slot - 1].match);
+	return j < 0 ? NULL : &live->rules[j].settings;
+}
+
+/* Does doc's limiter at slot meet a live one of other settings (whatever its id)? */
+static bool slot_changes(const struct policy_doc *doc, const struct policy_doc *live, __u32 slot)
+{
+	const struct settings *was = live_settings(doc, live, slot);
 
 	return was && !settings_equal(was, slot_settings(doc, slot));
 }
 
 bool debt_cap_wanted(const struct policy_doc *doc, const struct policy_doc *live)
 {
-	uint16_t id;
 	__u32 slot;
 
 	for (slot = 0; slot <= (__u32)doc->n_rules; slot++)
-		if (slot_changes(doc, live, slot, &id))
+		if (slot_changes(doc, live, slot))
 			return true;
 	return false;
 }
 
-/* The limiters of doc that kept their id (assign_ids) with new settings, into dw. */
-static int debt_changed(struct debt_walk *dw, const struct policy_doc *doc,
-			const struct policy_doc *live)
+/* The limiters of doc that kept their id (assign_ids) with new settings, into dp. */
+static int plan_limiters(struct debt_plan *dp, const struct policy_doc *doc,
+			 const struct policy_doc *live)
 {
-	struct sluice_policy *p;
-	uint16_t id;
+	struct sluice_policy p, was;
 	__u32 slot;
 	int err;
 
 	for (slot = 0; slot <= (__u32)doc->n_rules; slot++) {
-		p = &dw->p[dw->n];
-		if (!slot_changes(doc, live, slot, &id))
+		if (!slot_changes(doc, live, slot) || !live_policy(doc, live, slot, &was))
 			continue;
-		err = slot_policy(doc, slot, p);
+		err = slot_policy(doc, slot, &p);
 		if (err)
 			return err;
-		if (p->id == id)
-			dw->at[p->id] = (uint16_t)++dw->n;
+		if (p.id == was.id)
+			limiter_add(dp, &p, &was);
 	}
 	return 0;
 }
 
-/*
- * After a change that kept the ids of limiters with new limits: debt past
- * the new bursts is capped now, not at each source's next packet, so the
- * time that passes after the change refills them.
- */
-int changed_debt_cap(const struct policy_maps *m, const struct policy_doc *doc,
-		     const struct policy_doc *live, const struct sluice_config *cfg)
+/* The kind of bucket key is of, in the table being read; NULL if no changed limiter has it. */
+static const struct debt_limit *limit_of(const struct debt_plan *dp, const struct sluice_key *key,
+					 __u16 *index)
 {
-	struct debt_walk *dw;
+	const struct debt_limiter *l;
+	int i;
+
+	if (!dp->at[key->policy])
+		return NULL;
+	l = &dp->lim[dp->at[key->policy] - 1];
+	if (dp->op == SLUICE_FLEET_CAP) {
+		if (l->p.meter != SLUICE_METER_GCRA)
+			return NULL; /* a window's or a warm-up's counts: never capped */
+		*index = l->own;
+		return &dp->limits[*index];
+	}
+	for (i = 0; i < l->p.n_aggregates; i++)
+		if (l->p.aggregates[i].family == key->family &&
+		    l->p.aggregates[i].prefix_len == key->prefix_len) {
+			*index = l->agg[i];
+			return &dp->limits[*index];
+		}
+	return NULL;
+}
+
+static int mark_add(struct debt_plan *dp, const struct sluice_key *key, __u8 op, __u16 limit,
+		    __u64 was)
+{
+	struct debt_mark *grown;
+	size_t cap;
+
+	if (dp->n_marks == dp->cap_marks) {
+		cap = dp->cap_marks ? 2 * dp->cap_marks : 1024;
+		grown = realloc(dp->marks, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		dp->marks = grown;
+		dp->cap_marks = cap;
+	}
+	dp->marks[dp->n_marks++] =
+		(struct debt_mark){ .key = *key, .op = op, .limit = limit, .was = was };
+	return 0;
+}
+
+/* Whether a TAT read at the plan's moment is in debt that the change moves. */
+static bool mark_wanted(const struct debt_plan *dp, const struct debt_limit *l, __u64 tat)
+{
+	if (tat <= dp->now)
+		return false;
+	return l->old_limit != l->new_limit || tat - dp->now > l->max;
+}
+
+static int plan_visit(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
+		      void *ctx)
+{
+	struct debt_plan *dp = ctx;
+	const struct debt_limit *l;
+	__u16 index;
+
+	(void)read_ns;
+	l = limit_of(dp, key, &index);
+	if (!l || !mark_wanted(dp, l, b->tat))
+		return 0;
+	return mark_add(dp, key, dp->op, index, b->tat);
+}
+
+/* Which tables hold buckets of the changed limiters: a GCRA's own, any one's aggregates. */
+static void plan_tables(const struct debt_plan *dp, bool *sources, bool *aggregates)
+{
+	int i;
+
+	*sources = *aggregates = false;
+	for (i = 0; i < dp->n; i++) {
+		*sources |= dp->lim[i].p.meter == SLUICE_METER_GCRA;
+		*aggregates |= dp->lim[i].p.n_aggregates > 0;
+	}
+}
+
+/* Each changed rule's admission and overflow buckets, read as they are. */
+static int plan_admission(struct debt_plan *dp)
+{
+	const struct debt_limiter *l;
+	struct sluice_admission adm;
+	struct sluice_key rule = { 0 };
+	__u32 id;
+	int i, err = 0;
+
+	for (i = 0; !err && i < dp->n; i++) {
+		l = &dp->lim[i];
+		id = rule.policy = l->p.id;
+		if (bpf_map_lookup_elem(dp->m->admission, &id, &adm))
+			continue;
+		if (mark_wanted(dp, &dp->limits[l->admit], adm.admit_tat))
+			err = mark_add(dp, &rule, SLUICE_FLEET_CAP_ADMIT, l->admit, adm.admit_tat);
+		if (!err && mark_wanted(dp, &dp->limits[l->overflow], adm.overflow_tat))
+			err = mark_add(dp, &rule, SLUICE_FLEET_CAP_OVERFLOW, l->overflow,
+				       adm.overflow_tat);
+	}
+	return err;
+}
+
+/* Every bucket of the changed limiters in debt: their own, their aggregates', admission, overflow.
+ */
+static int plan_read(struct debt_plan *dp, const struct sluice_config *cfg)
+{
+	bool sources, aggregates;
+	int err = 0;
+
+	plan_tables(dp, &sources, &aggregates);
+	if (sources) {
+		dp->op = SLUICE_FLEET_CAP;
+		err = table_walk(dp->m->buckets, cfg->table_seed, plan_visit, dp);
+	}
+	if (!err && aggregates) {
+		dp->op = SLUICE_FLEET_CAP_AGGREGATE;
+		err = table_walk(dp->m->aggregates, cfg->table_seed, plan_visit, dp);
+	}
+	return err ?: plan_admission(dp);
+}
+
+int debt_plan_make(const struct policy_maps *m, const struct policy_doc *doc,
+		   const struct policy_doc *live, const struct sluice_config *cfg,
+		   struct debt_plan **plan)
+{
+	struct debt_plan *dp;
 	int err;
 
+	*plan = NULL;
 	if (!m->sync || !debt_cap_wanted(doc, live))
 		return 0;
-	dw = calloc(1, sizeof(*dw));
-	if (!dw)
+	dp = calloc(1, sizeof(*dp));
+	if (!dp)
 		return -ENOMEM;
-	dw->m = m;
-	err = debt_changed(dw, doc, live);
-	dw->now = datapath_now(m);
-	dw->owed = fleet_owed_now(m, dw->now);
-	if (!err && dw->n)
-		err = debt_cap_all(dw, cfg);
-	free(dw);
+	dp->m = m;
+	dp->now = datapath_now(m);
+	dp->owed = fleet_owed_now(m, dp->now);
+	err = plan_limiters(dp, doc, live);
+	if (!err && dp->n)
+		err = plan_read(dp, cfg);
+	if (err) {
+		debt_plan_free(dp);
+		return err;
+	}
+	*plan = dp;
+	return 0;
+}
+
+/*
+ * The debt a bucket keeps at now, `was` its TAT: the share of the old burst
+ * it owed, of the new one, rounded up and no more than the most it keeps.
+ */
+static __u64 debt_rebased(const struct debt_limit *l, __u64 was, __u64 now)
+{
+	unsigned __int128 scaled;
+	__u64 debt = was - now;
+
+	if (l->old_limit && l->old_limit != l->new_limit) {
+		scaled = ((unsigned __int128)debt * l->new_limit + l->old_limit - 1) / l->old_limit;
+		debt = scaled < l->max ? (__u64)scaled : l->max;
+	}
+	return debt < l->max ? debt : l->max;
+}
+
+/* Marks [from, to) as one batch, rebased at the clock's present moment. */
+static int apply_batch(const struct debt_plan *dp, size_t from, size_t to,
+		       struct sluice_fleet_batch *b)
+{
+	const struct debt_mark *k;
+	const struct debt_limit *l;
+	__u64 now = datapath_now(dp->m);
+	struct sluice_fleet_entry *e;
+
+	memset(b, 0, sizeof(*b));
+	for (; from < to; from++) {
+		k = &dp->marks[from];
+		/* Full again since: nothing to keep (a packet since is capped as it meets it). */
+		if (k->was <= now)
+			continue;
+		l = &dp->limits[k->limit];
+		e = &b->e[b->count++];
+		e->key = k->key;
+		e->op = k->op;
+		e->arg = l->max;
+		e->was_tat = k->was;
+		e->to_tat = now + debt_rebased(l, k->was, now);
+	}
+	return b->count ? sync_run(dp->m->sync, b) : 0;
+}
+
+int debt_plan_apply(const struct debt_plan *dp)
+{
+	struct sluice_fleet_batch b;
+	size_t i, end;
+	int err = 0;
+
+	for (i = 0; dp && !err && i < dp->n_marks; i = end) {
+		end = i + SLUICE_FLEET_BATCH < dp->n_marks ? i + SLUICE_FLEET_BATCH : dp->n_marks;
+		err = apply_batch(dp, i, end, &b);
+	}
 	return err;
+}
+
+void debt_plan_free(struct debt_plan *dp)
+{
+	if (dp)
+		free(dp->marks);
+	free(dp);
 }

@@ -117,7 +117,7 @@ static int id_reset(const struct policy_maps *m, uint16_t id)
 /*
  * Does the default keep its id, and so its buckets? Only while the new
  * meter reads a slot as the old one wrote it (policy_meter_same), whatever
- * else changed: its debt is then capped at the change (changed_debt_cap).
+ * else changed: its buckets are then rebased at the change (debt_plan_make).
  * So does a rule (rule_kept_from).
  */
 static bool default_keeps_id(const struct policy_doc *doc, const struct policy_doc *live)

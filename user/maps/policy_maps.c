@@ -227,11 +227,53 @@ static int rules_clear(const struct policy_maps *m, __u32 set)
 	return err ? err : trie_clear(m->rules_v6, set);
 }
 
+/* The new sets written, made live, and the old ones left as they must be. */
+static int policy_flip(const struct policy_maps *m, struct policy_doc *doc,
+		       const struct policy_doc *live, struct sluice_config *cfg, bool lists)
+{
+	__u32 old_rules = cfg->policy_set, old_lists = cfg->list_set;
+	struct debt_plan *plan = NULL;
+	int err;
+
+	cfg->policy_set = !old_rules;
+	err = rules_clear(m, cfg->policy_set);
+	if (!err)
+		err = write_slots(m, doc, cfg->policy_set);
+	if (!err)
+		err = write_rule_tries(m, doc, cfg->policy_set, cfg);
+	if (!err && lists) {
+		cfg->list_set = !old_lists;
+		err = lists_unmirror(m);
+		if (!err)
+			err = write_lists(m, doc, cfg->list_set, cfg, false);
+	}
+	/* Read while packets still meet the old configuration. */
+	if (!err)
+		err = debt_plan_make(m, doc, live, cfg, &plan);
+	if (!err) {
+		cfg->next_policy_id = doc->next_id;
+		cfg->ids_wrapped = doc->ids_wrapped;
+		err = config_write(m, cfg);
+	}
+	/* No packet holds the old configuration now: rebase its buckets, free the old sets. */
+	if (!err)
+		err = debt_plan_apply(plan);
+	/* Bans follow their rule, to a new id if it got one; those of rules gone go. */
+	if (!err)
+		err = bans_carry(m->bans, doc, live);
+	if (!err)
+		err = rules_clear(m, old_rules);
+	/* The old list set becomes a copy of the new, so a list change can replay on it. */
+	if (!err && lists)
+		err = lists_mirror(m, cfg->list_set);
+	debt_plan_free(plan);
+	return err;
+}
+
 int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists)
 {
 	struct policy_doc live = { 0 };
 	struct sluice_config cfg;
-	__u32 old_rules, old_lists;
 	int err;
 
 	if (lists) {
@@ -246,41 +288,8 @@ int policy_store(const struct policy_maps *m, struct policy_doc *doc, bool lists
 		err = policy_load_rules(m, &cfg, &live);
 	if (!err)
 		err = assign_ids(m, doc, &live);
-	if (err)
-		return err;
-	old_rules = cfg.policy_set;
-	old_lists = cfg.list_set;
-	cfg.policy_set = !old_rules;
-
-	err = rules_clear(m, cfg.policy_set);
 	if (!err)
-		err = write_slots(m, doc, cfg.policy_set);
-	if (!err)
-		err = write_rule_tries(m, doc, cfg.policy_set, &cfg);
-	if (!err && lists) {
-		cfg.list_set = !old_lists;
-		err = lists_unmirror(m);
-		if (!err)
-			err = write_lists(m, doc, cfg.list_set, &cfg, false);
-	}
-	if (err)
-		return err;
-	cfg.next_policy_id = doc->next_id;
-	cfg.ids_wrapped = doc->ids_wrapped;
-	err = config_write(m, &cfg);
-	if (err)
-		return err;
-
-	/* No packet holds the old configuration now: cap its debt, free the old sets. */
-	err = changed_debt_cap(m, doc, &live, &cfg);
-	/* Bans follow their rule, to a new id if it got one; those of rules gone go. */
-	if (!err)
-		err = bans_carry(m->bans, doc, &live);
-	if (!err)
-		err = rules_clear(m, old_rules);
-	/* The old list set becomes a copy of the new, so a list change can replay on it. */
-	if (!err && lists)
-		err = lists_mirror(m, cfg.list_set);
+		err = policy_flip(m, doc, &live, &cfg, lists);
 	return err;
 }
 
