@@ -357,8 +357,8 @@ test_rule_tightened() {
 }
 
 # Loosened: 1/m burst 1, flooded (TAT a minute ahead), then 1000/s burst
-# 1000, and a flood at once. The debt is capped at the new burst at the
-# change: the bucket is empty then and refills at 1000/s, so about
+# 1000, and a flood at once. Drained, it stays drained under the new burst
+# at the change: the bucket is empty then and refills at 1000/s, so about
 # 1000 x t pass (t from the change). Before, a new id: a fresh burst of
 # 1000 on top.
 test_rule_loosened() {
@@ -380,7 +380,7 @@ test_rule_loosened() {
 	# softirq batch of slack; a fresh burst would add 1000.
 	most=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", 1000 * (b - a) + 64 }')
 	CHECK_DETAIL="$passed passed, $((d1 - d0)) dropped of $sent in $secs s (want 450 to $most)"
-	check "rule 1/m -> 1000/s burst 1000: debt capped at the new burst, 1000 x t pass, no fresh burst" \
+	check "rule 1/m -> 1000/s burst 1000: the drained source stays empty, 1000 x t pass, no fresh burst" \
 		test "$passed" -ge 450 -a "$passed" -le "$most"
 }
 

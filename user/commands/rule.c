@@ -194,8 +194,8 @@ const struct command cmd_rule = {
 		"--aggregate also limits each wider prefix of the rule's sources as a whole\n"
 		"(/24=5000/s: every /24 together at most 5000/s), up to 4 per rule.\n"
 		"add --replace changes the rule of the same CIDR and class in place: its\n"
-		"sources keep their state, their debt capped at the new burst, unless its\n"
-		"algorithm, window or warm-up changes (then they start afresh).\n"
+		"sources keep their state, the same share of the new burst as of the old,\n"
+		"unless its algorithm, window or warm-up changes (then they start afresh).\n"
 		"del is also spelled delete or rm, list ls or show; flush deletes every rule.",
 	.verbs = edit_verbs,
 	.more_args = true,

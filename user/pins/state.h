@@ -27,7 +27,7 @@ struct policy_maps {
 	int buckets, aggregates;
 	/* The per-CPU over-limit caches; their seeds come with the first configuration. */
 	int hot;
-	/* The fleet hint (.data.fleet), which the agent writes: a change's debt cap keeps what it
+	/* The fleet hint (.data.fleet), which the agent writes: a change's rebase keeps what it
 	 * owes. */
 	int fleet;
 	/* The state's directory, where config_write pins each configuration; -1: not pinned yet. */
