@@ -155,7 +155,7 @@ static bool slot_changes(const struct policy_doc *doc, const struct policy_doc *
 	return was && !settings_equal(was, slot_settings(doc, slot));
 }
 
-bool debt_cap_wanted(const struct policy_doc *doc, const struct policy_doc *live)
+bool debt_rebase_wanted(const struct policy_doc *doc, const struct policy_doc *live)
 {
 	__u32 slot;
 
@@ -234,7 +234,7 @@ static bool mark_wanted(const struct debt_plan *dp, const struct debt_limit *l, 
 {
 	if (tat <= dp->now)
 		return false;
-	return l->old_limit != l->new_limit || tat - dp->now > l->max;
+	return (l->old_limit && l->old_limit != l->new_limit) || tat - dp->now > l->max;
 }
 
 static int plan_visit(const struct sluice_key *key, const struct sluice_bucket *b, uint64_t read_ns,
@@ -313,7 +313,7 @@ int debt_plan_make(const struct policy_maps *m, const struct policy_doc *doc,
 	int err;
 
 	*plan = NULL;
-	if (!m->sync || !debt_cap_wanted(doc, live))
+	if (!m->sync || !debt_rebase_wanted(doc, live))
 		return 0;
 	dp = calloc(1, sizeof(*dp));
 	if (!dp)

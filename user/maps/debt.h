@@ -11,10 +11,10 @@
 
 /*
  * Would storing doc over live change the settings of a limiter it has (the
- * default, or a rule of the same match)? Then a cap may be due: the sync
+ * default, or a rule of the same match)? Then a rebase may be due: the sync
  * program is wanted.
  */
-bool debt_cap_wanted(const struct policy_doc *doc, const struct policy_doc *live);
+bool debt_rebase_wanted(const struct policy_doc *doc, const struct policy_doc *live);
 /*
  * The buckets a change rebases, read before doc replaces live (ids
  * assigned, the new configuration not yet live): those in debt of each

@@ -371,11 +371,11 @@ int policy_load_cmd(const char *cmd, struct state *st, struct policy_doc *doc, b
 	return err ? fail_state(cmd, err, st->ifname, "read the policy") : EXIT_OK;
 }
 
-/* Would storing doc change the settings of a limiter it keeps (and so maybe cap its debt)? */
+/* Would storing doc change the settings of a limiter it keeps (and so maybe rebase its buckets)? */
 static bool settings_change(const struct policy_maps *m, const struct policy_doc *doc)
 {
 	struct policy_doc *live = malloc(sizeof(*live));
-	bool change = !live || policy_load(m, live, false) || debt_cap_wanted(doc, live);
+	bool change = !live || policy_load(m, live, false) || debt_rebase_wanted(doc, live);
 
 	if (live)
 		doc_free(live);
