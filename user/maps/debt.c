@@ -343,7 +343,7 @@ static __u64 debt_rebased(const struct debt_limit *l, __u64 was, __u64 now)
 
 	if (l->old_limit && l->old_limit != l->new_limit) {
 		scaled = ((unsigned __int128)debt * l->new_limit + l->old_limit - 1) / l->old_limit;
-		debt = scaled < l->max ? (__u64)scaled : l->max;
+		return scaled < l->max ? (__u64)scaled : l->max;
 	}
 	return debt < l->max ? debt : l->max;
 }
