@@ -107,28 +107,36 @@ static void limiter_add(struct debt_plan *dp, const struct sluice_policy *p,
 }
 
 /*
- * The live policy of the limiter at doc's slot (the default, or the rule of
- * its match) into *was; false when there is none.
+ * The live limiter of doc's slot (the default, or the rule of its match):
+ * its settings, and in *was, if given, its compiled policy with its id;
+ * NULL when there is none.
  */
-static bool live_policy(const struct policy_doc *doc, const struct policy_doc *live, __u32 slot,
-			struct sluice_policy *was)
+static const struct settings *live_limiter(const struct policy_doc *doc,
+					   const struct policy_doc *live, __u32 slot,
+					   struct sluice_policy *was)
 {
+	const struct rule *r;
 	int j;
 
 	if (!slot) {
 		/* Fresh maps have no default yet. */
 		if (!live->dflt.rate.amount)
-			return false;
-		*was = live->dflt_policy;
-		was->id = live->dflt_id;
-		return true;
+			return NULL;
+		if (was) {
+			*was = live->dflt_policy;
+			was->id = live->dflt_id;
+		}
+		return &live->dflt;
 	}
 	j = doc_find_rule(live, &doc->rules[slot - 1].match);
 	if (j < 0)
-		return false;
-	*was = live->rules[j].policy;
-	was->id = live->rules[j].id;
-	return true;
+		return NULL;
+	r = &live->rules[j];
+	if (was) {
+		*was = r->policy;
+		was->id = r->id;
+	}
+	return &r->settings;
 }
 
 static const struct settings *slot_settings(const struct policy_doc *doc, __u32 slot)
@@ -136,23 +144,16 @@ static const struct settings *slot_settings(const struct policy_doc *doc, __u32 
 	return slot ? &doc->rules[slot - 1].settings : &doc->dflt;
 }
 
-static const struct settings *live_settings(const struct policy_doc *doc,
-					    const struct policy_doc *live, __u32 slot)
+/*
+ * Does doc's limiter at slot meet a live one of other settings (whatever
+ * its id)? That one into *was, if given.
+ */
+static bool slot_changes(const struct policy_doc *doc, const struct policy_doc *live, __u32 slot,
+			 struct sluice_policy *was)
 {
-	int j;
+	const struct settings *now = live_limiter(doc, live, slot, was);
 
-	if (!slot)
-		return live->dflt.rate.amount ? &live->dflt : NULL;
-	j = doc_find_rule(live, &doc->rules[slot - 1].match);
-	return j < 0 ? NULL : &live->rules[j].settings;
-}
-
-/* Does doc's limiter at slot meet a live one of other settings (whatever its id)? */
-static bool slot_changes(const struct policy_doc *doc, const struct policy_doc *live, __u32 slot)
-{
-	const struct settings *was = live_settings(doc, live, slot);
-
-	return was && !settings_equal(was, slot_settings(doc, slot));
+	return now && !settings_equal(now, slot_settings(doc, slot));
 }
 
 bool debt_rebase_wanted(const struct policy_doc *doc, const struct policy_doc *live)
@@ -160,7 +161,7 @@ bool debt_rebase_wanted(const struct policy_doc *doc, const struct policy_doc *l
 	__u32 slot;
 
 	for (slot = 0; slot <= (__u32)doc->n_rules; slot++)
-		if (slot_changes(doc, live, slot))
+		if (slot_changes(doc, live, slot, NULL))
 			return true;
 	return false;
 }
@@ -174,7 +175,7 @@ static int plan_limiters(struct debt_plan *dp, const struct policy_doc *doc,
 	int err;
 
 	for (slot = 0; slot <= (__u32)doc->n_rules; slot++) {
-		if (!slot_changes(doc, live, slot) || !live_policy(doc, live, slot, &was))
+		if (!slot_changes(doc, live, slot, &was))
 			continue;
 		err = slot_policy(doc, slot, &p);
 		if (err)
@@ -313,7 +314,8 @@ int debt_plan_make(const struct policy_maps *m, const struct policy_doc *doc,
 	int err;
 
 	*plan = NULL;
-	if (!m->sync || !debt_rebase_wanted(doc, live))
+	/* Loaded only when a limiter's settings change (debt_rebase_wanted). */
+	if (!m->sync)
 		return 0;
 	dp = calloc(1, sizeof(*dp));
 	if (!dp)
