@@ -71,8 +71,9 @@ LIB_OBJS   := $(USER_LIB:user/%=$(OUTPUT)/user/%.o)
 # The exporter's live page (user/commands/page.html), embedded as bytes.
 CMD_OBJS   := $(USER_CMDS:user/%=$(OUTPUT)/user/%.o) $(OUTPUT)/page_html.o
 
-# BPF objects: the datapath, its test-clock twin, and the tools' programs.
-BPF_OBJS   := sluice sluice_test flood bench floor
+# BPF objects: the datapath, its build for Linux 6.1 (bpf/frame.h), its
+# test-clock twin, and the tools' programs.
+BPF_OBJS   := sluice sluice_compat sluice_test flood bench floor
 SKELETONS  := $(BPF_OBJS:%=$(OUTPUT)/%.skel.h)
 
 TOOLS      := $(OUTPUT)/sluice-flood $(OUTPUT)/xdp_pass.bpf.o $(OUTPUT)/sluice-sink $(OUTPUT)/sluice-bench \
@@ -133,9 +134,14 @@ $(OUTPUT)/sluice.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(OUTPUT)/sluice_compat.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DSLUICE_FRAME_LEN_HELPER -c $< -o $@
+
+# The twin loads on 6.1 too (tools/vm-check.sh), so it reads the length as 6.1 does.
 $(OUTPUT)/sluice_test.bpf.o: bpf/sluice.bpf.c bpf/*.h include/*.h | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -DSLUICE_TEST_CLOCK -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DSLUICE_TEST_CLOCK -DSLUICE_FRAME_LEN_HELPER -c $< -o $@
 
 $(OUTPUT)/flood.bpf.o: tools/flood/flood.bpf.c tools/flood/*.h include/*.h | $(OUTPUT)
 	$(call msg,BPF,$@)
@@ -153,7 +159,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
 
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/sluice.skel.h $(OUTPUT)/sluice_compat.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -186,7 +192,7 @@ FRAMES_OBJ := $(OUTPUT)/tools/lib/frames.o
 TOOLS_LIB  := $(FRAMES_OBJ) $(OUTPUT)/tools/lib/fixture.o $(OUTPUT)/tools/lib/replay.o
 TEST_LIB   := $(OUTPUT)/tests/harness.o $(TOOLS_LIB)
 
-TEST_SKELS := $(OUTPUT)/sluice.skel.h $(OUTPUT)/sluice_test.skel.h
+TEST_SKELS := $(OUTPUT)/sluice.skel.h $(OUTPUT)/sluice_compat.skel.h $(OUTPUT)/sluice_test.skel.h
 # Case tables leave trailing fields of error cases unset on purpose.
 TEST_CFLAGS = $(ALL_CFLAGS) -Itests/lib -Itools/lib -Wno-missing-field-initializers
 

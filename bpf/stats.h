@@ -3,14 +3,9 @@
 #ifndef SLUICE_BPF_STATS_H
 #define SLUICE_BPF_STATS_H
 
+#include "frame.h"
 #include "maps.h"
 #include "parse.h"
-
-/* The whole frame, fragments of a multi-buffer frame included. */
-static __always_inline __u64 frame_len(struct xdp_md *ctx)
-{
-	return bpf_xdp_get_buff_len(ctx);
-}
 
 static __always_inline void stats_add(struct sluice_stats *st, enum sluice_counter which,
 				      __u64 bytes)

@@ -20,6 +20,7 @@
 #include "harness.h"
 #include "hot_key.h"
 #include "maps/policy_maps.h"
+#include "pins/datapath.h"
 #include "reads/sources.h"
 #include "suites.h"
 
@@ -602,6 +603,48 @@ static void case_bucket_given_away(int cpu)
 	fixture_close(&fx);
 }
 
+/*
+ * Each build counts a frame's whole length (bpf/frame.h): a linear one
+ * from its pointers in the default build, a multi-buffer one (a frame
+ * past a page, as BPF_PROG_TEST_RUN builds it) and every frame of the
+ * Linux 6.1 build through the helper. The default build is checked only
+ * where this kernel can load it.
+ */
+static void case_frame_lengths(bool compat)
+{
+	static const size_t payloads[] = { 18, 1400, 4000 };
+	struct frame_spec spec = { .family = 4, .src = "192.0.2.77" };
+	struct sluice_stats before, after;
+	uint64_t want = 0, got;
+	struct fixture fx;
+	struct settings s;
+	struct frame f;
+	int ret = XDP_PASS;
+	size_t i;
+
+	settings_per_second(&s, RATE_METERED_MAX_PER_SEC, BURST_MAX);
+	if (fixture_open_build(&fx, &s, 64, compat)) {
+		check(false, "frame lengths", "cannot load the %s build",
+		      compat ? "Linux 6.1" : "default");
+		return;
+	}
+	fixture_stats(&fx, &before);
+	for (i = 0; i < sizeof(payloads) / sizeof(payloads[0]) && ret == XDP_PASS; i++) {
+		spec.payload = payloads[i];
+		frame_build(&f, &spec);
+		ret = fixture_run(&fx, f.data, f.len, 1);
+		want += f.len;
+	}
+	fixture_stats(&fx, &after);
+	got = after.c[SLUICE_CNT_PASSED].bytes - before.c[SLUICE_CNT_PASSED].bytes;
+	check(ret == XDP_PASS && got == want,
+	      compat ? "the Linux 6.1 build counts each frame's whole length, multi-buffer too"
+		     : "the default build counts each frame's whole length, multi-buffer too",
+	      "last verdict %d, %llu bytes counted of %llu", ret, (unsigned long long)got,
+	      (unsigned long long)want);
+	fixture_close(&fx);
+}
+
 void suite_counts(void)
 {
 	int cpu = stay_on_this_cpu();
@@ -622,5 +665,8 @@ void suite_counts(void)
 	case_cache_steps_aside(cpu);
 	case_no_bucket_yet(cpu);
 	case_bucket_given_away(cpu);
+	if (kernel_casts_xdp_ctx())
+		case_frame_lengths(false);
+	case_frame_lengths(true);
 	back_to_every_cpu();
 }

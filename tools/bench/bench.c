@@ -41,6 +41,7 @@
 #include "text/conf.h"
 #include "frames.h"
 #include "policy/policy.h"
+#include "pins/datapath.h"
 #include "pins/state.h"
 #include "maps/policy_maps.h"
 #include "table_hash.h"
@@ -125,7 +126,7 @@ static struct sluice *limiter_open_with(const struct settings *s, __u32 table)
 		errno = EINVAL;
 		return NULL;
 	}
-	skel = sluice__open();
+	skel = sluice_open_here();
 	if (!skel)
 		return NULL;
 	table = table ?: SLUICE_DEFAULT_MAX_SOURCES;

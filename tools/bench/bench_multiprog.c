@@ -34,6 +34,7 @@
 #include "frames.h"
 #include "maps/policy_maps.h"
 #include "pins/multiprog.h"
+#include "pins/datapath.h"
 #include "pins/state.h"
 #include "policy/policy.h"
 
@@ -123,7 +124,7 @@ static int limiter_open(struct limiter *l, int kind, uint64_t rate, uint64_t bur
 		return -EINVAL;
 	if (kind != DIRECT && (err = dispatcher_open(l, kind == ALONE ? 1 : 2)))
 		return err;
-	l->skel = sluice__open();
+	l->skel = sluice_open_here();
 	if (!l->skel)
 		return -errno;
 	prog = l->skel->progs.sluice_xdp;

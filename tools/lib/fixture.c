@@ -17,6 +17,7 @@
 #include "text/conf.h"
 #include "fixture.h"
 #include "maps/percpu.h"
+#include "pins/datapath.h"
 #include "reads/sources.h"
 #include "table_hash.h"
 
@@ -149,7 +150,8 @@ int fixture_open_test_clock(struct fixture *fx, const struct settings *s, uint32
 	return fixture_open_policy(fx, &doc, max_sources);
 }
 
-int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources)
+int fixture_open_build(struct fixture *fx, const struct settings *s, uint32_t max_sources,
+		       bool compat)
 {
 	struct policy_doc doc;
 	int err;
@@ -157,7 +159,7 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 	memset(fx, 0, sizeof(*fx));
 	doc_init(&doc);
 	doc_set_default(&doc, s, &(const char *){ NULL });
-	fx->real = sluice__open();
+	fx->real = datapath_open(compat);
 	if (!fx->real)
 		return -errno;
 	err = state_prepare(fx->real->obj, max_sources);
@@ -168,6 +170,11 @@ int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32
 	if (err)
 		fixture_close(fx);
 	return err;
+}
+
+int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources)
+{
+	return fixture_open_build(fx, s, max_sources, !kernel_casts_xdp_ctx());
 }
 
 void fixture_close(struct fixture *fx)

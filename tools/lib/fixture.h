@@ -6,6 +6,7 @@
 #ifndef SLUICE_TEST_FIXTURE_H
 #define SLUICE_TEST_FIXTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "sluice.h"
 #include "policy/policy.h"
@@ -43,8 +44,11 @@ int fixture_open_conf(struct fixture *fx, const char *text, uint32_t max_sources
 char *fixture_show(struct fixture *fx, struct policy_doc *doc, int *err);
 /* How many of n copies of spec's frame pass, one run each; -1 when it cannot be built. */
 int fixture_passes(struct fixture *fx, const struct frame_spec *spec, int n);
-/* Loads the production build (real clock). */
+/* Loads the production build (real clock) this kernel runs (pins/datapath.h). */
 int fixture_open_real_clock(struct fixture *fx, const struct settings *s, uint32_t max_sources);
+/* The same in the build asked: the default (Linux 6.2+), or with compat Linux 6.1's. */
+int fixture_open_build(struct fixture *fx, const struct settings *s, uint32_t max_sources,
+		       bool compat);
 void fixture_close(struct fixture *fx);
 
 /* Replaces the default settings, as `sluice set` does. */

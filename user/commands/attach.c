@@ -16,6 +16,7 @@
 #include "commands/policy_file.h"
 #include "maps/policy_maps.h"
 #include "pins/cookies.h"
+#include "pins/datapath.h"
 #include "pins/multiprog.h"
 #include "text/conf.h"
 

@@ -10,7 +10,7 @@
 #include "base/errors.h"
 #include "commands/commands.h"
 #include "maps/policy_maps.h"
-#include "pins/cookies.h"
+#include "pins/datapath.h"
 
 /* The pinned state must have this build's layout; say what to do if not. */
 static int check_layout(struct state *st)

@@ -3,9 +3,6 @@
 #include <errno.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-/* sluice.h before the skeleton: the fleet hint's type */
-#include "sluice.h"
-#include "sluice.skel.h"
 #include "pins/cookies.h"
 
 /* Present only in a kernel built with CONFIG_SYN_COOKIES, whose helpers fail without it. */
@@ -36,13 +33,4 @@ int prove_refusal(const struct policy_doc *doc, const char **why)
 	*why = "--prove needs the SYN cookie helpers for XDP (Linux 6.0 or later, built with "
 	       "CONFIG_SYN_COOKIES), and this kernel has none";
 	return -EOPNOTSUPP;
-}
-
-struct sluice *sluice_open_here(void)
-{
-	struct sluice *skel = sluice__open();
-
-	if (skel)
-		skel->rodata->prove_cookies = syn_cookies_supported();
-	return skel;
 }

@@ -7,6 +7,7 @@
 /* sluice.h before the skeleton: the fleet hint's type */
 #include "sluice.h"
 #include "sluice.skel.h"
+#include "pins/datapath.h"
 #include "pins/sync.h"
 
 int sync_open(struct state *st, struct sync_prog *sp)
@@ -14,7 +15,7 @@ int sync_open(struct state *st, struct sync_prog *sp)
 	int err;
 
 	memset(sp, 0, sizeof(*sp));
-	sp->skel = sluice__open();
+	sp->skel = sluice_open_here();
 	if (!sp->skel)
 		return -errno;
 	bpf_program__set_autoload(sp->skel->progs.sluice_xdp, false);
