@@ -1272,6 +1272,18 @@ static int hash_clear(int fd, const struct bpf_map_info *info)
 	return 0;
 }
 
+/* Every entry of an array map zeroed. */
+static int map_zero(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	return array_zero(fd, &info);
+}
+
 /* Forgets every bucket, admission and overflow state, aggregate and cached verdict. */
 static int state_forget(struct fixture *fx)
 {
@@ -1319,7 +1331,13 @@ static int runner_open(struct runner *rn, struct fixture *fx, const struct seque
 	fixture_set_clock(&rn->fx, rn->now_ns);
 	/*
 	 * No rule of the last sequence may keep its id into this one, nor sway
-	 * which ids this one gets: both sets of slots are emptied of rules.
+	 * which ids this one gets: both sets of slots are emptied of rules,
+	 * then zeroed as policy_create finds them, so that the default, too,
+	 * starts at id 0 below the first id given. A default left at an id of
+	 * the last sequence, past next_policy_id, would break what ids.c
+	 * relies on before a wrap: no id at or past next_policy_id was ever
+	 * given. Once the default moved off it, a new rule got that id, and
+	 * with it the buckets the default had left under it.
 	 */
 	err = parse_doc("default rate 10/s\n", &doc);
 	if (!err)
@@ -1330,10 +1348,13 @@ static int runner_open(struct runner *rn, struct fixture *fx, const struct seque
 	if (!err)
 		err = state_forget(&rn->fx);
 	if (!err)
+		err = map_zero(rn->fx.st.maps.policies);
+	if (!err)
 		err = config_read(&rn->fx.st.maps, &cfg);
 	if (err)
 		return err;
 	cfg.next_policy_id = 1;
+	cfg.ids_wrapped = 0;
 	err = config_write(&rn->fx.st.maps, &cfg);
 	if (!err)
 		err = parse_doc(s->initial, &doc);
