@@ -585,39 +585,40 @@ static int rule_rate_change(struct fixture *fx, uint64_t amount)
 }
 
 /*
- * After the ids wrap, a reshaped rule must not get the id of a retired rule
- * whose source still has a bucket in debt: it would inherit the debt. The
- * source spends its one-packet burst under 1/h (id 1); two changes retire
- * id 1 from both sets of slots, the next id is set to 65535, and two more
- * changes wrap the ids round to 1.
+ * A reshaped rule must not get the id of a retired rule whose source still
+ * has a bucket in debt: it would inherit the debt. The source spends its
+ * one-packet burst under 1/h (id 1); two changes retire id 1 from both sets
+ * of slots (ids 2, then 3). The next id is then set to next_id, and
+ * `changes` more bring the ids round to 1: past the wrap from 65535, or at
+ * once from 1, as in maps whose next id fell behind their slots' ids (a
+ * test harness left such maps once; ids.c then walks the tables as after
+ * a wrap).
  */
-static void case_rule_id_reuse_fresh(void)
+static void case_rule_id_reuse_fresh(uint16_t next_id, int changes, const char *what)
 {
 	struct frame_spec src = UDP4("10.9.0.1", 0);
 	struct sluice_config cfg;
 	struct fixture fx;
-	int first, in_debt, after, id, err;
+	int first, in_debt, after, id, i, err;
 
 	if (fixture_open_conf(&fx, "default rate 100/s\nrule 10.9.0.0/16 rate 1/h burst 1\n", 1024,
 			      NOW_NS)) {
-		check(false, "a reused rule id starts fresh", "cannot load");
+		check(false, what, "cannot load");
 		return;
 	}
 	first = fixture_passes(&fx, &src, 1);
 	in_debt = fixture_passes(&fx, &src, 1);
-	/* Two changes: id 1 leaves both sets of slots (ids 2, then 3). */
 	err = rule_rate_change(&fx, 2) ?: rule_rate_change(&fx, 3);
 	err = err ?: config_read(&fx.st.maps, &cfg);
-	cfg.next_policy_id = 65535;
+	cfg.next_policy_id = next_id;
 	err = err ?: config_write(&fx.st.maps, &cfg);
-	/* 65535, then past 0 to 1 unless its bucket counts. */
-	err = err ?: rule_rate_change(&fx, 4) ?: rule_rate_change(&fx, 5);
+	for (i = 0; !err && i < changes; i++)
+		err = rule_rate_change(&fx, 4 + (uint64_t)i);
 	fixture_set_clock(&fx, NOW_NS + NSEC_PER_SEC);
 	after = fixture_passes(&fx, &src, 1);
 	id = bucket_policy(&fx, "10.9.0.1", 1);
-	check(!err && first == 1 && !in_debt && after == 1 && id > 1,
-	      "after the ids wrap, a changed rule skips a retired id whose bucket is in debt",
-	      "err %d, passed %d then %d, after the wrap %d (new bucket's id %d)", err, first,
+	check(!err && first == 1 && !in_debt && after == 1 && id > 1, what,
+	      "err %d, passed %d then %d, after the changes %d (new bucket's id %d)", err, first,
 	      in_debt, after, id);
 	fixture_close(&fx);
 }
@@ -699,5 +700,10 @@ void suite_policy(void)
 	case_mark();
 	case_rule_ids();
 	case_rule_id_wrap();
-	case_rule_id_reuse_fresh();
+	case_rule_id_reuse_fresh(
+		65535, 2,
+		"after the ids wrap, a changed rule skips a retired id whose bucket is in debt");
+	case_rule_id_reuse_fresh(1, 1,
+				 "with the next id behind the slots' ids, a changed rule skips a "
+				 "retired id whose bucket is in debt");
 }
