@@ -6,7 +6,7 @@
  * bpf_xdp_get_buff_len() gives it, but as a call into the kernel: with
  * return-thunk mitigations (AMD's SRSO "safe RET") each return from the
  * kernel is mispredicted, about 7 ns a packet on the machines of
- * docs/benchmarks.md, a tenth of a refused packet's program time. A frame
+ * docs/benchmarks.md, an eighth of a refused packet's program time. A frame
  * without fragments is all in its linear part, and the kernel's xdp_buff
  * says which it is: bpf_cast_to_kern_ctx() (Linux 6.2, inlined by the
  * verifier) reads its flags, and only a multi-buffer frame calls the

@@ -47,9 +47,14 @@ struct sluice *datapath_open(bool compat)
 	return skel;
 }
 
+struct sluice *datapath_open_here(void)
+{
+	return datapath_open(!kernel_casts_xdp_ctx());
+}
+
 struct sluice *sluice_open_here(void)
 {
-	struct sluice *skel = datapath_open(!kernel_casts_xdp_ctx());
+	struct sluice *skel = datapath_open_here();
 
 	if (skel)
 		skel->rodata->prove_cookies = syn_cookies_supported();

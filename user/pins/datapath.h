@@ -17,6 +17,9 @@ struct sluice;
  */
 struct sluice *datapath_open(bool compat);
 
+/* datapath_open() of the build this kernel can run. */
+struct sluice *datapath_open_here(void);
+
 /*
  * The build this kernel runs, with what it can do switched on in its
  * read-only data (the cookie helpers); NULL and errno on failure.

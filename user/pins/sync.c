@@ -15,7 +15,7 @@ int sync_open(struct state *st, struct sync_prog *sp)
 	int err;
 
 	memset(sp, 0, sizeof(*sp));
-	sp->skel = datapath_open(!kernel_casts_xdp_ctx());
+	sp->skel = datapath_open_here();
 	if (!sp->skel)
 		return -errno;
 	bpf_program__set_autoload(sp->skel->progs.sluice_xdp, false);
