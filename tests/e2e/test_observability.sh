@@ -142,6 +142,22 @@ test_watch() {
 		test "$(jq -s '[.[] | .table.new_sources_per_s == 0 and .table.insert_failed_per_s == 0] | all' "$LAB_TMP/watch.json")" = true
 }
 
+# A closed terminal (SIGHUP) ends --watch as Ctrl-C does: exit 0.
+test_watch_hangup() {
+	local w rc
+	"$SLUICE" stats "$LAB_HOST" --watch 0.2 >"$LAB_TMP/watch.hup" 2>&1 &
+	w=$!
+	LAB_PIDS+=("$w")
+	sleep 0.5
+	kill -HUP "$w"
+	timeout 5 tail --pid="$w" -f /dev/null
+	kill "$w" 2>/dev/null && CHECK_DETAIL="still running, stopped by the test"
+	wait "$w"
+	rc=$?
+	CHECK_DETAIL="${CHECK_DETAIL:-exit $rc}"
+	check "stats --watch, SIGHUP: exit 0, as Ctrl-C" test "$rc" = 0
+}
+
 test_watch_tty() {
 	local out
 	out=$(script -qec "$SLUICE stats $LAB_HOST --watch 0.2 --count 2" /dev/null | od -An -c | tr -d ' \n')
@@ -435,6 +451,37 @@ test_exporter_dual_stack() {
 	exporter_stop
 }
 
+# SIGHUP (a terminal closed, systemctl kill -s HUP) is a clean stop, as
+# SIGTERM is; one started under nohup goes on ignoring it, as nohup asks.
+test_exporter_hangup() {
+	local rc
+	exporter_start --listen 127.0.0.1:0 || {
+		check "exporter: starts for the SIGHUP check" false
+		return
+	}
+	kill -HUP "$EXPORTER_PID"
+	timeout 5 tail --pid="$EXPORTER_PID" -f /dev/null
+	kill "$EXPORTER_PID" 2>/dev/null && CHECK_DETAIL="still running, stopped by the test"
+	wait "$EXPORTER_PID"
+	rc=$?
+	CHECK_DETAIL="${CHECK_DETAIL:-exit $rc}"
+	check "exporter, SIGHUP: exit 0, a clean stop, the port freed" \
+		test "$rc" = 0 -a "$(scrape /dev/null)" = 000
+	: >"$LAB_TMP/exporter.out"
+	nohup "$SLUICE" exporter --listen 127.0.0.1:0 >"$LAB_TMP/exporter.out" 2>&1 &
+	EXPORTER_PID=$!
+	LAB_PIDS+=("$EXPORTER_PID")
+	EXPORTER_ADDR=$(exporter_addr "$LAB_TMP/exporter.out" "$EXPORTER_PID")
+	kill -HUP "$EXPORTER_PID"
+	sleep 0.5
+	CHECK_DETAIL="$EXPORTER_ADDR"
+	check "exporter under nohup, SIGHUP: it goes on serving" \
+		test -n "$EXPORTER_ADDR" -a "$(scrape /dev/null)" = 200
+	exporter_stop
+	CHECK_DETAIL="exit $?"
+	check "... and SIGTERM ends it cleanly" test "$CHECK_DETAIL" = "exit 0"
+}
+
 # Slow clients cannot starve scrapes, and concurrent scrapes share one walk.
 test_exporter_slow() {
 	local port url life w0 w1 n i pids=() t0 t1 worst
@@ -690,6 +737,7 @@ lab_up || {
 "$SLUICE" attach "$LAB_HOST" --rate "$RATE/s" --burst "$BURST" >/dev/null
 test_counts
 test_watch
+test_watch_hangup
 test_watch_tty
 test_top_ranking
 test_prometheus
@@ -699,6 +747,7 @@ test_dry_run
 test_json_schemas
 test_json_errors
 test_exporter_dual_stack
+test_exporter_hangup
 test_exporter_slow
 test_exporter_hostile
 lab_finish

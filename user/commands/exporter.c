@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include "base/errors.h"
 #include "base/json.h"
+#include "base/signals.h"
 #include "commands/commands.h"
 #include "commands/page.h"
 #include "fleet/report.h"
@@ -204,7 +205,7 @@ static int exporter_run(struct cli_args *a, struct state *unused)
 	struct sockaddr_storage ss = a->cmd.exporter.listen;
 	struct MHD_Daemon *d;
 	char where[INET6_ADDRSTRLEN + 16];
-	sigset_t stop_signals;
+	sigset_t stop;
 	int fd;
 
 	(void)unused;
@@ -213,10 +214,8 @@ static int exporter_run(struct cli_args *a, struct state *unused)
 	if (fd < 0)
 		return fail_runtime("exporter", fd, "cannot listen on %s", where);
 	/* Blocked before the threads start, so only sigwait() below sees them. */
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGINT);
-	sigaddset(&stop_signals, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+	stop_signals(&stop);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	d = http_start(fd, route);
 	if (!d) {
@@ -226,8 +225,7 @@ static int exporter_run(struct cli_args *a, struct state *unused)
 	http_format_addr(&ss, where, sizeof(where));
 	serving_say(a, where);
 	/* Until a stop signal, a tick at a time, close connections past their deadline. */
-	while (sigtimedwait(&stop_signals, NULL,
-			    &(struct timespec){ .tv_nsec = (long)HTTP_TICK_NS }) < 0)
+	while (sigtimedwait(&stop, NULL, &(struct timespec){ .tv_nsec = (long)HTTP_TICK_NS }) < 0)
 		http_close_late();
 	MHD_stop_daemon(d);
 	return EXIT_OK;
@@ -241,6 +239,7 @@ const struct command cmd_exporter = {
 	.description =
 		"Serve the counters of every attached interface at http://ADDR:PORT/metrics in\n"
 		"the Prometheus text format, and a live page of them at http://ADDR:PORT/ (one\n"
-		"interface at /if/IFACE) polling /api/stats, until SIGINT or SIGTERM.",
+		"interface at /if/IFACE) polling /api/stats, until SIGINT, SIGTERM or SIGHUP\n"
+		"(each a clean stop).",
 	.run = exporter_run,
 };

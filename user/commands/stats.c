@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "base/errors.h"
+#include "base/signals.h"
 #include "commands/commands.h"
 #include "outputs/ban_audit.h"
 #include "outputs/counters.h"
@@ -157,15 +158,19 @@ static int stats_run(struct cli_args *a, struct state *st)
 				.watch_ns = a->cmd.stats.watch_ns,
 				.count = a->cmd.stats.count };
 	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t ends;
+	int sig;
 
 	o.format = a->json		     ? FORMAT_JSON
 		   : a->cmd.stats.prometheus ? FORMAT_PROMETHEUS
 					     : FORMAT_TABLE;
 	if (!o.watch_ns)
 		return stats_once(&o, st);
-	/* No SA_RESTART: Ctrl-C must end the sleep, not resume it. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	/* No SA_RESTART: Ctrl-C (or a closed terminal) must end the sleep, not resume it. */
+	stop_signals(&ends);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigismember(&ends, sig) == 1)
+			sigaction(sig, &sa, NULL);
 	return stats_watch(&o, st);
 }
 

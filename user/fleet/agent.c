@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "base/signals.h"
 #include "fleet/agent.h"
 #include "fleet/script.h"
 #include "values/cidr.h"
@@ -413,13 +414,7 @@ int agent_loop(struct agent *ag)
  */
 int agent_signals(struct agent *ag)
 {
-	struct sigaction hup;
-
-	sigemptyset(&ag->stop);
-	sigaddset(&ag->stop, SIGINT);
-	sigaddset(&ag->stop, SIGTERM);
-	if (sigaction(SIGHUP, NULL, &hup) || hup.sa_handler != SIG_IGN)
-		sigaddset(&ag->stop, SIGHUP);
+	stop_signals(&ag->stop);
 	if (sigprocmask(SIG_BLOCK, &ag->stop, NULL))
 		return -errno;
 	ag->stop_fd = signalfd(-1, &ag->stop, SFD_NONBLOCK | SFD_CLOEXEC);
