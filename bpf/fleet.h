@@ -19,7 +19,10 @@
 #include "clock.h"
 #include "table.h"
 
-/* A rule's admission or overflow TAT rebased or capped (gcra_rebased): 1 if the rule has them. */
+/*
+ * A rule's admission, overflow or proven-source TAT rebased or capped
+ * (gcra_rebased): 1 if the rule has them.
+ */
 static __always_inline int admission_cap(__u32 id, const struct sluice_fleet_entry *e, __u64 now)
 {
 	__u32 fleet_op = e->op;
@@ -29,7 +32,9 @@ static __always_inline int admission_cap(__u32 id, const struct sluice_fleet_ent
 
 	if (!adm)
 		return 0;
-	tatp = fleet_op == SLUICE_FLEET_CAP_ADMIT ? &adm->admit_tat : &adm->overflow_tat;
+	tatp = fleet_op == SLUICE_FLEET_CAP_ADMIT      ? &adm->admit_tat
+	       : fleet_op == SLUICE_FLEET_CAP_OVERFLOW ? &adm->overflow_tat
+						       : &adm->proven_tat;
 	for (i = 0; i < METER_CAS_TRIES; i++) {
 		tat = *(volatile __u64 *)tatp;
 		next = gcra_rebased(tat, now, e->arg, e->was_tat, e->to_tat);
@@ -47,7 +52,8 @@ static __always_inline void fleet_entry_run(struct sluice_fleet_entry *e,
 	__u32 fleet_op = e->op;
 	struct table_op op;
 
-	if (fleet_op == SLUICE_FLEET_CAP_ADMIT || fleet_op == SLUICE_FLEET_CAP_OVERFLOW) {
+	if (fleet_op == SLUICE_FLEET_CAP_ADMIT || fleet_op == SLUICE_FLEET_CAP_OVERFLOW ||
+	    fleet_op == SLUICE_FLEET_CAP_PROVEN) {
 		e->found = admission_cap(key.policy, e, now);
 		e->passed = e->tat_delta = 0;
 		return;

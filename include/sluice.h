@@ -795,6 +795,7 @@ enum sluice_fleet_op {
 	SLUICE_FLEET_CAP_AGGREGATE = 4, /* the key's aggregate bucket */
 	SLUICE_FLEET_CAP_ADMIT = 5,	/* the admission bucket of the rule id key.policy */
 	SLUICE_FLEET_CAP_OVERFLOW = 6,	/* its overflow bucket */
+	SLUICE_FLEET_CAP_PROVEN = 7,	/* its proven-source budget (--proven-sources) */
 };
 
 #define SLUICE_FLEET_BATCH 64

@@ -623,6 +623,68 @@ static void case_rule_id_reuse_fresh(uint16_t next_id, int changes, const char *
 	fixture_close(&fx);
 }
 
+/* debt of a burst `from` long as the same share of one `to` long, rounded up (debt.c). */
+static __u64 share_of(__u64 debt, __u64 from, __u64 to)
+{
+	return (__u64)(((unsigned __int128)debt * to + from - 1) / from);
+}
+
+/*
+ * A change of the default's new-source and proven-source budgets keeps
+ * each budget's debt as the share of its burst it was, as for a source's
+ * own bucket: half of each burst owed at 1/m (30 s) is half of each at
+ * 10/s (half a second), not the old budget's debt, which would refuse
+ * every new or proven source for 30 s after the budget was raised.
+ */
+static void case_budgets_rebased(void)
+{
+	const __u64 now = (__u64)NOW_NS << SLUICE_TIME_SHIFT;
+	struct sluice_admission adm = { 0 };
+	struct policy_doc doc;
+	struct sluice_policy was, p;
+	struct fixture fx;
+	__u64 admit_want, proven_want;
+	__u32 id;
+	int err;
+
+	if (fixture_open_conf(&fx,
+			      "default rate 10/s prove tcp new-sources 1/m proven-sources 1/m\n",
+			      1024, NOW_NS)) {
+		check(false, "a change rebases the budgets' debt", "cannot load");
+		return;
+	}
+	err = policy_load(&fx.st.maps, &doc, false);
+	was = doc.dflt_policy;
+	id = doc.dflt_id;
+	doc_free(&doc);
+	adm.admit_tat = now + was.admit_limit / 2;
+	adm.proven_tat = now + was.prove_limit / 2;
+	err = err ?: bpf_map_update_elem(fx.st.maps.admission, &id, &adm, BPF_ANY) ? -errno : 0;
+	err = err
+		      ?: doc_from_conf_text(
+				 "default rate 10/s prove tcp new-sources 10/s proven-sources 10/s\n",
+				 &doc);
+	err = err ?: fixture_store(&fx, &doc);
+	doc_free(&doc);
+	err = err ?: policy_load(&fx.st.maps, &doc, false);
+	p = doc.dflt_policy;
+	err = err ?: doc.dflt_id == id ? 0 : -ENOENT;
+	doc_free(&doc);
+	err = err ?: bpf_map_lookup_elem(fx.st.maps.admission, &id, &adm) ? -errno : 0;
+	admit_want = share_of(was.admit_limit / 2, was.admit_limit, p.admit_limit);
+	proven_want = share_of(was.prove_limit / 2, was.prove_limit, p.prove_limit);
+	check(!err && p.prove_limit != was.prove_limit && adm.admit_tat == now + admit_want &&
+		      adm.proven_tat == now + proven_want,
+	      "a change rebases the new-source and proven-source budgets' debt to their share",
+	      "err %d; limits %llu -> %llu, proven %llu -> %llu; debt now %llu (want %llu), "
+	      "proven %llu (want %llu)",
+	      err, (unsigned long long)was.admit_limit, (unsigned long long)p.admit_limit,
+	      (unsigned long long)was.prove_limit, (unsigned long long)p.prove_limit,
+	      (unsigned long long)(adm.admit_tat - now), (unsigned long long)admit_want,
+	      (unsigned long long)(adm.proven_tat - now), (unsigned long long)proven_want);
+	fixture_close(&fx);
+}
+
 /*
  * Rule ids across the 16-bit wrap: next_policy_id is driven to 65530 and
  * one rule is reshaped 20 times beside two rules that never change (ids 1
@@ -700,6 +762,7 @@ void suite_policy(void)
 	case_mark();
 	case_rule_ids();
 	case_rule_id_wrap();
+	case_budgets_rebased();
 	case_rule_id_reuse_fresh(
 		65535, 2,
 		"after the ids wrap, a changed rule skips a retired id whose bucket is in debt");

@@ -23,7 +23,7 @@ struct debt_limit {
 /* A changed limiter's kinds of bucket: indexes into debt_plan.limits. */
 struct debt_limiter {
 	struct sluice_policy p; /* compiled, as it now is */
-	__u16 own, admit, overflow;
+	__u16 own, admit, overflow, proven;
 	__u16 agg[SLUICE_MAX_AGGREGATES];
 };
 
@@ -41,7 +41,8 @@ struct debt_plan {
 	struct debt_limiter lim[SLUICE_MAX_POLICIES];
 	int n;
 	uint16_t at[1 << 16]; /* by id: 1 + its index in lim, 0 for a limiter not changed */
-	struct debt_limit limits[SLUICE_MAX_POLICIES * (3 + SLUICE_MAX_AGGREGATES)];
+	struct debt_limit limits[SLUICE_MAX_POLICIES *
+				 (4 + SLUICE_MAX_AGGREGATES)]; /* own, admit, overflow, proven */
 	int n_limits;
 	__u8 op;    /* of the table being read */
 	__u64 now;  /* meter time when the plan was made */
@@ -98,6 +99,7 @@ static void limiter_add(struct debt_plan *dp, const struct sluice_policy *p,
 	l->own = limit_add(dp, gcra ? was->limit : 0, p->limit, p->limit + dp->owed);
 	l->admit = limit_add(dp, was->admit_limit, p->admit_limit, p->admit_limit);
 	l->overflow = limit_add(dp, was->overflow_limit, p->overflow_limit, p->overflow_limit);
+	l->proven = limit_add(dp, was->prove_limit, p->prove_limit, p->prove_limit);
 	for (i = 0; i < p->n_aggregates; i++) {
 		a = &p->aggregates[i];
 		old = aggregate_of(was, a);
@@ -264,7 +266,7 @@ static void plan_tables(const struct debt_plan *dp, bool *sources, bool *aggrega
 	}
 }
 
-/* Each changed rule's admission and overflow buckets, read as they are. */
+/* Each changed rule's admission, overflow and proven-source buckets, read as they are. */
 static int plan_admission(struct debt_plan *dp)
 {
 	const struct debt_limiter *l;
@@ -283,6 +285,9 @@ static int plan_admission(struct debt_plan *dp)
 		if (!err && mark_wanted(dp, &dp->limits[l->overflow], adm.overflow_tat))
 			err = mark_add(dp, &rule, SLUICE_FLEET_CAP_OVERFLOW, l->overflow,
 				       adm.overflow_tat);
+		if (!err && mark_wanted(dp, &dp->limits[l->proven], adm.proven_tat))
+			err = mark_add(dp, &rule, SLUICE_FLEET_CAP_PROVEN, l->proven,
+				       adm.proven_tat);
 	}
 	return err;
 }
