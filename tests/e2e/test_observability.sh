@@ -142,20 +142,26 @@ test_watch() {
 		test "$(jq -s '[.[] | .table.new_sources_per_s == 0 and .table.insert_failed_per_s == 0] | all' "$LAB_TMP/watch.json")" = true
 }
 
+# hangup_rc PID: SIGHUP to PID, then up to 5 s for it to end (stopped by
+# the test if not); its exit status in HANGUP_RC and CHECK_DETAIL.
+hangup_rc() {
+	kill -HUP "$1"
+	timeout 5 tail --pid="$1" -f /dev/null
+	kill "$1" 2>/dev/null && CHECK_DETAIL="still running, stopped by the test"
+	wait "$1"
+	HANGUP_RC=$?
+	CHECK_DETAIL="${CHECK_DETAIL:-exit $HANGUP_RC}"
+}
+
 # A closed terminal (SIGHUP) ends --watch as Ctrl-C does: exit 0.
 test_watch_hangup() {
-	local w rc
+	local w
 	"$SLUICE" stats "$LAB_HOST" --watch 0.2 >"$LAB_TMP/watch.hup" 2>&1 &
 	w=$!
 	LAB_PIDS+=("$w")
 	sleep 0.5
-	kill -HUP "$w"
-	timeout 5 tail --pid="$w" -f /dev/null
-	kill "$w" 2>/dev/null && CHECK_DETAIL="still running, stopped by the test"
-	wait "$w"
-	rc=$?
-	CHECK_DETAIL="${CHECK_DETAIL:-exit $rc}"
-	check "stats --watch, SIGHUP: exit 0, as Ctrl-C" test "$rc" = 0
+	hangup_rc "$w"
+	check "stats --watch, SIGHUP: exit 0, as Ctrl-C" test "$HANGUP_RC" = 0
 }
 
 test_watch_tty() {
@@ -454,19 +460,13 @@ test_exporter_dual_stack() {
 # SIGHUP (a terminal closed, systemctl kill -s HUP) is a clean stop, as
 # SIGTERM is; one started under nohup goes on ignoring it, as nohup asks.
 test_exporter_hangup() {
-	local rc
 	exporter_start --listen 127.0.0.1:0 || {
 		check "exporter: starts for the SIGHUP check" false
 		return
 	}
-	kill -HUP "$EXPORTER_PID"
-	timeout 5 tail --pid="$EXPORTER_PID" -f /dev/null
-	kill "$EXPORTER_PID" 2>/dev/null && CHECK_DETAIL="still running, stopped by the test"
-	wait "$EXPORTER_PID"
-	rc=$?
-	CHECK_DETAIL="${CHECK_DETAIL:-exit $rc}"
+	hangup_rc "$EXPORTER_PID"
 	check "exporter, SIGHUP: exit 0, a clean stop, the port freed" \
-		test "$rc" = 0 -a "$(scrape /dev/null)" = 000
+		test "$HANGUP_RC" = 0 -a "$(scrape /dev/null)" = 000
 	: >"$LAB_TMP/exporter.out"
 	nohup "$SLUICE" exporter --listen 127.0.0.1:0 >"$LAB_TMP/exporter.out" 2>&1 &
 	EXPORTER_PID=$!
