@@ -152,12 +152,18 @@ exporter_addr() {
 	echo "$addr"
 }
 
+# A wrapper for the long-running commands, which are checked to stop on
+# SIGHUP: its default action, whatever this shell inherited (a run under
+# nohup ignores it, and an ignored signal stays ignored across exec). env
+# execs the command, so $! is still its PID.
+HUP_DEFAULT=(env --default-signal=HUP)
+
 # exporter_start ARGS...: `sluice exporter ARGS` in the background, its output
 # in $LAB_TMP/exporter.out; sets EXPORTER_PID and EXPORTER_ADDR, and fails
 # when it never says where it serves.
 exporter_start() {
 	: >"$LAB_TMP/exporter.out"
-	"$SLUICE" exporter "$@" >"$LAB_TMP/exporter.out" 2>&1 &
+	"${HUP_DEFAULT[@]}" "$SLUICE" exporter "$@" >"$LAB_TMP/exporter.out" 2>&1 &
 	EXPORTER_PID=$!
 	LAB_PIDS+=("$EXPORTER_PID")
 	EXPORTER_ADDR=$(exporter_addr "$LAB_TMP/exporter.out" "$EXPORTER_PID")
@@ -177,11 +183,14 @@ agent_gone() {
 }
 
 # agent_started [WRAPPER...]: an agent on the lab interface (attached if it
-# is not), run through WRAPPER (nohup, say) if given, Redis at a port nobody
+# is not), run through WRAPPER (nohup, say) if given, else with SIGHUP's
+# default action (HUP_DEFAULT), Redis at a port nobody
 # listens on (it runs in fallback), once status shows it: AGENT_PID.
 agent_started() {
+	local run=("$@")
+	[ ${#run[@]} -gt 0 ] || run=("${HUP_DEFAULT[@]}")
 	"$SLUICE" status "$LAB_HOST" >/dev/null 2>&1 || "$SLUICE" attach "$LAB_HOST" --rate 100/s --burst 20 >/dev/null
-	"$@" "$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
+	"${run[@]}" "$SLUICE" agent "$LAB_HOST" --redis 127.0.0.1:1 2>"$LAB_TMP/agent.err" &
 	AGENT_PID=$!
 	for _ in $(seq 50); do
 		[ "$("$SLUICE" status "$LAB_HOST" --json | jq -c '.[0].fleet.agent_pid')" = "$AGENT_PID" ] && break

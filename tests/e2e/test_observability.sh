@@ -142,21 +142,27 @@ test_watch() {
 		test "$(jq -s '[.[] | .table.new_sources_per_s == 0 and .table.insert_failed_per_s == 0] | all' "$LAB_TMP/watch.json")" = true
 }
 
-# hangup_rc PID: SIGHUP to PID, then up to 5 s for it to end (stopped by
-# the test if not); its exit status in HANGUP_RC and CHECK_DETAIL.
+# hangup_rc PID: SIGHUP to PID, then up to 5 s for it to end; its exit
+# status in HANGUP_RC and CHECK_DETAIL, or HANGUP_RC "running" when the
+# test had to stop it.
 hangup_rc() {
 	kill -HUP "$1"
 	timeout 5 tail --pid="$1" -f /dev/null
-	kill "$1" 2>/dev/null && CHECK_DETAIL="still running, stopped by the test"
+	if kill "$1" 2>/dev/null; then
+		wait "$1"
+		HANGUP_RC=running
+		CHECK_DETAIL="still running 5 s after SIGHUP, stopped by the test"
+		return
+	fi
 	wait "$1"
 	HANGUP_RC=$?
-	CHECK_DETAIL="${CHECK_DETAIL:-exit $HANGUP_RC}"
+	CHECK_DETAIL="exit $HANGUP_RC"
 }
 
 # A closed terminal (SIGHUP) ends --watch as Ctrl-C does: exit 0.
 test_watch_hangup() {
 	local w
-	"$SLUICE" stats "$LAB_HOST" --watch 0.2 >"$LAB_TMP/watch.hup" 2>&1 &
+	"${HUP_DEFAULT[@]}" "$SLUICE" stats "$LAB_HOST" --watch 0.2 >"$LAB_TMP/watch.hup" 2>&1 &
 	w=$!
 	LAB_PIDS+=("$w")
 	sleep 0.5
