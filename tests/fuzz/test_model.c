@@ -1272,40 +1272,31 @@ static int hash_clear(int fd, const struct bpf_map_info *info)
 	return 0;
 }
 
-/* Every entry of an array map zeroed. */
-static int map_zero(int fd)
+/* A map as its program found it at load: arrays zeroed, hashes emptied. */
+static int map_forget(int fd)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	return array_zero(fd, &info);
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -ENOENT;
+	return info.type == BPF_MAP_TYPE_ARRAY || info.type == BPF_MAP_TYPE_PERCPU_ARRAY
+		       ? array_zero(fd, &info)
+		       : hash_clear(fd, &info);
 }
 
 /* Forgets every bucket, admission and overflow state, aggregate and cached verdict. */
 static int state_forget(struct fixture *fx)
 {
 	static const char *const names[] = { "buckets", "hot", "admission", "aggregates" };
-	struct bpf_map_info info;
-	__u32 len;
 	size_t i;
-	int fd, err;
+	int err = 0;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		fd = bpf_map__fd(bpf_object__find_map_by_name(fx->test->obj, names[i]));
-		len = sizeof(info);
-		memset(&info, 0, sizeof(info));
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-			return -ENOENT;
-		err = info.type == BPF_MAP_TYPE_ARRAY || info.type == BPF_MAP_TYPE_PERCPU_ARRAY
-			      ? array_zero(fd, &info)
-			      : hash_clear(fd, &info);
-		if (err)
-			return err;
-	}
-	return 0;
+	for (i = 0; !err && i < sizeof(names) / sizeof(names[0]); i++)
+		err = map_forget(
+			bpf_map__fd(bpf_object__find_map_by_name(fx->test->obj, names[i])));
+	return err;
 }
 
 /*
@@ -1348,7 +1339,7 @@ static int runner_open(struct runner *rn, struct fixture *fx, const struct seque
 	if (!err)
 		err = state_forget(&rn->fx);
 	if (!err)
-		err = map_zero(rn->fx.st.maps.policies);
+		err = map_forget(rn->fx.st.maps.policies);
 	if (!err)
 		err = config_read(&rn->fx.st.maps, &cfg);
 	if (err)

@@ -27,11 +27,16 @@ enum id_state {
 
 struct ids_used {
 	uint8_t state[1 << 16];
-	bool walked;	/* the tables' buckets are in state */
-	bool past_next; /* a slot holds an id at or past next_id */
+	bool walked; /* the tables' buckets are in state */
 };
 
-static int slots_in_use(const struct policy_maps *m, uint16_t next_id, struct ids_used *u)
+/*
+ * Marks the ids in either set of slots held. Maps where a slot holds an id
+ * at or past next_id break what saves the walk: they are marked wrapped
+ * for good, so that once the id has left the slots, its buckets still keep
+ * it from a new rule.
+ */
+static int slots_in_use(const struct policy_maps *m, struct policy_doc *doc, struct ids_used *u)
 {
 	struct sluice_policy p;
 	__u32 set, slot;
@@ -47,7 +52,7 @@ static int slots_in_use(const struct policy_maps *m, uint16_t next_id, struct id
 			if (slot && p.family == SLUICE_FAMILY_ANY)
 				continue;
 			u->state[p.id] = ID_HELD;
-			u->past_next |= p.id >= next_id;
+			doc->ids_wrapped |= p.id >= doc->next_id;
 		}
 	}
 	return 0;
@@ -155,13 +160,7 @@ int assign_ids(const struct policy_maps *m, struct policy_doc *doc, const struct
 	doc->next_id = live->next_id;
 	doc->ids_wrapped = live->ids_wrapped;
 	doc->dflt_id = live->dflt_id;
-	err = slots_in_use(m, doc->next_id, u);
-	/*
-	 * Maps where a slot holds an id at or past next_id break what saves
-	 * the walk: they are marked wrapped for good, so that once the id has
-	 * left the slots, its buckets still keep it from a new rule.
-	 */
-	doc->ids_wrapped |= u->past_next;
+	err = slots_in_use(m, doc, u);
 	if (!err && !default_keeps_id(doc, live))
 		err = id_next(m, doc, u, &doc->dflt_id) ?: id_reset(m, doc->dflt_id);
 	for (i = 0; !err && i < doc->n_rules; i++) {
