@@ -243,7 +243,7 @@ $(OUTPUT)/sluice: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-FLOOD_OBJS := $(patsubst %,$(OUTPUT)/tools/flood/%.o,flood flood_args flood_frame flood_dev)
+FLOOD_OBJS := $(patsubst %,$(OUTPUT)/tools/flood/%.o,flood flood_args flood_frame flood_dev flood_packet)
 
 $(OUTPUT)/sluice-flood: $(FLOOD_OBJS)
 	$(call msg,LINK,$@)

@@ -8,7 +8,8 @@
  * the XDP program in flood.bpf.c stamps a source address and the checksums
  * into each copy and returns XDP_TX, which makes the kernel transmit it out
  * of the chosen interface. That reaches millions of frames per second on
- * one core without AF_XDP.
+ * one core without AF_XDP. A kernel that refuses live frames gets the
+ * same frames from a packet socket (flood_packet.c), which --sender picks.
  */
 #include <errno.h>
 #include <signal.h>
@@ -33,6 +34,8 @@
 #define LIVE_BATCH 64
 
 #define NSEC_PER_SEC 1000000000ULL
+/* What the kernel answers for an operation it does not support; not in libc's errno.h. */
+#define KERNEL_ENOTSUPP 524
 
 static volatile sig_atomic_t stop;
 
@@ -83,38 +86,51 @@ static __u64 chunk_size(const struct flood_opts *o)
 	return chunk < FULL_CHUNK ? chunk : FULL_CHUNK;
 }
 
+/* Sends up to FRAMES frames; 0 or a negative errno. */
+typedef int (*send_fn)(void *sender, __u64 frames);
+
 /*
- * Runs the program until the frame limit, the deadline or a signal.  The
- * sent counter in .bss is the authority on what went out: it also covers a
- * test run that a signal cut short.  Returns 0 or a negative errno.
+ * Sends until the frame limit, the deadline or a signal, in chunks that
+ * --rate paces. The cursor is the authority on what went out: it also
+ * covers a chunk that a signal cut short. Returns 0 or a negative errno.
  */
-static int flood(struct flood *skel, const struct flood_opts *o, const void *frame, __u64 *elapsed)
+static int flood(const struct flood_opts *o, send_fn send, void *sender,
+		 const struct flood_cursor *cursor, __u64 *elapsed)
 {
-	struct xdp_md ctx = { .data_end = o->size, .ingress_ifindex = o->ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, topts, .data_in = frame, .data_size_in = o->size,
-		    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
-		    .batch_size = LIVE_BATCH);
-	int prog_fd = bpf_program__fd(skel->progs.xdp_flood);
 	__u64 limit = frame_limit(o), chunk = chunk_size(o);
 	__u64 start, deadline, left;
 	int err = 0;
 
 	start = now_ns();
 	deadline = o->count ? UINT64_MAX : start + (__u64)(o->duration * NSEC_PER_SEC);
-	while (!stop && skel->bss->sent < limit && now_ns() < deadline) {
-		left = limit - skel->bss->sent;
-		topts.repeat = left < chunk ? left : chunk;
-		err = bpf_prog_test_run_opts(prog_fd, &topts);
+	while (!stop && cursor->sent < limit && now_ns() < deadline) {
+		left = limit - cursor->sent;
+		err = send(sender, left < chunk ? left : chunk);
 		if (err)
 			break;
 		if (o->rate)
-			pace(start, skel->bss->sent, o->rate);
+			pace(start, cursor->sent, o->rate);
 	}
 	*elapsed = now_ns() - start;
-	/* A signal interrupts a run part-way; that is a normal stop. */
+	/* A signal interrupts a chunk part-way; that is a normal stop. */
 	if (err == -EINTR && stop)
 		err = 0;
 	return err;
+}
+
+/* The live sender: the program, run on live frames of the template. */
+struct live {
+	struct xdp_md ctx;
+	struct bpf_test_run_opts topts;
+	int prog_fd;
+};
+
+static int live_send(void *sender, __u64 frames)
+{
+	struct live *l = sender;
+
+	l->topts.repeat = frames;
+	return bpf_prog_test_run_opts(l->prog_fd, &l->topts);
 }
 
 /*
@@ -178,69 +194,71 @@ static int keep_in_dispatcher(struct flood *skel, int ifindex)
 	return fd < 0 ? -errno : fd;
 }
 
-static void set_rodata(struct flood *skel, const struct flood_opts *o, __u64 tag,
-		       const struct flood_template *t)
+static void set_rodata(struct flood *skel, __u64 tag, const struct flood_template *t)
 {
-	skel->rodata->ipv6 = o->ipv6;
-	skel->rodata->tcp = o->proto == FLOOD_TCP_SYN;
-	skel->rodata->src_base = flood_be(o->src, 4);
-	skel->rodata->src6_hi = flood_be(o->src, 8);
-	skel->rodata->src6_lo = flood_be(o->src + 8, 8);
-	skel->rodata->n_sources = o->sources;
-	skel->rodata->n_prefixes = o->v6_prefixes;
-	if (o->mix_every) {
-		skel->rodata->mix_every = o->mix_every;
-		skel->rodata->mix_base = flood_be(o->mix_src, 4);
-		skel->rodata->mix6_hi = flood_be(o->mix_src, 8);
-		skel->rodata->mix6_lo = flood_be(o->mix_src + 8, 8);
-		skel->rodata->n_mix = o->mix_sources;
-	}
-	skel->rodata->ip_csum_base = t->ip_csum_base;
-	skel->rodata->l4_csum_base = t->l4_csum_base;
+	memcpy((void *)&skel->rodata->plan, &t->plan, sizeof(t->plan));
 	skel->rodata->frame_tag = tag;
 	memcpy((void *)skel->rodata->headers, t->data, sizeof(skel->rodata->headers));
 }
 
-/* Loads the program and floods; returns the process exit code. */
-static int run(const struct flood_opts *o)
+/* Kernels that refuse live frames at all answer the first test run so. */
+static bool live_refused(int err)
 {
-	struct flood_template t;
-	int err, link_fd = -1;
-	__u64 elapsed, drops, tag;
+	return err == -EPERM || err == -EOPNOTSUPP || err == -KERNEL_ENOTSUPP;
+}
+
+/*
+ * Floods with live frames. Where the device cannot take XDP frames or the
+ * kernel refuses live frames, nothing is sent and *refused says why: the
+ * packet socket may then send instead. Returns 0 or a negative errno.
+ */
+static int run_live(const struct flood_opts *o, const struct flood_template *t, __u64 tag,
+		    struct flood_cursor *sent, __u64 *elapsed, const char **refused)
+{
+	struct live l = { .ctx = { .data_end = o->size, .ingress_ifindex = o->ifindex } };
 	struct flood *skel;
+	int err, link_fd = -1;
 	char msg[128];
 
-	/* Only needs to be unlikely in real traffic, not secret. */
-	if (getrandom(&tag, sizeof(tag), 0) != sizeof(tag))
-		tag = now_ns() ^ ((__u64)getpid() << 32);
-
+	if (flood_xdp_xmit_supported(o->ifindex) == 0) {
+		*refused = "cannot transmit XDP frames right now; for a veth, attach an XDP "
+			   "program to its peer or enable GRO on the peer (see --help)";
+		return -EOPNOTSUPP;
+	}
 	skel = flood__open();
 	if (!skel) {
-		fprintf(stderr, PROG ": opening BPF skeleton: %s\n", strerror(errno));
-		return EXIT_RUNTIME;
+		err = -errno;
+		fprintf(stderr, PROG ": opening BPF skeleton: %s\n", strerror(-err));
+		return err;
 	}
-	flood_build(o, tag, &t);
-	set_rodata(skel, o, tag, &t);
+	set_rodata(skel, tag, t);
 	err = flood__load(skel);
 	if (err) {
 		libbpf_strerror(err, msg, sizeof(msg));
 		fprintf(stderr, PROG ": loading BPF program: %s\n", msg);
 		goto out;
 	}
+	l.prog_fd = bpf_program__fd(skel->progs.xdp_flood);
+	l.topts = (struct bpf_test_run_opts){ .sz = sizeof(l.topts),
+					      .data_in = t->data,
+					      .data_size_in = o->size,
+					      .ctx_in = &l.ctx,
+					      .ctx_size_in = sizeof(l.ctx),
+					      .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+					      .batch_size = LIVE_BATCH };
 	link_fd = keep_in_dispatcher(skel, o->ifindex);
 	if (link_fd < 0)
 		fprintf(stderr,
 			PROG ": warning: cannot attach to %s (%s); every test run "
 			     "will wait for RCU, so sending is slower and burstier\n",
 			o->ifname, strerror(-link_fd));
-	drops = flood_tx_dropped(o->ifname);
-	err = flood(skel, o, t.data, &elapsed);
-	drops = flood_tx_dropped(o->ifname) - drops;
-	report(o, skel->bss->sent, skel->bss->mixed, elapsed);
-	if (drops)
-		fprintf(stderr, PROG ": warning: %s counted %llu tx drops during the run\n",
-			o->ifname, (unsigned long long)drops);
-	if (err) {
+	err = flood(o, live_send, &l, &skel->bss->cursor, elapsed);
+	*sent = skel->bss->cursor;
+	if (live_refused(err) && !sent->sent) {
+		*refused =
+			"this kernel refuses live XDP frames (BPF_PROG_TEST_RUN: "
+			"Operation not permitted); --sender packet sends through a packet socket";
+	} else if (err) {
 		libbpf_strerror(err, msg, sizeof(msg));
 		fprintf(stderr, PROG ": BPF_PROG_TEST_RUN: %s\n", msg);
 	}
@@ -248,6 +266,55 @@ out:
 	if (link_fd >= 0)
 		close(link_fd);
 	flood__destroy(skel);
+	return err;
+}
+
+/* Floods through a packet socket. Returns 0 or a negative errno. */
+static int run_packet(const struct flood_opts *o, const struct flood_template *t,
+		      struct flood_cursor *sent, __u64 *elapsed)
+{
+	struct flood_packet *p;
+	int err = flood_packet_open(o, t, &p);
+
+	if (err) {
+		fprintf(stderr, PROG ": packet socket on %s: %s\n", o->ifname, strerror(-err));
+		return err;
+	}
+	err = flood(o, flood_packet_send, p, flood_packet_cursor(p), elapsed);
+	*sent = *flood_packet_cursor(p);
+	if (err)
+		fprintf(stderr, PROG ": sendmmsg: %s\n", strerror(-err));
+	flood_packet_close(p);
+	return err;
+}
+
+/* Floods with the sender --sender picks; returns the process exit code. */
+static int run(const struct flood_opts *o)
+{
+	struct flood_cursor sent = { 0 };
+	const char *refused = NULL;
+	struct flood_template t;
+	__u64 elapsed = 0, drops, tag;
+	int err = 0;
+
+	/* Only needs to be unlikely in real traffic, not secret. */
+	if (getrandom(&tag, sizeof(tag), 0) != sizeof(tag))
+		tag = now_ns() ^ ((__u64)getpid() << 32);
+	flood_build(o, tag, &t);
+	drops = flood_tx_dropped(o->ifname);
+	if (o->sender != FLOOD_SENDER_PACKET)
+		err = run_live(o, &t, tag, &sent, &elapsed, &refused);
+	if (refused && o->sender == FLOOD_SENDER_LIVE) {
+		fprintf(stderr, PROG ": %s: %s\n", o->ifname, refused);
+		return EXIT_RUNTIME;
+	}
+	if (refused || o->sender == FLOOD_SENDER_PACKET)
+		err = run_packet(o, &t, &sent, &elapsed);
+	drops = flood_tx_dropped(o->ifname) - drops;
+	report(o, sent.sent, sent.mixed, elapsed);
+	if (drops)
+		fprintf(stderr, PROG ": warning: %s counted %llu tx drops during the run\n",
+			o->ifname, (unsigned long long)drops);
 	return err ? EXIT_RUNTIME : 0;
 }
 
@@ -265,15 +332,7 @@ int main(int argc, char **argv)
 	ret = flood_setup_device(&o);
 	if (ret)
 		return ret;
-	ret = flood_xdp_xmit_supported(o.ifindex);
-	if (ret == 0) {
-		fprintf(stderr,
-			PROG ": %s cannot transmit XDP frames right now; for a veth, attach an XDP "
-			     "program to its peer or enable GRO on the peer (see --help)\n",
-			o.ifname);
-		return EXIT_RUNTIME;
-	}
-	/* No SA_RESTART: a signal must cut a long test run short. */
+	/* No SA_RESTART: a signal must cut a long send short. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	libbpf_set_print(libbpf_print);

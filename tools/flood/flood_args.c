@@ -23,8 +23,10 @@ static void usage(FILE *f)
 		"Send UDP datagrams or TCP SYNs over IPv4 or IPv6 out of IFACE, cycling\n"
 		"the source address round-robin over N addresses. Frames are generated\n"
 		"by an XDP program run with BPF_PROG_TEST_RUN in live-frames mode and\n"
-		"transmitted with XDP_TX. Every IP, UDP and TCP checksum is correct, so\n"
-		"a receiving stack accepts what reaches it.\n"
+		"transmitted with XDP_TX, or where the kernel refuses that, stamped by\n"
+		"the same code in userspace and sent through a packet socket. Every IP,\n"
+		"UDP and TCP checksum is correct, so a receiving stack accepts what\n"
+		"reaches it.\n"
 		"\n"
 		"Options:\n"
 		"  --dst-mac MAC      destination MAC address (required)\n"
@@ -51,6 +53,9 @@ static void usage(FILE *f)
 		"  --count N          send exactly N frames instead (N main-set frames\n"
 		"                     when mixing; see below)\n"
 		"  --rate PPS         pace to PPS frames per second (default: full speed)\n"
+		"  --sender auto|live|packet  live XDP frames, a packet socket (slower),\n"
+		"                     or live frames where the kernel and IFACE take\n"
+		"                     them and the packet socket otherwise (default)\n"
 		"  --quiet            print only the number of frames sent\n"
 		"  --force            allow an interface that is not veth or loopback\n"
 		"  --help             show this text\n"
@@ -71,16 +76,17 @@ static void usage(FILE *f)
 		"--count N sends each main source exactly once. --rate and --duration\n"
 		"count the frames of both sets.\n"
 		"\n"
-		"The count printed at the end is the number of frames the XDP program\n"
-		"handed to the device; with --rate and --duration it is RATE*SECS, or\n"
-		"less if the machine cannot keep up. The CPU time printed after it is\n"
+		"The count printed at the end is the number of frames handed to the\n"
+		"device (the packet socket sends a frame the device refused again);\n"
+		"with --rate and --duration it is RATE*SECS, or less if the machine\n"
+		"cannot keep up. The CPU time printed after it is\n"
 		"this process's, which includes receive work the kernel ran on its time\n"
 		"(a veth peer's NAPI runs on the sending CPU). When mixing, a second line\n"
 		"'mixed N frames from M sources' follows: N of the frames counted were\n"
 		"the second set's, M is --mix-sources. --quiet prints the total alone;\n"
 		"of a total T, ceil(T / K) frames were mixed.\n"
 		"\n"
-		"While it runs, the program is also attached to IFACE, natively where\n"
+		"While live frames run, the program is also attached to IFACE, natively where\n"
 		"the driver can (a veth then also delivers frames its peer sends back\n"
 		"with XDP_TX), else in generic (skb) mode, which keeps each test run\n"
 		"from waiting for an RCU grace period; it passes all real traffic and\n"
@@ -90,7 +96,8 @@ static void usage(FILE *f)
 		"PEER end has NAPI enabled, i.e. an XDP program attached to the peer\n"
 		"(e.g. 'ip link set dev PEER xdp obj pass.o sec xdp') or GRO enabled on\n"
 		"it ('ethtool -K PEER gro on'). Otherwise the kernel drops them\n"
-		"silently; " PROG " checks for this up front and refuses to run.\n"
+		"silently; " PROG " checks for this up front, and then sends through\n"
+		"the packet socket (--sender auto) or refuses to run (--sender live).\n"
 		"The peer's XDP ring holds 256 frames: at full speed a receiver slower\n"
 		"than the sender loses frames, which " PROG " reports as tx drops.\n",
 		MAX_FRAME, DEFAULT_SIZE);
@@ -157,6 +164,19 @@ static int parse_proto(const char *s, enum flood_proto *out)
 	return 0;
 }
 
+static int parse_sender(const char *s, enum flood_sender *out)
+{
+	if (!strcmp(s, "auto"))
+		*out = FLOOD_SENDER_AUTO;
+	else if (!strcmp(s, "live"))
+		*out = FLOOD_SENDER_LIVE;
+	else if (!strcmp(s, "packet"))
+		*out = FLOOD_SENDER_PACKET;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 enum {
 	OPT_DST_MAC = 256,
 	OPT_DST,
@@ -174,6 +194,7 @@ enum {
 	OPT_DURATION,
 	OPT_COUNT,
 	OPT_RATE,
+	OPT_SENDER,
 	OPT_QUIET,
 	OPT_FORCE,
 	OPT_HELP,
@@ -197,6 +218,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "count", required_argument, NULL, OPT_COUNT },
 	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "sender", required_argument, NULL, OPT_SENDER },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -278,6 +300,9 @@ static int apply_opt(struct flood_opts *o, int opt, const char *arg)
 		break;
 	case OPT_RATE:
 		err = parse_u64(arg, 1, UINT32_MAX, &o->rate);
+		break;
+	case OPT_SENDER:
+		err = parse_sender(arg, &o->sender);
 		break;
 	case OPT_QUIET:
 		o->quiet = true;

@@ -125,6 +125,26 @@ static __u32 pseudo_sum(const struct flood_opts *o, __u8 l4proto, __u32 l4_len)
 	return csum_add(csum_add(0, o->dst, 4), v4_tail, sizeof(v4_tail));
 }
 
+/* Which sources each set has: the plan's part that is not the frame's. */
+static void plan_sources(const struct flood_opts *o, struct flood_plan *p)
+{
+	p->ipv6 = o->ipv6;
+	p->tcp = o->proto == FLOOD_TCP_SYN;
+	p->src_base = flood_be(o->src, 4);
+	p->src6_hi = flood_be(o->src, 8);
+	p->src6_lo = flood_be(o->src + 8, 8);
+	p->n_sources = o->sources;
+	p->n_prefixes = o->v6_prefixes;
+	p->n_mix = 1;
+	if (o->mix_every) {
+		p->mix_every = o->mix_every;
+		p->mix_base = flood_be(o->mix_src, 4);
+		p->mix6_hi = flood_be(o->mix_src, 8);
+		p->mix6_lo = flood_be(o->mix_src + 8, 8);
+		p->n_mix = o->mix_sources;
+	}
+}
+
 void flood_build(const struct flood_opts *o, __u64 tag, struct flood_template *t)
 {
 	struct ethhdr *eth = (struct ethhdr *)t->data;
@@ -148,6 +168,7 @@ void flood_build(const struct flood_opts *o, __u64 tag, struct flood_template *t
 
 	/* Source address and checksum fields are still zero: they add nothing. */
 	if (!o->ipv6)
-		t->ip_csum_base = csum_fold(csum_add(0, l3, sizeof(struct iphdr)));
-	t->l4_csum_base = csum_fold(csum_add(pseudo_sum(o, l4proto, l4_len), l4, l4_len));
+		t->plan.ip_csum_base = csum_fold(csum_add(0, l3, sizeof(struct iphdr)));
+	t->plan.l4_csum_base = csum_fold(csum_add(pseudo_sum(o, l4proto, l4_len), l4, l4_len));
+	plan_sources(o, &t->plan);
 }

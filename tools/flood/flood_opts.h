@@ -7,6 +7,8 @@
 #include <linux/if_ether.h>
 #include <linux/types.h>
 
+#include "flood_stamp.h"
+
 #define PROG "sluice-flood"
 
 /* Exit codes: runtime failure, bad command line. */
@@ -19,6 +21,13 @@
 enum flood_proto {
 	FLOOD_UDP,
 	FLOOD_TCP_SYN,
+};
+
+/* How frames reach the device: live XDP frames, a packet socket, or the first that works. */
+enum flood_sender {
+	FLOOD_SENDER_AUTO,
+	FLOOD_SENDER_LIVE,
+	FLOOD_SENDER_PACKET,
 };
 
 struct flood_opts {
@@ -46,19 +55,19 @@ struct flood_opts {
 	double duration; /* seconds; 0 when --count is used */
 	__u64 count;
 	__u64 rate; /* 0: as fast as possible */
+	enum flood_sender sender;
 	bool quiet;
 	bool force;
 };
 
 /*
- * The template frame and what the XDP program needs to finish each copy:
- * one's complement sums, folded to 16 bits, of everything the checksums
- * cover except the source address, which the program adds per frame.
+ * The template frame and the plan either sender stamps each copy by
+ * (flood_stamp.h): the sources, and the checksum sums of everything the
+ * checksums cover except the source address, which is added per frame.
  */
 struct flood_template {
 	unsigned char data[MAX_FRAME];
-	__u32 ip_csum_base; /* IPv4 header; unused for IPv6 */
-	__u32 l4_csum_base; /* pseudo-header and UDP datagram or TCP segment */
+	struct flood_plan plan;
 };
 
 /* The N bytes at P as a big-endian number. */
@@ -101,5 +110,18 @@ int flood_setup_device(struct flood_opts *o);
 int flood_xdp_xmit_supported(int ifindex);
 /* The device's tx_dropped counter, where a veth counts frames its peer refused. */
 __u64 flood_tx_dropped(const char *ifname);
+
+/*
+ * The packet-socket sender (flood_packet.c), for kernels that refuse live
+ * XDP frames: the same frames, stamped in userspace.
+ */
+struct flood_packet;
+/* A socket bound to the device, and a batch of buffers holding the template. 0 or -errno. */
+int flood_packet_open(const struct flood_opts *o, const struct flood_template *t,
+		      struct flood_packet **out);
+/* Stamps and sends FRAMES frames; 0, or a negative errno with the cursor on what went out. */
+int flood_packet_send(void *packet, __u64 frames);
+const struct flood_cursor *flood_packet_cursor(const struct flood_packet *p);
+void flood_packet_close(struct flood_packet *p);
 
 #endif /* SLUICE_FLOOD_OPTS_H */
