@@ -90,15 +90,22 @@ accepted() {
 	check "$label: no checksum or header errors" test -z "$errs"
 }
 
+# Each sender --sender names: the default (live frames where the kernel
+# takes them) and the packet socket, which stamps the same frames itself.
+SENDERS=(auto packet)
+
 test_frames_accepted() {
-	accepted "IPv4 UDP" "$FRAMES" IpInReceives UdpNoPorts -- \
-		--dst "$LAB_PEER_IP" --src "$LAB_SRC_BASE"
-	accepted "IPv4 TCP SYN" "$FRAMES" TcpInSegs TcpOutRsts -- \
-		--dst "$LAB_PEER_IP" --src "$LAB_SRC_BASE" --proto tcp-syn
-	accepted "IPv6 UDP" "$FRAMES" Ip6InReceives Udp6NoPorts -- \
-		--ipv6 --dst "$PEER_IP6" --src "$SRC6" --v6-prefixes 5 --size 128
-	accepted "IPv6 TCP SYN" "$FRAMES" TcpInSegs TcpOutRsts -- \
-		--ipv6 --dst "$PEER_IP6" --src "$SRC6" --proto tcp-syn
+	local s
+	for s in "${SENDERS[@]}"; do
+		accepted "$s: IPv4 UDP" "$FRAMES" IpInReceives UdpNoPorts -- \
+			--dst "$LAB_PEER_IP" --src "$LAB_SRC_BASE" --sender "$s"
+		accepted "$s: IPv4 TCP SYN" "$FRAMES" TcpInSegs TcpOutRsts -- \
+			--dst "$LAB_PEER_IP" --src "$LAB_SRC_BASE" --proto tcp-syn --sender "$s"
+		accepted "$s: IPv6 UDP" "$FRAMES" Ip6InReceives Udp6NoPorts -- \
+			--ipv6 --dst "$PEER_IP6" --src "$SRC6" --v6-prefixes 5 --size 128 --sender "$s"
+		accepted "$s: IPv6 TCP SYN" "$FRAMES" TcpInSegs TcpOutRsts -- \
+			--ipv6 --dst "$PEER_IP6" --src "$SRC6" --proto tcp-syn --sender "$s"
+	done
 }
 
 # walk COUNT TOTAL SOURCES MIX_SOURCES EVERY: a mixed run as --help
@@ -204,12 +211,15 @@ mixed() {
 }
 
 test_mixed_accepted() {
-	mixed "IPv4 TCP SYN, mixed" 4 - TcpInSegs TcpOutRsts -- \
-		--dst "$LAB_PEER_IP" --proto tcp-syn
-	mixed "IPv6 UDP, mixed" 6 5 Ip6InReceives Udp6NoPorts -- \
-		--dst "$PEER_IP6" --size 128
-	mixed "IPv6 TCP SYN, mixed" 6 "$SOURCES" TcpInSegs TcpOutRsts -- \
-		--dst "$PEER_IP6" --proto tcp-syn
+	local s
+	for s in "${SENDERS[@]}"; do
+		mixed "$s: IPv4 TCP SYN, mixed" 4 - TcpInSegs TcpOutRsts -- \
+			--dst "$LAB_PEER_IP" --proto tcp-syn --sender "$s"
+		mixed "$s: IPv6 UDP, mixed" 6 5 Ip6InReceives Udp6NoPorts -- \
+			--dst "$PEER_IP6" --size 128 --sender "$s"
+		mixed "$s: IPv6 TCP SYN, mixed" 6 "$SOURCES" TcpInSegs TcpOutRsts -- \
+			--dst "$PEER_IP6" --proto tcp-syn --sender "$s"
+	done
 }
 
 # flood_to_host ARGS...: sluice-flood from the namespace to the sink's port on
@@ -333,6 +343,30 @@ test_refusals() {
 	check "a frame too small for an IPv6 SYN is bad input" \
 		test "$(exit_code "$FLOOD" "$LAB_HOST" --dst-mac $mac --ipv6 --dst fd00::1 \
 			--sources 1 --proto tcp-syn --size 93)" = 2
+	check "--sender bogus is bad input: exit 2, one line naming it" \
+		test "$(exit_code "$FLOOD" "$LAB_HOST" --dst-mac $mac --dst 10.0.0.1 --sources 1 \
+			--sender bogus)" = 2 -a "$(wc -l <"$LAB_TMP/gen.err")" = 1 \
+		-a "$(grep -c -- "--sender: 'bogus'" "$LAB_TMP/gen.err")" = 1
+}
+
+# --sender live sends with live frames or not at all: where the kernel or
+# the device refuses them, one line says which, exit 1, and nothing went out.
+test_live_or_nothing() {
+	local rc
+	ip netns exec "$LAB_NS" nstat -n
+	rc=$(exit_code gen --dst "$LAB_PEER_IP" --src "$LAB_SRC_BASE" --sender live)
+	sleep 0.3
+	ip netns exec "$LAB_NS" nstat >"$LAB_TMP/nstat"
+	CHECK_DETAIL="exit $rc: $(tr '\n' ';' <"$LAB_TMP/gen.err"), IpInReceives $(counter IpInReceives)"
+	if [ "$rc" = 0 ]; then
+		check "--sender live: the kernel takes live frames, and all went out" \
+			test "$(counter IpInReceives)" = "$FRAMES"
+	else
+		check "--sender live: refused in one line saying why, exit 1, nothing sent" \
+			test "$rc" = 1 -a "$(wc -l <"$LAB_TMP/gen.err")" = 1 \
+			-a "$(grep -cE 'refuses live XDP frames|cannot transmit XDP frames' \
+				"$LAB_TMP/gen.err")" = 1 -a "$(counter IpInReceives)" = 0
+	fi
 }
 
 lab_up && receiver_up || { echo "cannot build the veth lab"; echo "0 passed, 1 failed"; exit 1; }
@@ -340,5 +374,6 @@ test_frames_accepted
 test_mixed_accepted
 test_mixed_into_sink
 test_refusals
+test_live_or_nothing
 test_mix_refusals
 lab_finish

@@ -85,9 +85,12 @@ test_two_rates_and_lists() {
 			wd - d <= l && wa - a <= l && (wd - d) + (wa - a) <= l) }'
 }
 
+# The flood outlasts the second window by seconds: an apply on a busy host
+# (the generator holds one of two cores) took over a second, and a window
+# reaching past the flood's end read a rate 10-15% short.
 test_apply_mid_flood() {
 	local before after denied0 denied want
-	flood "$SOURCES" 8 "$PPS" >/dev/null &
+	flood "$SOURCES" 12 "$PPS" >/dev/null &
 	LAB_PIDS+=($!)
 	sleep 1.5
 	before=$(rate_over passed 2)

@@ -119,7 +119,8 @@ scenario() {
 	*) return 1 ;;
 	esac
 	L3=$((SIZE - 14))
-	FLOOD_ARGS=(--sources "$SOURCES" --size "$SIZE")
+	# Live frames only: a packet socket would time the generator, not the contender.
+	FLOOD_ARGS=(--sources "$SOURCES" --size "$SIZE" --sender live)
 	if [ "$FAMILY" = 6 ]; then
 		FLOOD_ARGS+=(--ipv6 --dst "$RX_IP6" --src "$SRC6" --v6-prefixes "$KEYS")
 	else

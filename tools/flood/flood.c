@@ -212,31 +212,17 @@ static bool live_refused(int err)
  * kernel refuses live frames, nothing is sent and *refused says why: the
  * packet socket may then send instead. Returns 0 or a negative errno.
  */
-static int run_live(const struct flood_opts *o, const struct flood_template *t, __u64 tag,
+static int run_live(const struct flood_opts *o, struct flood *skel, const struct flood_template *t,
 		    struct flood_cursor *sent, __u64 *elapsed, const char **refused)
 {
 	struct live l = { .ctx = { .data_end = o->size, .ingress_ifindex = o->ifindex } };
-	struct flood *skel;
-	int err, link_fd = -1;
 	char msg[128];
+	int err;
 
 	if (flood_xdp_xmit_supported(o->ifindex) == 0) {
 		*refused = "cannot transmit XDP frames right now; for a veth, attach an XDP "
 			   "program to its peer or enable GRO on the peer (see --help)";
 		return -EOPNOTSUPP;
-	}
-	skel = flood__open();
-	if (!skel) {
-		err = -errno;
-		fprintf(stderr, PROG ": opening BPF skeleton: %s\n", strerror(-err));
-		return err;
-	}
-	set_rodata(skel, tag, t);
-	err = flood__load(skel);
-	if (err) {
-		libbpf_strerror(err, msg, sizeof(msg));
-		fprintf(stderr, PROG ": loading BPF program: %s\n", msg);
-		goto out;
 	}
 	l.prog_fd = bpf_program__fd(skel->progs.xdp_flood);
 	l.topts = (struct bpf_test_run_opts){ .sz = sizeof(l.topts),
@@ -246,12 +232,6 @@ static int run_live(const struct flood_opts *o, const struct flood_template *t, 
 					      .ctx_size_in = sizeof(l.ctx),
 					      .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
 					      .batch_size = LIVE_BATCH };
-	link_fd = keep_in_dispatcher(skel, o->ifindex);
-	if (link_fd < 0)
-		fprintf(stderr,
-			PROG ": warning: cannot attach to %s (%s); every test run "
-			     "will wait for RCU, so sending is slower and burstier\n",
-			o->ifname, strerror(-link_fd));
 	err = flood(o, live_send, &l, &skel->bss->cursor, elapsed);
 	*sent = skel->bss->cursor;
 	if (live_refused(err) && !sent->sent) {
@@ -262,10 +242,6 @@ static int run_live(const struct flood_opts *o, const struct flood_template *t, 
 		libbpf_strerror(err, msg, sizeof(msg));
 		fprintf(stderr, PROG ": BPF_PROG_TEST_RUN: %s\n", msg);
 	}
-out:
-	if (link_fd >= 0)
-		close(link_fd);
-	flood__destroy(skel);
 	return err;
 }
 
@@ -288,6 +264,41 @@ static int run_packet(const struct flood_opts *o, const struct flood_template *t
 	return err;
 }
 
+/*
+ * The program, loaded and attached to IFACE (keep_in_dispatcher) for the
+ * whole run, whichever sender sends: a veth then also delivers what its
+ * peer sends back with XDP_TX (sluice's SYN-ACKs), which it drops without
+ * NAPI on this end. NULL, with the complaint printed, if it will not load.
+ */
+static struct flood *program_up(const struct flood_opts *o, __u64 tag,
+				const struct flood_template *t, int *link_fd)
+{
+	struct flood *skel = flood__open();
+	char msg[128];
+	int err;
+
+	if (!skel) {
+		fprintf(stderr, PROG ": opening BPF skeleton: %s\n", strerror(errno));
+		return NULL;
+	}
+	set_rodata(skel, tag, t);
+	err = flood__load(skel);
+	if (err) {
+		libbpf_strerror(err, msg, sizeof(msg));
+		fprintf(stderr, PROG ": loading BPF program: %s\n", msg);
+		flood__destroy(skel);
+		return NULL;
+	}
+	*link_fd = keep_in_dispatcher(skel, o->ifindex);
+	if (*link_fd < 0)
+		fprintf(stderr,
+			PROG ": warning: cannot attach to %s (%s); live frames wait for RCU "
+			     "on every test run, and frames its peer sends back with XDP_TX "
+			     "may be lost\n",
+			o->ifname, strerror(-*link_fd));
+	return skel;
+}
+
 /* Floods with the sender --sender picks; returns the process exit code. */
 static int run(const struct flood_opts *o)
 {
@@ -295,18 +306,23 @@ static int run(const struct flood_opts *o)
 	const char *refused = NULL;
 	struct flood_template t;
 	__u64 elapsed = 0, drops, tag;
-	int err = 0;
+	int err = 0, link_fd = -1;
+	struct flood *skel;
 
 	/* Only needs to be unlikely in real traffic, not secret. */
 	if (getrandom(&tag, sizeof(tag), 0) != sizeof(tag))
 		tag = now_ns() ^ ((__u64)getpid() << 32);
 	flood_build(o, tag, &t);
+	skel = program_up(o, tag, &t, &link_fd);
+	if (!skel)
+		return EXIT_RUNTIME;
 	drops = flood_tx_dropped(o->ifname);
 	if (o->sender != FLOOD_SENDER_PACKET)
-		err = run_live(o, &t, tag, &sent, &elapsed, &refused);
+		err = run_live(o, skel, &t, &sent, &elapsed, &refused);
 	if (refused && o->sender == FLOOD_SENDER_LIVE) {
 		fprintf(stderr, PROG ": %s: %s\n", o->ifname, refused);
-		return EXIT_RUNTIME;
+		err = -EPERM;
+		goto out;
 	}
 	if (refused || o->sender == FLOOD_SENDER_PACKET)
 		err = run_packet(o, &t, &sent, &elapsed);
@@ -315,6 +331,10 @@ static int run(const struct flood_opts *o)
 	if (drops)
 		fprintf(stderr, PROG ": warning: %s counted %llu tx drops during the run\n",
 			o->ifname, (unsigned long long)drops);
+out:
+	if (link_fd >= 0)
+		close(link_fd);
+	flood__destroy(skel);
 	return err ? EXIT_RUNTIME : 0;
 }
 

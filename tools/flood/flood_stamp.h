@@ -69,23 +69,14 @@ struct flood_cursor {
 	__u32 mix_idx;
 };
 
-FLOOD_STAMP __u32 flood_be32(__u32 v)
-{
+/* Host to network order, for the BPF target and userspace alike. */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return __builtin_bswap32(v);
+#define flood_be32(v) __builtin_bswap32(v)
+#define flood_be64(v) __builtin_bswap64(v)
 #else
-	return v;
+#define flood_be32(v) (v)
+#define flood_be64(v) (v)
 #endif
-}
-
-FLOOD_STAMP __u64 flood_be64(__u64 v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return __builtin_bswap64(v);
-#else
-	return v;
-#endif
-}
 
 FLOOD_STAMP __u16 flood_csum_finish(__u32 sum)
 {
