@@ -216,6 +216,7 @@ static int run_live(const struct flood_opts *o, struct flood *skel, const struct
 		    struct flood_cursor *sent, __u64 *elapsed, const char **refused)
 {
 	struct live l = { .ctx = { .data_end = o->size, .ingress_ifindex = o->ifindex } };
+	static char why[160]; /* *refused outlives the call */
 	char msg[128];
 	int err;
 
@@ -235,9 +236,11 @@ static int run_live(const struct flood_opts *o, struct flood *skel, const struct
 	err = flood(o, live_send, &l, &skel->bss->cursor, elapsed);
 	*sent = skel->bss->cursor;
 	if (live_refused(err) && !sent->sent) {
-		*refused =
-			"this kernel refuses live XDP frames (BPF_PROG_TEST_RUN: "
-			"Operation not permitted); --sender packet sends through a packet socket";
+		snprintf(why, sizeof(why),
+			 "this kernel refuses live XDP frames (BPF_PROG_TEST_RUN: %s); "
+			 "--sender packet sends through a packet socket",
+			 err == -KERNEL_ENOTSUPP ? "not supported" : strerror(-err));
+		*refused = why;
 	} else if (err) {
 		libbpf_strerror(err, msg, sizeof(msg));
 		fprintf(stderr, PROG ": BPF_PROG_TEST_RUN: %s\n", msg);
