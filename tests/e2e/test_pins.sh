@@ -100,8 +100,10 @@ expect_all() {
 	for cmd in "${ALL_IFACE_CMDS[@]}"; do
 		[[ $cmd == attach* && ${3:-} != attach ]] && continue
 		local args=()
-		cmd=${cmd//GOOD/$LAB_TMP/good.conf}
-		IFS='|' read -r -a args <<<"${cmd//IF/$ifname}"
+		# IF first: the path put in for GOOD may hold "IF" (mktemp's suffix
+		# once did, and became the interface's name).
+		cmd=${cmd//IF/$ifname}
+		IFS='|' read -r -a args <<<"${cmd//GOOD/$LAB_TMP/good.conf}"
 		try "${args[@]}"
 		CHECK_DETAIL="exit $RC: $OUT"
 		check "$words: sluice ${args[0]} ${args[1]} says so, exit 1, nothing changed" \
