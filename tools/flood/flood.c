@@ -33,7 +33,6 @@
 /* Frames the kernel runs through the program before flushing to the device. */
 #define LIVE_BATCH 64
 
-#define NSEC_PER_SEC 1000000000ULL
 /* What the kernel answers for an operation it does not support; not in libc's errno.h. */
 #define KERNEL_ENOTSUPP 524
 
@@ -43,14 +42,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
 /* Sleeps until SENT frames are due at RATE frames per second after START. */
@@ -101,9 +92,9 @@ static int flood(const struct flood_opts *o, send_fn send, void *sender,
 	__u64 start, deadline, left;
 	int err = 0;
 
-	start = now_ns();
+	start = flood_now_ns();
 	deadline = o->count ? UINT64_MAX : start + (__u64)(o->duration * NSEC_PER_SEC);
-	while (!stop && cursor->sent < limit && now_ns() < deadline) {
+	while (!stop && cursor->sent < limit && flood_now_ns() < deadline) {
 		left = limit - cursor->sent;
 		err = send(sender, left < chunk ? left : chunk);
 		if (err)
@@ -111,7 +102,7 @@ static int flood(const struct flood_opts *o, send_fn send, void *sender,
 		if (o->rate)
 			pace(start, cursor->sent, o->rate);
 	}
-	*elapsed = now_ns() - start;
+	*elapsed = flood_now_ns() - start;
 	/* A signal interrupts a chunk part-way; that is a normal stop. */
 	if (err == -EINTR && stop)
 		err = 0;
@@ -314,7 +305,7 @@ static int run(const struct flood_opts *o)
 
 	/* Only needs to be unlikely in real traffic, not secret. */
 	if (getrandom(&tag, sizeof(tag), 0) != sizeof(tag))
-		tag = now_ns() ^ ((__u64)getpid() << 32);
+		tag = flood_now_ns() ^ ((__u64)getpid() << 32);
 	flood_build(o, tag, &t);
 	skel = program_up(o, tag, &t, &link_fd);
 	if (!skel)

@@ -4,6 +4,7 @@
 #define SLUICE_FLOOD_OPTS_H
 
 #include <stdbool.h>
+#include <time.h>
 #include <linux/if_ether.h>
 #include <linux/types.h>
 
@@ -14,6 +15,17 @@
 /* Exit codes: runtime failure, bad command line. */
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE   2
+
+#define NSEC_PER_SEC 1000000000ULL
+
+/* The monotonic clock in ns: what pacing, deadlines and the stall timer count in. */
+static inline __u64 flood_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
 
 #define MIN_FRAME 60   /* Ethernet minimum without FCS */
 #define MAX_FRAME 1514 /* 1500-byte MTU plus Ethernet header */

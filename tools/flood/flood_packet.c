@@ -22,7 +22,7 @@
 /* Frames per sendmmsg(). */
 #define PACKET_BATCH 64
 /* How long a device may refuse every frame before the run gives up. */
-#define STALL_NS 1000000000LL
+#define STALL_NS NSEC_PER_SEC
 /* The pause after a refusal: a veth's peer drains its ring meanwhile. */
 #define BACKOFF_NS 50000L
 
@@ -107,14 +107,6 @@ static void count_sent(struct flood_packet *p, int n)
 		flood_advance(&p->plan, &p->cursor, flood_mixed_turn(&p->plan, &p->cursor));
 }
 
-static long long mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /*
  * Sends the n stamped frames, in order. A frame the device refused
  * (ENOBUFS: a veth whose peer's ring is full) did not go out and is sent
@@ -123,7 +115,7 @@ static long long mono_ns(void)
 static int send_batch(struct flood_packet *p, int n)
 {
 	struct timespec pause = { .tv_nsec = BACKOFF_NS };
-	long long stalled = 0;
+	__u64 stalled = 0;
 	int done = 0, sent;
 
 	while (done < n) {
@@ -137,8 +129,8 @@ static int send_batch(struct flood_packet *p, int n)
 		if (errno != ENOBUFS && errno != EAGAIN)
 			return -errno;
 		if (!stalled)
-			stalled = mono_ns();
-		else if (mono_ns() - stalled > STALL_NS)
+			stalled = flood_now_ns();
+		else if (flood_now_ns() - stalled > STALL_NS)
 			return -ENOBUFS;
 		nanosleep(&pause, NULL);
 	}
