@@ -28,10 +28,9 @@
 
 struct flood_packet {
 	int fd;
-	const struct flood_opts *o;
 	struct flood_plan plan;
 	struct flood_cursor cursor;
-	unsigned char *frames; /* PACKET_BATCH buffers of o->size bytes */
+	unsigned char *frames; /* PACKET_BATCH buffers of the frame's size */
 	struct iovec iov[PACKET_BATCH];
 	struct mmsghdr msgs[PACKET_BATCH];
 };
@@ -63,7 +62,6 @@ int flood_packet_open(const struct flood_opts *o, const struct flood_template *t
 
 	if (!p)
 		return -ENOMEM;
-	p->o = o;
 	p->plan = t->plan;
 	p->frames = malloc(PACKET_BATCH * o->size);
 	p->fd = p->frames ? packet_socket(o->ifindex) : -ENOMEM;
