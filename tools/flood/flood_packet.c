@@ -38,16 +38,16 @@ struct flood_packet {
 static int packet_socket(int ifindex)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_ifindex = ifindex };
-	int one = 1, fd;
+	int one = 1, fd, err;
 
 	/* Protocol 0: the socket sends and receives nothing. */
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
-		one = -errno;
+		err = -errno;
 		close(fd);
-		return one;
+		return err;
 	}
 	/* Only a speed-up: the frames then skip the device's qdisc. */
 	(void)setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
