@@ -199,21 +199,39 @@ static bool live_refused(int err)
 }
 
 /*
+ * Live frames cannot go out: *refused is set so that --sender auto falls
+ * back to the packet socket; --sender live insists, so the reason is printed.
+ */
+static void live_refusal(const struct flood_opts *o, bool *refused, const char *fmt, ...)
+{
+	va_list args;
+
+	*refused = true;
+	if (o->sender != FLOOD_SENDER_LIVE)
+		return;
+	fprintf(stderr, PROG ": %s: ", o->ifname);
+	va_start(args, fmt);
+	vfprintf(stderr, fmt, args);
+	va_end(args);
+	fputc('\n', stderr);
+}
+
+/*
  * Floods with live frames. Where the device cannot take XDP frames or the
- * kernel refuses live frames, nothing is sent and *refused says why: the
- * packet socket may then send instead. Returns 0 or a negative errno.
+ * kernel refuses live frames, nothing is sent and *refused is set (see
+ * live_refusal). Returns 0 or a negative errno.
  */
 static int run_live(const struct flood_opts *o, struct flood *skel, const struct flood_template *t,
-		    struct flood_cursor *sent, __u64 *elapsed, const char **refused)
+		    struct flood_cursor *sent, __u64 *elapsed, bool *refused)
 {
 	struct live l = { .ctx = { .data_end = o->size, .ingress_ifindex = o->ifindex } };
-	static char why[160]; /* *refused outlives the call */
 	char msg[128];
 	int err;
 
 	if (flood_xdp_xmit_supported(o->ifindex) == 0) {
-		*refused = "cannot transmit XDP frames right now; for a veth, attach an XDP "
-			   "program to its peer or enable GRO on the peer (see --help)";
+		live_refusal(o, refused,
+			     "cannot transmit XDP frames right now; for a veth, attach an XDP "
+			     "program to its peer or enable GRO on the peer (see --help)");
 		return -EOPNOTSUPP;
 	}
 	l.prog_fd = bpf_program__fd(skel->progs.xdp_flood);
@@ -227,11 +245,10 @@ static int run_live(const struct flood_opts *o, struct flood *skel, const struct
 	err = flood(o, live_send, &l, &skel->bss->cursor, elapsed);
 	*sent = skel->bss->cursor;
 	if (live_refused(err) && !sent->sent) {
-		snprintf(why, sizeof(why),
-			 "this kernel refuses live XDP frames (BPF_PROG_TEST_RUN: %s); "
-			 "--sender packet sends through a packet socket",
-			 err == -KERNEL_ENOTSUPP ? "not supported" : strerror(-err));
-		*refused = why;
+		live_refusal(o, refused,
+			     "this kernel refuses live XDP frames (BPF_PROG_TEST_RUN: %s); "
+			     "--sender packet sends through a packet socket",
+			     err == -KERNEL_ENOTSUPP ? "not supported" : strerror(-err));
 	} else if (err) {
 		libbpf_strerror(err, msg, sizeof(msg));
 		fprintf(stderr, PROG ": BPF_PROG_TEST_RUN: %s\n", msg);
@@ -297,7 +314,7 @@ static struct flood *program_up(const struct flood_opts *o, __u64 tag,
 static int run(const struct flood_opts *o)
 {
 	struct flood_cursor sent = { 0 };
-	const char *refused = NULL;
+	bool refused = false;
 	struct flood_template t;
 	__u64 elapsed = 0, drops, tag;
 	int err = 0, link_fd = -1;
@@ -313,11 +330,8 @@ static int run(const struct flood_opts *o)
 	drops = flood_tx_dropped(o->ifname);
 	if (o->sender != FLOOD_SENDER_PACKET)
 		err = run_live(o, skel, &t, &sent, &elapsed, &refused);
-	if (refused && o->sender == FLOOD_SENDER_LIVE) {
-		fprintf(stderr, PROG ": %s: %s\n", o->ifname, refused);
-		err = -EPERM;
+	if (refused && o->sender == FLOOD_SENDER_LIVE)
 		goto out;
-	}
 	if (refused || o->sender == FLOOD_SENDER_PACKET)
 		err = run_packet(o, &t, &sent, &elapsed);
 	drops = flood_tx_dropped(o->ifname) - drops;
