@@ -351,22 +351,32 @@ __attribute__((noinline)) __u32 set_victim(const struct sluice_ways *ws, __u64 n
 	return victim;
 }
 
+/* set_room: an empty way outweighs every refilled one a set can hold. */
+#define ROOM_EMPTY_WEIGHT (SLUICE_SET_WAYS + 1)
+
 /*
- * Ways a new source could take now: idle and refilled, empty ones included
- * (their TAT is 0). A hint, read unlocked. Branch-free: (now - tat) >> 63
- * is 1 exactly when tat is after now (times are far below 2^63).
+ * The room a new source finds in a set, a hint read unlocked: its empty
+ * ways first, then the ways it could take now (idle and refilled, empty
+ * ones included: their TAT is 0); 0 when it has none. Empty ways come
+ * first: forgetting a refilled bucket loses nothing of its meter, but its
+ * source, likely still sending, then needs a new bucket, and with it the
+ * new-source budget that a flood may have spent. Branch-free: (now - tat)
+ * >> 63 is 1 exactly when tat is after now (times are far below 2^63), and
+ * (tag - 1) >> 63 exactly when the tag is 0.
  */
 __attribute__((noinline)) __u32 set_room(const struct sluice_ways *ws, __u64 now)
 {
-	__u64 room = SLUICE_SET_WAYS;
+	__u64 free = SLUICE_SET_WAYS, empty = 0;
 	__u32 w;
 
 	if (!ws)
 		return 0;
 #pragma unroll
-	for (w = 0; w < SLUICE_SET_WAYS; w++)
-		room -= (now - ws->tat[w]) >> 63;
-	return (__u32)room;
+	for (w = 0; w < SLUICE_SET_WAYS; w++) {
+		free -= (now - ws->tat[w]) >> 63;
+		empty += ((__u64)ws->tag[w] - 1) >> 63;
+	}
+	return (__u32)(empty * ROOM_EMPTY_WEIGHT + free);
 }
 
 /*
@@ -934,7 +944,8 @@ __attribute__((noinline)) int fleet_usage_clear(const struct table_op *op, int i
 }
 
 /*
- * Gives the key a way holding op->fresh, in the emptier of its two sets,
+ * Gives the key a way holding op->fresh, in the one of its two sets with
+ * more empty ways (more refilled ones, when neither has an empty one),
  * else in the other: TABLE_NEW, TABLE_REPLACED, TABLE_FULL, or
  * TABLE_EXISTS when another CPU gave it one first. Two CPUs giving a
  * brand-new key a way at the same moment may each take one; the way

@@ -264,6 +264,57 @@ static void case_full_table(const char *on_full)
 	fixture_close(&fx);
 }
 
+/* Spray's sources from first to first + n, in ten rounds a second apart from NOW_NS + at. */
+static int spray_over_time(struct fixture *fx, uint64_t at, int first, int n)
+{
+	int round, passed = 0;
+
+	for (round = 0; round < 10; round++) {
+		fixture_set_clock(fx, NOW_NS + at + round * NSEC_PER_SEC);
+		passed += spray(fx, first + n * round / 10, n * (round + 1) / 10 - n * round / 10);
+	}
+	return passed;
+}
+
+/*
+ * Sources at 1000/s fill 70% of a table whose IPv4 keys are inline, in
+ * rounds a second apart: each round's sources find the earlier rounds'
+ * buckets refilled, free to be given away, but a new source takes an
+ * empty way of either of its sets first. Two choices leave none of them
+ * both sets full at that load: no bucket is given away, and none of the
+ * sources, back later, needs a new one (and the new-source budget with
+ * it). Taking a refilled way of the first set while the second had empty
+ * ones gave thousands away.
+ */
+static void case_empty_ways_first(void)
+{
+	const char *opts[][2] = { { "new-sources", "1000000/s" }, { NULL, NULL } };
+	const __u32 max_sources = 50000;
+	int n = (int)(table_buckets_of(table_sets_for(max_sources)) * 7 / 10);
+	uint64_t made, evicted, made_again;
+	struct fixture fx;
+	int passed;
+
+	if (open_table(&fx, "1000/s", "100", opts, max_sources)) {
+		check(false, "empty ways first", "cannot load");
+		return;
+	}
+	passed = spray_over_time(&fx, 0, 0, n);
+	made = fixture_counter(&fx, SLUICE_CNT_NEW_SOURCE);
+	evicted = fixture_counter(&fx, SLUICE_CNT_EVICTED);
+	check(passed == n && made == (uint64_t)n && evicted == 0 && fixture_bucket_count(&fx) == n,
+	      "a table 70% full of refilled buckets: each new source took an empty way",
+	      "%d sources: %d passed, %llu buckets made, %d held, %llu given away", n, passed,
+	      (unsigned long long)made, fixture_bucket_count(&fx), (unsigned long long)evicted);
+	passed = spray_over_time(&fx, 20 * NSEC_PER_SEC, 0, n);
+	made_again = fixture_counter(&fx, SLUICE_CNT_NEW_SOURCE) - made;
+	check(passed == n && made_again == 0,
+	      "a table 70% full of refilled buckets: its sources, back, find their buckets",
+	      "%d passed of %d, %llu needed a new bucket", passed, n,
+	      (unsigned long long)made_again);
+	fixture_close(&fx);
+}
+
 /* This CPU's admission hint (sluice_hot_head.admit_refused), or -1. */
 static int admission_hint(struct fixture *fx, int cpu)
 {
@@ -422,6 +473,7 @@ void suite_pressure(void)
 	case_initial_burst();
 	case_full_table("drop");
 	case_full_table("pass");
+	case_empty_ways_first();
 	cpu = stay_on_this_cpu();
 	if (cpu < 0) {
 		check(false, "admission hint", "cannot stay on one CPU");
