@@ -15,6 +15,14 @@ LAB_NET=10.$((100 + $$ % 150))
 LAB_HOST_IP=$LAB_NET.0.1
 LAB_PEER_IP=$LAB_NET.0.2
 LAB_SRC_BASE=$LAB_NET.1.0 # flood sources count up from here
+
+# lab_src N: the address N past LAB_SRC_BASE, within its /16.
+lab_src() {
+	local a b c d x
+	IFS=. read -r a b c d <<<"$LAB_SRC_BASE"
+	x=$((c * 256 + d + $1))
+	echo "$a.$b.$((x / 256)).$((x % 256))"
+}
 LAB_PORT=9000
 LAB_TMP=$(mktemp -d /tmp/sluice-e2e.XXXXXX)
 LAB_PIDS=()

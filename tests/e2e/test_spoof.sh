@@ -155,15 +155,16 @@ test_forged() {
 # while the other had empty ones gave buckets away, and their sources
 # needed new ones, and the new-source budget, when they came back.)
 test_returning() {
-	local n=35000 group=5000 round first sent=0 tx0 lost made evicted passed
+	local n=35000 group=5000 round first sent=0 got tx0 lost made evicted passed
 	"$SLUICE" attach "$LAB_HOST" --rate 10/s --burst 10 --max-sources 50000 \
 		--new-sources 1000000/s >/dev/null || { check "returning sources: attach" false; return; }
 	sink_start "$LAB_TMP/sink-returning" || { check "returning sources: sink" false; return; }
 	tx0=$(peer_tx_dropped)
 	for round in 1 2 3; do
 		for ((first = 0; first < n; first += group)); do
-			sent=$((sent + $(send "$group" 100000 --src "${LAB_NET}.$((1 + first / 256)).$((first % 256))" \
-				--sources "$group" | awk '/^sent/ { print $2 }')))
+			got=$(send "$group" 100000 --src "$(lab_src "$first")" --sources "$group" |
+				awk '/^sent/ { print $2 }')
+			sent=$((sent + ${got:-0}))
 			sleep 0.15
 		done
 	done
