@@ -130,16 +130,23 @@ static __always_inline int hot_find(const union sluice_hot_line *line, const str
 	return -1;
 }
 
+/* What hot_answer returns when it refuses nothing. */
+enum hot_no_answer {
+	HOT_NOT_HELD = -1, /* no entry of the packet's source */
+	HOT_HELD = -2,	   /* the source's entry, at its moment or with a full count */
+};
+
 /*
  * The way of line refusing this repeat offender, still over its limit, or
- * -1. Jiffies answer most such packets with one load; only near the moment
- * the source may conform again does it take the precise clock, which it
- * hands on in *now (0 when not read) for the full decision. A packet it
- * refuses is counted in the entry; a full count leaves the packet to the
- * full path, which hands the count to the bucket. Inline: as a global
- * function (verified once, like the cold ones below) its call and the
- * packet's copy cost 10,000 sources over their limits a sixth of their
- * time, where the verifier's budget has room for it.
+ * enum hot_no_answer. Jiffies answer most such packets with one load; only
+ * near the moment the source may conform again does it take the precise
+ * clock, which it hands on in *now (0 when not read) for the full
+ * decision. A packet it refuses is counted in the entry; a full count
+ * leaves the packet to the full path, which hands the count to the
+ * bucket. Inline: as a global function (verified once, like the cold ones
+ * below) its call and the packet's copy cost 10,000 sources over their
+ * limits a sixth of their time, where the verifier's budget has room for
+ * it.
  */
 static __always_inline int hot_answer(union sluice_hot_line *line, const struct sluice_hot_head *hd,
 				      const struct packet *pkt, __u64 *now)
@@ -150,14 +157,14 @@ static __always_inline int hot_answer(union sluice_hot_line *line, const struct 
 	*now = 0;
 	w = hot_find(line, pkt);
 	if (w < 0)
-		return -1;
+		return HOT_NOT_HELD;
 	e = &line->way[w & 1];
 	if (SLUICE_HOT_PENDING(e->count) >= SLUICE_HOT_PENDING_MAX - 1)
-		return -1;
+		return HOT_HELD;
 	if (clock_jiffies() >= clock_jiffy_bound(hd, e->admissible_at)) {
 		*now = clock_now();
 		if (*now >= e->admissible_at)
-			return -1;
+			return HOT_HELD;
 	}
 	e->count++;
 	return w;
@@ -261,8 +268,15 @@ static __always_inline struct sluice_hot_way *hot_still_over(const struct packet
 		return NULL;
 	*h = hot_line_for(c, pkt);
 	/* A line of other sources has no answer for this one. */
-	w = hot_holds_addr(*h, pkt) ? hot_answer(*h, *hd, pkt, &t) : -1;
-	hot_note_answer(&c->head, w >= 0);
+	w = hot_holds_addr(*h, pkt) ? hot_answer(*h, *hd, pkt, &t) : HOT_NOT_HELD;
+	/*
+	 * A source held at its moment weighs neither way: the full path
+	 * refreshes its entry through *h. Counted as a miss, the moments of
+	 * sources that flood in step (each source's next moment one interval
+	 * on) shut the cache, whose entries then go stale.
+	 */
+	if (w != HOT_HELD)
+		hot_note_answer(&c->head, w >= 0);
 	*now = t;
 	return w < 0 ? NULL : &(*h)->way[w & 1];
 }

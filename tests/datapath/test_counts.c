@@ -446,6 +446,46 @@ static void case_cache_steps_aside(int cpu)
 	fixture_close(&fx);
 }
 
+/*
+ * Sources that flood in step reach their moments together: a source the
+ * cache holds at its moment is no miss, so the cache stays. IN_STEP
+ * sources (more than SLUICE_HOT_STEP_ASIDE_AFTER) at 10/s, burst 1, three
+ * packets each in turn at T0 (passed, refused by its bucket, then by the
+ * cache), one each at 100 ms (each passes at its moment, and the full
+ * path moves its entry to the next), one each at 150 ms (each refused by
+ * the cache). Counted as misses, the moments shut the cache and left the
+ * entries of the sources past the mark at their old moments.
+ */
+#define IN_STEP 1100
+_Static_assert(IN_STEP > SLUICE_HOT_STEP_ASIDE_AFTER && IN_STEP <= MANY,
+	       "more sources in step than the misses that shut the cache");
+static void case_cache_moments_in_step(int cpu)
+{
+	uint64_t before, after;
+	struct fixture fx;
+	struct settings s;
+	int ok, weight;
+
+	settings_per_second(&s, 10, 1);
+	if (fixture_open_test_clock(&fx, &s, 4 * MANY)) {
+		check(false, "sources in step at their moments", "cannot load");
+		return;
+	}
+	ok = !some_send(&fx, 0, IN_STEP, 3) && !some_send(&fx, 100000000, IN_STEP, 1);
+	weight = cache_unanswered(&fx, cpu);
+	before = some_pending(&fx, cpu, IN_STEP);
+	ok = ok && !some_send(&fx, 150000000, IN_STEP, 1);
+	after = some_pending(&fx, cpu, IN_STEP);
+	check(ok && weight < SLUICE_HOT_STEP_ASIDE_AFTER && after - before == IN_STEP &&
+		      fixture_counter(&fx, SLUICE_CNT_PASSED) == 2 * IN_STEP,
+	      "1100 sources at their moments together: the cache stays, and refuses each after",
+	      "unanswered %d (steps aside at %d); %llu of %d refusals answered by the cache; "
+	      "%llu passed",
+	      weight, SLUICE_HOT_STEP_ASIDE_AFTER, (unsigned long long)(after - before), IN_STEP,
+	      (unsigned long long)fixture_counter(&fx, SLUICE_CNT_PASSED));
+	fixture_close(&fx);
+}
+
 /* A configuration change retires the cache entry; its count rides on the next add. */
 static void case_generation(int cpu)
 {
@@ -663,6 +703,7 @@ void suite_counts(void)
 	case_passes_over_time(cpu);
 	case_many_sources(cpu);
 	case_cache_steps_aside(cpu);
+	case_cache_moments_in_step(cpu);
 	case_no_bucket_yet(cpu);
 	case_bucket_given_away(cpu);
 	if (kernel_casts_xdp_ctx())
