@@ -261,14 +261,16 @@ static __always_inline __u64 floor_tick_ns(__u64 now, __u64 jiffy)
 	return (now - t->ref_ns) / (jiffy - t->ref_jiffy) + 1;
 }
 
-SEC("xdp.frags")
-int floor_jiffies(struct xdp_md *ctx)
+/*
+ * A source far over 10/s refused exactly from its moment m: the jiffies
+ * rule out all but the last ticks before the moment, the precise clock
+ * decides those, and at the moment the next is set (the packet, which a
+ * limiter would pass, is dropped: cheaper).
+ */
+static __always_inline int floor_moment_step(struct floor_moment *m)
 {
-	struct floor_moment *m = (void *)floor_line_of(ctx);
 	__u64 jiffy, now, tick, ticks;
 
-	if (!m)
-		return XDP_PASS;
 	jiffy = bpf_jiffies64();
 	if (jiffy < m->bound_jiffy)
 		return XDP_DROP;
@@ -280,6 +282,48 @@ int floor_jiffies(struct xdp_md *ctx)
 	ticks = tick ? FLOOR_INTERVAL_NS / tick : 0;
 	m->bound_jiffy = ticks > FLOOR_JIFFY_LAG ? jiffy + ticks - FLOOR_JIFFY_LAG : 0;
 	return XDP_DROP;
+}
+
+SEC("xdp.frags")
+int floor_jiffies(struct xdp_md *ctx)
+{
+	struct floor_moment *m = (void *)floor_line_of(ctx);
+
+	return m ? floor_moment_step(m) : XDP_PASS;
+}
+
+/*
+ * The least state that refuses many sources over 10/s exactly (scenario
+ * b): each source's moment and jiffy bound, 16 bytes, in an array of as
+ * many slots as the over-limit cache has IPv4 ways, found by a keyed hash
+ * of its key. No check of whose a slot is: sources that share one share a
+ * moment, which only spares clock reads.
+ */
+#define FLOOR_MOMENT_SLOTS (2 * SLUICE_HOT_SETS)
+_Static_assert((FLOOR_MOMENT_SLOTS & (FLOOR_MOMENT_SLOTS - 1)) == 0, "a mask picks a slot");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FLOOR_MOMENT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct floor_moment);
+} floor_moment_slots SEC(".maps");
+
+SEC("xdp.frags")
+int floor_moments(struct xdp_md *ctx)
+{
+	__u64 seed[3] = { floor_seed[0], floor_seed[1], floor_seed[2] };
+	struct floor_moment *m;
+	struct sluice_key key;
+	struct packet pkt;
+	__u32 slot;
+
+	if (!floor_parsed(ctx, &pkt))
+		return XDP_PASS;
+	floor_key(&key, &pkt);
+	slot = (__u32)table_hash(&key, seed) & (FLOOR_MOMENT_SLOTS - 1);
+	m = bpf_map_lookup_elem(&floor_moment_slots, &slot);
+	return m ? floor_moment_step(m) : XDP_PASS;
 }
 
 /*

@@ -92,7 +92,9 @@ size of the default table's, and the early clock: refusing a forged source
 past a new-source budget, for s), floor_jiffies (that line, and the
 precise clock only in the ticks before each moment of a source at 10/s
 that the jiffies cannot rule out: refusing a source far over 10/s exactly,
-for a), floor_pass (floor_meter's work, then the packet passed, as a packet
+for a), floor_moments (the same for many sources, each one's moment in 16
+bytes of an array with a slot per IPv4 way of sluice's over-limit cache:
+for b), floor_pass (floor_meter's work, then the packet passed, as a packet
 on time must be: for c, where every packet is).
 EOF
 }
@@ -250,6 +252,7 @@ setup_floor_meter() { setup_floor meter; }
 setup_floor_filter() { setup_floor filter; }
 setup_floor_jiffies() { setup_floor jiffies; }
 setup_floor_pass() { setup_floor pass; }
+setup_floor_moments() { setup_floor moments; }
 teardown_floor_parse() { teardown_floor; }
 teardown_floor_clock() { teardown_floor; }
 teardown_floor_table() { teardown_floor; }
@@ -257,6 +260,7 @@ teardown_floor_meter() { teardown_floor; }
 teardown_floor_filter() { teardown_floor; }
 teardown_floor_jiffies() { teardown_floor; }
 teardown_floor_pass() { teardown_floor; }
+teardown_floor_moments() { teardown_floor; }
 
 # The other scenarios admit every new source at once, into a table the size
 # of the others'; a spoofed flood meets the defaults (1,000,000 sources,

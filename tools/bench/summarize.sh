@@ -45,8 +45,8 @@ summarize() {
 	function add(arr, key, v) { arr[key] = arr[key] (arr[key] == "" ? "" : " ") v }
 	BEGIN {
 		# The chart has the first NCHART; the floors only in the tables.
-		split("none hashlimit nft xdp_drop sluice floor_parse floor_clock floor_table floor_meter floor_filter floor_jiffies floor_pass", C, " ")
-		NC = 12; NCHART = 5
+		split("none hashlimit nft xdp_drop sluice floor_parse floor_clock floor_table floor_meter floor_filter floor_jiffies floor_pass floor_moments", C, " ")
+		NC = 13; NCHART = 5
 		name["none"] = "stack, raw DROP only"; name["hashlimit"] = "iptables hashlimit"
 		name["nft"] = "nftables set + limit"; name["xdp_drop"] = "bare XDP_DROP"
 		name["sluice"] = "sluice"
@@ -56,6 +56,7 @@ summarize() {
 		name["floor_filter"] = "floor: parse, hash, filter word, early clock"
 		name["floor_jiffies"] = "floor: the line, the clock near each moment of 10/s"
 		name["floor_pass"] = "floor: line + clock, passed"
+		name["floor_moments"] = "floor: a moment per source, the clock near each of 10/s"
 		label["a"] = "a: 1 source"; label["f"] = "f: 1 source, 1000/s"
 		label["n"] = "n: 1 source banned"; label["b"] = "b: 10k sources"
 		label["c"] = "c: 1M sources, 1/s"; label["d"] = "d: IPv6, 1M in 1k /64s"
@@ -160,6 +161,9 @@ summarize() {
 			# what refusing exactly with the jiffies leaves of that floor
 			if (s == "a" && (s, "floor_jiffies") in ran)
 				ratio(s, "floor_jiffies", "floor_table", "")
+			# what refusing many sources exactly leaves of the filter floor
+			if (s == "b" && (s, "floor_moments") in ran)
+				ratio(s, "floor_moments", "floor_filter", "")
 			# The floors: what the machine allows, and sluice against it.
 			for (j = NCHART + 1; j <= NC; j++) {
 				if (!((s, C[j]) in ran)) continue
