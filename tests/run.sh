@@ -85,6 +85,10 @@ sluice_leftovers() {
 	ls -A /sys/fs/bpf/sluice 2>/dev/null | grep -E '^sl[hnwxz][0-9]+(:attaching)?$'
 	ls -A /sys/fs/bpf 2>/dev/null | grep -E '^sld[0-9]+$' # test_pins' decoys
 	xdp_dispatcher_leaks | tr ' ' '\n' | grep .
+	# libxdp's directory, left empty by a test that made it
+	if [ -d /sys/fs/bpf/xdp ] && [ -z "$(ls -A /sys/fs/bpf/xdp)" ]; then
+		echo /sys/fs/bpf/xdp
+	fi
 }
 
 # Nothing a test made may outlive it. What was there before this run (a run

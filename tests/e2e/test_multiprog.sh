@@ -30,6 +30,10 @@ for tool in xdp-filter xdp-loader; do
 done
 
 RENAMED=slr${LAB_HOST#slh} # what step 7 renames the host side to, and back
+# libxdp's directory in bpffs, which its first load makes: removed at the
+# end (when empty) unless it was there before.
+LIBXDP_DIR=/sys/fs/bpf/xdp
+[ -e "$LIBXDP_DIR" ] && LIBXDP_DIR_WAS=1 || LIBXDP_DIR_WAS=
 
 # Everything this test loads, whatever happened: sluice, xdp-filter, the lab.
 mp_down() {
@@ -39,6 +43,7 @@ mp_down() {
 	xdp-filter unload "$LAB_HOST" >/dev/null 2>&1
 	xdp-loader unload "$LAB_HOST" --all >/dev/null 2>&1
 	ip link del "$RENAMED" 2>/dev/null
+	[ -n "$LIBXDP_DIR_WAS" ] || rmdir "$LIBXDP_DIR" 2>/dev/null
 	lab_down
 }
 
